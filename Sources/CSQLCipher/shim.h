@@ -1,0 +1,8 @@
+// sqlcipher.pc does not define SQLITE_HAS_CODEC; without it sqlite3_key() and friends are hidden.
+// Spell the directory: /usr/include/sqlite3.h is the plain SQLite header.
+#ifndef HREADER_CSQLCIPHER_SHIM_H
+#define HREADER_CSQLCIPHER_SHIM_H
+#define SQLITE_HAS_CODEC 1
+#define SQLITE_TEMP_STORE 2
+#include <sqlcipher/sqlite3.h>
+#endif

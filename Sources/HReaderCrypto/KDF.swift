@@ -1,0 +1,91 @@
+import COpenSSL
+
+/// Password-based key derivation. The parameters travel with each key slot so they can be raised later.
+public enum KDFParameters: Equatable, Sendable {
+    /// scrypt (RFC 7914). `n` is a power of two greater than 1.
+    case scrypt(n: UInt64, r: UInt64, p: UInt64)
+    /// PBKDF2-HMAC-SHA256 (RFC 8018).
+    case pbkdf2SHA256(iterations: UInt32)
+
+    /// OWASP's 2023 minimums: scrypt N=2^17, r=8, p=1; PBKDF2-HMAC-SHA256 600,000 iterations.
+    public static let scryptDefault = KDFParameters.scrypt(n: 1 << 17, r: 8, p: 1)
+    public static let pbkdf2Default = KDFParameters.pbkdf2SHA256(iterations: 600_000)
+
+    /// True when these parameters are at least as costly as the OWASP minimums.
+    public var meetsRecommendedMinimum: Bool {
+        guard (try? validate()) != nil else { return false }
+        switch self {
+        case let .scrypt(n, r, p): return n * r * p >= (1 << 17) * 8 && r >= 8
+        case let .pbkdf2SHA256(iterations): return iterations >= 600_000
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .scrypt: return "scrypt"
+        case .pbkdf2SHA256: return "pbkdf2-sha256"
+        }
+    }
+
+    /// Checks the parameters before any memory is committed to them.
+    public func validate() throws {
+        switch self {
+        case let .scrypt(n, r, p):
+            guard n > 1, n & (n - 1) == 0, n <= (1 << 24) else {
+                throw CryptoError.invalidParameters("scrypt N must be a power of two between 2 and 2^24")
+            }
+            guard (1...32).contains(r), (1...16).contains(p) else {
+                throw CryptoError.invalidParameters("scrypt r must be 1–32 and p 1–16")
+            }
+            // A crafted key slot must not make us allocate without bound: cap scrypt's memory at 2 GiB.
+            guard 128 * n * r * p <= (1 << 31) else {
+                throw CryptoError.invalidParameters("scrypt parameters would need more than 2 GiB of memory")
+            }
+        case let .pbkdf2SHA256(iterations):
+            guard iterations >= 1, iterations <= 100_000_000 else {
+                throw CryptoError.invalidParameters("PBKDF2 iterations must be 1–100,000,000")
+            }
+        }
+    }
+}
+
+public enum KDF {
+    /// Derives `length` bytes from `secret` and `salt`.
+    public static func derive(_ parameters: KDFParameters, secret: SecretBytes, salt: [UInt8], length: Int = 32) throws -> SecretBytes {
+        try parameters.validate()
+        guard length > 0 else { throw CryptoError.invalidParameters("derived key length must be positive") }
+        switch parameters {
+        case let .scrypt(n, r, p):
+            return try scrypt(secret: secret, salt: salt, n: n, r: r, p: p, length: length)
+        case let .pbkdf2SHA256(iterations):
+            return try pbkdf2SHA256(secret: secret, salt: salt, iterations: iterations, length: length)
+        }
+    }
+
+    static func scrypt(secret: SecretBytes, salt: [UInt8], n: UInt64, r: UInt64, p: UInt64, length: Int) throws -> SecretBytes {
+        // OpenSSL refuses N=2^17, r=8 with its 32 MiB default limit; scrypt needs 128·N·r·p bytes plus
+        // the output, so give it exactly that with headroom.
+        let maxmem = 128 * n * r * p + 128 * r * p + UInt64(length) + (1 << 20)
+        return try secret.withUnsafeBytes { password in
+            try SecretBytes(count: length) { out in
+                let ok = EVP_PBE_scrypt(
+                    password.baseAddress?.assumingMemoryBound(to: CChar.self), password.count,
+                    salt, salt.count, n, r, p, maxmem,
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), length)
+                guard ok == 1 else { throw CryptoError.kdfFailed("scrypt (N=\(n), r=\(r), p=\(p))") }
+            }
+        }
+    }
+
+    static func pbkdf2SHA256(secret: SecretBytes, salt: [UInt8], iterations: UInt32, length: Int) throws -> SecretBytes {
+        try secret.withUnsafeBytes { password in
+            try SecretBytes(count: length) { out in
+                let ok = PKCS5_PBKDF2_HMAC(
+                    password.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(password.count),
+                    salt, Int32(salt.count), Int32(iterations), EVP_sha256(),
+                    Int32(length), out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                guard ok == 1 else { throw CryptoError.kdfFailed("PBKDF2-HMAC-SHA256 (\(iterations) iterations)") }
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+
+/// What a key slot's secret is.
+public enum SlotKind: String, Codable, Sendable, CaseIterable {
+    case password, questions, recovery
+}
+
+/// One wrapping of the data key under a key-encryption key derived from one secret.
+public struct KeySlot: Equatable, Sendable {
+    public let id: String
+    public let kind: SlotKind
+    public var label: String
+    /// The security questions (not secret), for `questions` slots only.
+    public let questions: [String]?
+    public let kdf: KDFParameters
+    public let salt: [UInt8]
+    public let nonce: [UInt8]
+    public let wrappedKey: [UInt8]
+    public let created: String
+}
+
+public enum KeyFileError: Error, Equatable, Sendable {
+    /// The file does not parse, its checksum does not match, or a field is out of range.
+    case damaged(String)
+    case unsupportedVersion(Int)
+    /// No slot of the kind tried opens with the secret given.
+    case wrongSecret(SlotKind)
+    case noSlot(SlotKind)
+    case noSuchSlot(String)
+    case lastPasswordSlot
+}
+
+/// The vault's key file, `vault.key` (format `hreader-key`, version 1; see docs/formats.md).
+///
+/// The data key is wrapped once per slot with AES-256-GCM; the associated data binds each wrapping
+/// to the vault id, the slot id and kind, the KDF and its parameters, the salt and the questions,
+/// so that editing any of them makes the slot fail to open. A SHA-256 checksum over the canonical
+/// content detects accidental damage before any KDF is run.
+///
+///     var file = KeyFile.new()
+///     _ = try file.addSlot(kind: .password, label: "password", secret: password, kdf: .scryptDefault, dataKey: key)
+///     let (dataKey, _) = try file.unlock(kind: .password, secret: password)
+public struct KeyFile: Equatable, Sendable {
+    public static let format = "hreader-key"
+    public static let version = 1
+    static let dataKeySize = 32
+
+    public let vaultID: String
+    public let created: String
+    public private(set) var slots: [KeySlot]
+
+    public static func new(vaultID: String = UUID().uuidString.lowercased(), now: Date = Date()) -> KeyFile {
+        KeyFile(vaultID: vaultID, created: Timestamp.rfc3339(now), slots: [])
+    }
+
+    /// Wraps `dataKey` under a key derived from `secret` and adds the slot.
+    @discardableResult
+    public mutating func addSlot(kind: SlotKind, label: String, questions: [String]? = nil, secret: SecretBytes,
+                                 kdf: KDFParameters, dataKey: SecretBytes, now: Date = Date()) throws -> KeySlot {
+        guard dataKey.count == Self.dataKeySize else { throw CryptoError.invalidParameters("the data key must be 32 bytes") }
+        if kind == .questions {
+            guard let questions, questions.count >= 2 else {
+                throw CryptoError.invalidParameters("a questions slot needs two or more questions")
+            }
+        } else if questions != nil {
+            throw CryptoError.invalidParameters("only a questions slot has questions")
+        }
+        let id = UUID().uuidString.lowercased()
+        let salt = try SecureRandom.bytes(16)
+        let nonce = try SecureRandom.bytes(AESGCM.nonceSize)
+        let kek = try KDF.derive(kdf, secret: secret, salt: salt)
+        let aad = Self.associatedData(vaultID: vaultID, slotID: id, kind: kind, kdf: kdf, salt: salt, questions: questions)
+        let wrapped = try AESGCM.seal(dataKey, key: kek, nonce: nonce, associatedData: aad)
+        let slot = KeySlot(id: id, kind: kind, label: label, questions: questions, kdf: kdf, salt: salt,
+                           nonce: nonce, wrappedKey: wrapped, created: Timestamp.rfc3339(now))
+        slots.append(slot)
+        return slot
+    }
+
+    /// Unwraps the data key from one slot.
+    public func unwrap(_ slot: KeySlot, secret: SecretBytes) throws -> SecretBytes {
+        let kek = try KDF.derive(slot.kdf, secret: secret, salt: slot.salt)
+        let aad = Self.associatedData(vaultID: vaultID, slotID: slot.id, kind: slot.kind, kdf: slot.kdf,
+                                      salt: slot.salt, questions: slot.questions)
+        do {
+            let key = try AESGCM.open(slot.wrappedKey, key: kek, nonce: slot.nonce, associatedData: aad)
+            guard key.count == Self.dataKeySize else { throw KeyFileError.damaged("slot \(slot.id) holds a key of the wrong size") }
+            return key
+        } catch CryptoError.authenticationFailed {
+            throw KeyFileError.wrongSecret(slot.kind)
+        }
+    }
+
+    /// Tries every slot of `kind` (in file order) and returns the data key and the slot that opened.
+    public func unlock(kind: SlotKind, secret: SecretBytes) throws -> (dataKey: SecretBytes, slot: KeySlot) {
+        let candidates = slots.filter { $0.kind == kind }
+        guard !candidates.isEmpty else { throw KeyFileError.noSlot(kind) }
+        for slot in candidates {
+            if let key = try? unwrap(slot, secret: secret) { return (key, slot) }
+        }
+        throw KeyFileError.wrongSecret(kind)
+    }
+
+    /// Removes a slot; the last password slot cannot go.
+    public mutating func removeSlot(id: String) throws {
+        guard let index = slots.firstIndex(where: { $0.id == id || $0.id.hasPrefix(id.lowercased()) && id.count >= 8 }) else {
+            throw KeyFileError.noSuchSlot(id)
+        }
+        if slots[index].kind == .password && slots.filter({ $0.kind == .password }).count == 1 {
+            throw KeyFileError.lastPasswordSlot
+        }
+        slots.remove(at: index)
+    }
+
+    /// Looks a slot up by its id or a unique prefix of at least 8 characters.
+    public func slot(matching id: String) throws -> KeySlot {
+        let matches = slots.filter { $0.id == id.lowercased() || (id.count >= 8 && $0.id.hasPrefix(id.lowercased())) }
+        guard matches.count == 1 else { throw KeyFileError.noSuchSlot(id) }
+        return matches[0]
+    }
+
+    static func associatedData(vaultID: String, slotID: String, kind: SlotKind, kdf: KDFParameters,
+                               salt: [UInt8], questions: [String]?) -> [UInt8] {
+        var fields = [format, String(version), vaultID, slotID, kind.rawValue, kdf.descriptor, salt.base64]
+        fields.append(contentsOf: questions ?? [])
+        // Length-prefixed fields: no choice of values can make two different lists encode the same.
+        var out: [UInt8] = []
+        for field in fields {
+            let bytes = Array(field.utf8)
+            out += Array("\(bytes.count):".utf8) + bytes
+        }
+        return out
+    }
+}
+
+extension KDFParameters {
+    /// A canonical one-line form, bound into each slot's associated data.
+    var descriptor: String {
+        switch self {
+        case let .scrypt(n, r, p): return "scrypt:n=\(n),r=\(r),p=\(p)"
+        case let .pbkdf2SHA256(iterations): return "pbkdf2-sha256:i=\(iterations)"
+        }
+    }
+}
+
+// MARK: - JSON form
+
+extension KeyFile {
+    private struct Wire: Codable {
+        var format: String
+        var version: Int
+        var vault_id: String
+        var created: String
+        var slots: [WireSlot]
+        var checksum: String?
+    }
+
+    private struct WireSlot: Codable {
+        var id: String
+        var kind: String
+        var label: String
+        var questions: [String]?
+        var kdf: WireKDF
+        var nonce: String
+        var wrapped_key: String
+        var created: String
+    }
+
+    private struct WireKDF: Codable {
+        var name: String
+        var n: UInt64?
+        var r: UInt64?
+        var p: UInt64?
+        var iterations: UInt32?
+        var salt: String
+    }
+
+    private static func canonicalBytes(_ wire: Wire) throws -> [UInt8] {
+        var body = wire
+        body.checksum = nil
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(body))
+    }
+
+    private static func checksum(_ wire: Wire) throws -> String {
+        "sha256:" + SHA256.hash(try canonicalBytes(wire)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    public func encoded() throws -> [UInt8] {
+        var wire = Wire(format: Self.format, version: Self.version, vault_id: vaultID, created: created, slots: slots.map { slot in
+            let kdf: WireKDF
+            switch slot.kdf {
+            case let .scrypt(n, r, p): kdf = WireKDF(name: "scrypt", n: n, r: r, p: p, iterations: nil, salt: slot.salt.base64)
+            case let .pbkdf2SHA256(i): kdf = WireKDF(name: "pbkdf2-sha256", n: nil, r: nil, p: nil, iterations: i, salt: slot.salt.base64)
+            }
+            return WireSlot(id: slot.id, kind: slot.kind.rawValue, label: slot.label, questions: slot.questions, kdf: kdf,
+                            nonce: slot.nonce.base64, wrapped_key: slot.wrappedKey.base64, created: slot.created)
+        }, checksum: nil)
+        wire.checksum = try Self.checksum(wire)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(wire)) + [0x0a]
+    }
+
+    /// Parses and checks a key file; anything it does not know is refused as damage.
+    public static func decode(_ bytes: [UInt8]) throws -> KeyFile {
+        let wire: Wire
+        do {
+            wire = try JSONDecoder().decode(Wire.self, from: Data(bytes))
+        } catch {
+            throw KeyFileError.damaged("it is not valid key file JSON")
+        }
+        guard wire.format == format else { throw KeyFileError.damaged("it is not an hreader key file") }
+        guard wire.version == version else { throw KeyFileError.unsupportedVersion(wire.version) }
+        guard let sum = wire.checksum, sum == (try checksum(wire)) else {
+            throw KeyFileError.damaged("its checksum does not match its content")
+        }
+        guard UUID(uuidString: wire.vault_id) != nil else { throw KeyFileError.damaged("its vault id is not a UUID") }
+        var seen = Set<String>()
+        let slots: [KeySlot] = try wire.slots.map { w in
+            guard UUID(uuidString: w.id) != nil, seen.insert(w.id).inserted else { throw KeyFileError.damaged("a slot id is invalid or repeated") }
+            guard let kind = SlotKind(rawValue: w.kind) else { throw KeyFileError.damaged("slot \(w.id) has an unknown kind") }
+            let kdf: KDFParameters
+            switch (w.kdf.name, w.kdf.n, w.kdf.r, w.kdf.p, w.kdf.iterations) {
+            case let ("scrypt", n?, r?, p?, nil): kdf = .scrypt(n: n, r: r, p: p)
+            case let ("pbkdf2-sha256", nil, nil, nil, i?): kdf = .pbkdf2SHA256(iterations: i)
+            default: throw KeyFileError.damaged("slot \(w.id) names an unknown KDF")
+            }
+            do { try kdf.validate() } catch { throw KeyFileError.damaged("slot \(w.id) has KDF parameters out of range") }
+            guard let salt = [UInt8](base64: w.kdf.salt), salt.count >= 16,
+                  let nonce = [UInt8](base64: w.nonce), nonce.count == AESGCM.nonceSize,
+                  let wrapped = [UInt8](base64: w.wrapped_key), wrapped.count == dataKeySize + AESGCM.tagSize
+            else { throw KeyFileError.damaged("slot \(w.id) has a malformed salt, nonce or wrapped key") }
+            if kind == .questions {
+                guard let q = w.questions, q.count >= 2 else { throw KeyFileError.damaged("questions slot \(w.id) lacks its questions") }
+            } else if w.questions != nil {
+                throw KeyFileError.damaged("slot \(w.id) has questions but is not a questions slot")
+            }
+            return KeySlot(id: w.id, kind: kind, label: w.label, questions: w.questions, kdf: kdf, salt: salt,
+                           nonce: nonce, wrappedKey: wrapped, created: w.created)
+        }
+        guard slots.contains(where: { $0.kind == .password }) else { throw KeyFileError.damaged("it has no password slot") }
+        return KeyFile(vaultID: wire.vault_id, created: wire.created, slots: slots)
+    }
+}
+
+public enum Timestamp {
+    public static func rfc3339(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+}

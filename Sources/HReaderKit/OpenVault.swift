@@ -1,0 +1,150 @@
+import Foundation
+import HReaderCrypto
+import HReaderStore
+
+/// An unlocked vault: the database connection and the use cases over patients and entries.
+/// One `OpenVault` belongs to one task at a time, as its connection does.
+public final class OpenVault {
+    public let vault: Vault
+    public let db: Database
+    public let keyFile: KeyFile
+    /// The slot whose secret opened the vault; nil when a session did.
+    public let openedWith: KeySlot?
+
+    init(vault: Vault, db: Database, keyFile: KeyFile, openedWith: KeySlot?) {
+        self.vault = vault
+        self.db = db
+        self.keyFile = keyFile
+        self.openedWith = openedWith
+    }
+
+    public var patients: PatientRepository { PatientRepository(db) }
+    public var entries: EntryRepository { EntryRepository(db) }
+    public var timelineItems: TimelineItemRepository { TimelineItemRepository(db) }
+    var settings: SettingsRepository { SettingsRepository(db) }
+    var audit: AuditLog { AuditLog(db) }
+
+    /// Runs `body` in one transaction, translating errors for the user.
+    func write<T>(_ body: () throws -> T) throws -> T {
+        do { return try db.transaction(body) } catch { throw HReaderError.from(error) }
+    }
+
+    func read<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw HReaderError.from(error) }
+    }
+
+    // MARK: Patients
+
+    public func addPatient(_ new: NewPatient) throws -> Patient {
+        try write {
+            let patient = try patients.add(new)
+            try audit.record("patient.add", subject: patient.uuid)
+            return patient
+        }
+    }
+
+    public func allPatients() throws -> [Patient] { try read { try patients.all() } }
+
+    /// The patient named by `reference` (local id, uuid or uuid prefix), else the selected patient.
+    public func patient(_ reference: String?) throws -> Patient {
+        try read {
+            if let reference {
+                guard let patient = try patients.find(reference) else {
+                    throw HReaderError.usage("no patient matches '\(reference)'; see 'hreader patients list'")
+                }
+                return patient
+            }
+            guard let selected = try settings.value("selected_patient"), let id = Int64(selected),
+                  let patient = try patients.get(id: id) else {
+                throw HReaderError.usage("no patient given and none selected; pass --patient or run 'hreader patients select P'")
+            }
+            return patient
+        }
+    }
+
+    public func selectedPatientID() throws -> Int64? {
+        try read { try settings.value("selected_patient").flatMap { Int64($0) } }
+    }
+
+    public func selectPatient(_ patient: Patient) throws {
+        try write { try settings.set("selected_patient", String(patient.id)) }
+    }
+
+    public func removePatient(_ patient: Patient) throws {
+        try write {
+            try patients.remove(id: patient.id)
+            if try settings.value("selected_patient") == String(patient.id) { try settings.set("selected_patient", nil) }
+            try audit.record("patient.remove", subject: patient.uuid)
+        }
+    }
+
+    public func movePatient(_ patient: Patient, to position: Int) throws {
+        guard position >= 1 else { throw HReaderError.usage("positions start at 1") }
+        try write { try patients.move(id: patient.id, to: position) }
+    }
+
+    // MARK: Entries
+
+    public func addEntry(patient: Patient, content: EntryContent, user: UserFields = UserFields()) throws -> Entry {
+        try write {
+            let entry = try entries.add(patientID: patient.id, content: content, user: user)
+            try audit.record("entry.add", subject: entry.uuid)
+            return entry
+        }
+    }
+
+    public func entries(of patient: Patient, type: EntryType? = nil, from: Date? = nil, to: Date? = nil) throws -> [Entry] {
+        try read {
+            try entries.list(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },
+                             to: to.map { Int64($0.timeIntervalSince1970) })
+        }
+    }
+
+    public func entry(_ reference: String) throws -> Entry {
+        try read {
+            guard let entry = try entries.find(reference) else {
+                throw HReaderError.usage("no entry matches '\(reference)'; see 'hreader entries list'")
+            }
+            return entry
+        }
+    }
+
+    /// Changes the user's own fields of an entry (comments, patient comments, strike-through).
+    public func updateUserFields(of entry: Entry, _ change: (inout UserFields) -> Void) throws -> Entry {
+        try write {
+            var user = entry.user
+            change(&user)
+            try entries.setUserFields(id: entry.id, user)
+            try audit.record("entry.annotate", subject: entry.uuid)
+            return try entries.get(id: entry.id)!
+        }
+    }
+
+    // MARK: Status and checks
+
+    public struct Counts: Codable, Sendable {
+        public let patients: Int
+        public let entries: Int
+        public let timelineItems: Int
+        public let auditEvents: Int
+    }
+
+    public func counts() throws -> Counts {
+        try read {
+            Counts(patients: try patients.count(), entries: try entries.count(),
+                   timelineItems: Int(try db.scalarInt("SELECT count(*) FROM timeline_items") ?? 0),
+                   auditEvents: try audit.count())
+        }
+    }
+
+    public func cipherVersion() throws -> String { try read { try db.cipherVersion() ?? "unknown" } }
+    public func schemaVersion() throws -> Int { try read { try Migrator().currentVersion(of: db) } }
+
+    /// Every page's HMAC, the b-trees and the foreign keys; throws an integrity error on any problem.
+    public func verifyIntegrity() throws {
+        let problems = try read { try db.integrityProblems() }
+        if !problems.isEmpty {
+            throw HReaderError(.integrity, "the vault database failed its integrity check (\(problems.count) problem(s), first: \(problems[0])); restore it from a backup")
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import HReaderCrypto
+import HReaderStore
+
+/// The vault's life cycle: create, open, unlock sessions, and manage the key slots.
+///
+///     let service = VaultService(vault: Vault(root: url))
+///     let created = try service.create(password: password, kdf: .scryptDefault)
+///     let open = try service.open(.password(password))
+public struct VaultService: Sendable {
+    public let vault: Vault
+
+    public init(vault: Vault) { self.vault = vault }
+
+    public struct Created: Sendable {
+        public let vaultID: String
+        /// Shown once; never stored in the clear.
+        public let recoveryKey: String
+    }
+
+    /// Creates a vault: a random data key, the encrypted database with the schema, and a key file
+    /// with a password slot, an optional questions slot, and a recovery slot.
+    public func create(password: SecretBytes, questions: [(question: String, answer: String)]? = nil,
+                       kdf: KDFParameters = .scryptDefault, now: Date = Date()) throws -> Created {
+        do {
+            try PasswordPolicy.check(password)
+            if let questions { try Self.checkQuestions(questions) }
+            try kdf.validate()
+            return try vault.withExclusiveLock {
+                try vault.prepareForCreation()
+                let dataKey = try SecretBytes.random(count: 32)
+                var keyFile = KeyFile.new(now: now)
+                // The database first: until the key file exists, a leftover database is known to be
+                // an interrupted init and is cleared by the next `init`.
+                do {
+                    let db = try vault.openDatabase(key: dataKey, create: true)
+                    try AuditLog(db).record("vault.init", detail: "kdf \(kdf.name)", now: now)
+                }
+                try keyFile.addSlot(kind: .password, label: "password", secret: password, kdf: kdf, dataKey: dataKey, now: now)
+                if let questions {
+                    let secret = try SecretAnswers.normalize(questions.map(\.answer))
+                    try keyFile.addSlot(kind: .questions, label: "security questions", questions: questions.map(\.question),
+                                        secret: secret, kdf: kdf, dataKey: dataKey, now: now)
+                }
+                let recovery = try RecoveryKey.generate()
+                try keyFile.addSlot(kind: .recovery, label: "recovery key", secret: recovery.secret, kdf: kdf, dataKey: dataKey, now: now)
+                try vault.writeKeyFile(keyFile)
+                return Created(vaultID: keyFile.vaultID, recoveryKey: recovery.display)
+            }
+        } catch {
+            throw HReaderError.from(error)
+        }
+    }
+
+    static func checkQuestions(_ questions: [(question: String, answer: String)]) throws {
+        guard questions.count >= 2 else { throw HReaderError.usage("give two or more security questions") }
+        for q in questions {
+            guard !q.question.trimmingCharacters(in: .whitespaces).isEmpty else { throw HReaderError.usage("a security question is empty") }
+            guard !q.answer.trimmingCharacters(in: .whitespaces).isEmpty else { throw HReaderError.usage("the answer to '\(q.question)' is empty") }
+        }
+    }
+
+    /// The key file, readable without any secret (it holds only wrapped keys and public parameters).
+    public func keyFile() throws -> KeyFile {
+        do { return try vault.readKeyFile() } catch { throw HReaderError.from(error) }
+    }
+
+    /// Opens the vault with a credential: unwraps the data key and opens the database.
+    public func open(_ credential: Credential) throws -> OpenVault {
+        do {
+            let keyFile = try vault.readKeyFile()
+            let (dataKey, slot) = try unwrap(keyFile, credential)
+            let db = try vault.openDatabase(key: dataKey)
+            return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot)
+        } catch {
+            throw HReaderError.from(error)
+        }
+    }
+
+    /// Returns the data key and the slot that opened (nil for a session).
+    func unwrap(_ keyFile: KeyFile, _ credential: Credential) throws -> (SecretBytes, KeySlot?) {
+        switch credential {
+        case let .password(secret):
+            let r = try keyFile.unlock(kind: .password, secret: secret); return (r.dataKey, r.slot)
+        case let .answers(answers):
+            let r = try keyFile.unlock(kind: .questions, secret: try SecretAnswers.normalize(answers)); return (r.dataKey, r.slot)
+        case let .recoveryKey(secret):
+            let r = try keyFile.unlock(kind: .recovery, secret: secret); return (r.dataKey, r.slot)
+        case let .session(token):
+            let id = try UnlockSession.sessionID(in: token)
+            guard let file = vault.readSession(id: id) else { throw UnlockSession.Failure.invalid }
+            do {
+                return (try UnlockSession.open(token: token, file: file, vaultID: keyFile.vaultID), nil)
+            } catch UnlockSession.Failure.expired {
+                vault.removeSession(id: id)
+                throw UnlockSession.Failure.expired
+            }
+        }
+    }
+
+    // MARK: Sessions
+
+    public static let maximumSessionLength: TimeInterval = 7 * 24 * 3600
+
+    /// Unwraps the data key once and stores it wrapped under a fresh session key; returns the token.
+    public func startSession(_ credential: Credential, for duration: TimeInterval, now: Date = Date()) throws -> (token: String, expires: Date) {
+        guard duration > 0, duration <= Self.maximumSessionLength else {
+            throw HReaderError.usage("a session lasts between 1 second and 7 days")
+        }
+        do {
+            let keyFile = try vault.readKeyFile()
+            let (dataKey, _) = try unwrap(keyFile, credential)
+            _ = try vault.openDatabase(key: dataKey)   // prove the key opens the database before handing out a session
+            let expires = now.addingTimeInterval(duration)
+            let session = try UnlockSession.create(dataKey: dataKey, vaultID: keyFile.vaultID, expires: expires)
+            try vault.writeSession(id: session.id, file: session.file)
+            return (session.token, expires)
+        } catch {
+            throw HReaderError.from(error)
+        }
+    }
+
+    /// Ends every session of this vault; returns how many there were.
+    @discardableResult
+    public func lock() throws -> Int {
+        guard vault.exists else { throw HReaderError.from(Vault.Failure.noVault(vault.root.path)) }
+        return vault.removeAllSessions()
+    }
+
+    /// Sessions still present, with their expiry.
+    public func sessions() -> [(id: String, expires: Date?)] {
+        vault.sessionIDs().map { id in (id, vault.readSession(id: id).flatMap(UnlockSession.expiry(of:))) }
+    }
+
+    // MARK: Key slots
+
+    /// Replaces the password slot that `current` opens with one for `new`, under the same KDF.
+    /// The database is not touched: only the data key's wrapping changes.
+    public func changePassword(current: SecretBytes, new: SecretBytes, now: Date = Date()) throws {
+        try PasswordPolicy.check(new)
+        try updateKeyFile { keyFile in
+            let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: current)
+            try keyFile.addSlot(kind: .password, label: slot.label, secret: new, kdf: slot.kdf, dataKey: dataKey, now: now)
+            try keyFile.removeSlot(id: slot.id)
+            return "key.passwd"
+        }
+    }
+
+    /// With the security answers or the recovery key, replaces every password slot by one for `newPassword`
+    /// and ends all sessions.
+    public func recover(with credential: Credential, newPassword: SecretBytes, now: Date = Date()) throws {
+        try PasswordPolicy.check(newPassword)
+        try updateKeyFile { keyFile in
+            let (dataKey, slot) = try unwrap(keyFile, credential)
+            let kdf = slot?.kdf ?? .scryptDefault
+            let oldPasswords = keyFile.slots.filter { $0.kind == .password }
+            try keyFile.addSlot(kind: .password, label: "password", secret: newPassword, kdf: kdf, dataKey: dataKey, now: now)
+            for old in oldPasswords { try keyFile.removeSlot(id: old.id) }
+            return "key.recover"
+        }
+        vault.removeAllSessions()
+    }
+
+    public enum NewSlot: Sendable {
+        case password(SecretBytes)
+        case questions([(question: String, answer: String)])
+        /// A new recovery key; its display form is returned by `addSlot`.
+        case recovery
+    }
+
+    /// Adds a slot, authorised by the current password. Returns the new slot and, for a recovery slot,
+    /// the key to show once.
+    public func addSlot(_ new: NewSlot, label: String?, authorizedBy password: SecretBytes, kdf: KDFParameters? = nil,
+                        now: Date = Date()) throws -> (slot: KeySlot, recoveryKey: String?) {
+        if case let .password(p) = new { try PasswordPolicy.check(p) }
+        if case let .questions(q) = new { try Self.checkQuestions(q) }
+        var result: (KeySlot, String?)?
+        try updateKeyFile { keyFile in
+            let (dataKey, opened) = try keyFile.unlock(kind: .password, secret: password)
+            let parameters = kdf ?? opened.kdf
+            switch new {
+            case let .password(secret):
+                result = (try keyFile.addSlot(kind: .password, label: label ?? "password", secret: secret, kdf: parameters, dataKey: dataKey, now: now), nil)
+            case let .questions(questions):
+                let secret = try SecretAnswers.normalize(questions.map(\.answer))
+                result = (try keyFile.addSlot(kind: .questions, label: label ?? "security questions", questions: questions.map(\.question),
+                                              secret: secret, kdf: parameters, dataKey: dataKey, now: now), nil)
+            case .recovery:
+                let key = try RecoveryKey.generate()
+                result = (try keyFile.addSlot(kind: .recovery, label: label ?? "recovery key", secret: key.secret, kdf: parameters,
+                                              dataKey: dataKey, now: now), key.display)
+            }
+            return "key.add"
+        }
+        return result!
+    }
+
+    /// Removes a slot, authorised by the current password. The last password slot stays.
+    public func removeSlot(id: String, authorizedBy password: SecretBytes) throws {
+        try updateKeyFile { keyFile in
+            _ = try keyFile.unlock(kind: .password, secret: password)
+            let slot = try keyFile.slot(matching: id)
+            try keyFile.removeSlot(id: slot.id)
+            return "key.remove"
+        }
+    }
+
+    /// Rewraps the password slot that `password` opens under new KDF parameters (default: today's).
+    public func upgradeSlot(password: SecretBytes, to kdf: KDFParameters = .scryptDefault, now: Date = Date()) throws -> KeySlot {
+        try kdf.validate()
+        var upgraded: KeySlot?
+        try updateKeyFile { keyFile in
+            let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: password)
+            upgraded = try keyFile.addSlot(kind: .password, label: slot.label, secret: password, kdf: kdf, dataKey: dataKey, now: now)
+            try keyFile.removeSlot(id: slot.id)
+            return "key.upgrade"
+        }
+        return upgraded!
+    }
+
+    /// Read-modify-write of the key file under the vault lock, written atomically, and audited.
+    private func updateKeyFile(_ change: (inout KeyFile) throws -> String) throws {
+        do {
+            try vault.withExclusiveLock {
+                var keyFile = try vault.readKeyFile()
+                let action = try change(&keyFile)
+                try vault.writeKeyFile(keyFile)
+                _ = action
+            }
+        } catch {
+            throw HReaderError.from(error)
+        }
+    }
+}

@@ -1,0 +1,170 @@
+import CSQLCipher
+import Foundation
+import HReaderCrypto
+
+/// One SQLCipher connection. Not thread-safe by design: one `Database` belongs to one task at a time
+/// (the CLI is one process, one connection); concurrent processes are serialised by SQLite's locks
+/// and `busy_timeout`.
+///
+///     let db = try Database.open(path: url.path, key: dataKey, create: true)
+///     try db.transaction { try db.execute("INSERT …", [a, b]) }
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+
+    /// Oldest SQLCipher hreader accepts (4.5: SHA512 page HMACs, SQLite ≥ 3.36 with UPSERT, JSON, RETURNING).
+    public static let minimumCipherVersion = (4, 5)
+    static let plaintextHeader: [UInt8] = Array("SQLite format 3\u{0}".utf8)
+
+    public enum OpenFailure: Error, Equatable, Sendable {
+        /// The file begins with SQLite's plaintext header: someone else's, or unencrypted. Refused, never upgraded.
+        case plaintextDatabase
+        /// The key does not open the file (wrong key, or the first page is damaged).
+        case notADatabaseUnderThisKey
+        case cipherTooOld(String)
+        case cipherMissing
+    }
+
+    private init(handle: OpaquePointer, path: String) {
+        self.handle = handle
+        self.path = path
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Opens (or with `create`, creates) an encrypted database keyed with the raw 32-byte `key`,
+    /// checks the library and the file, and applies the connection settings of DESIGN.md §3.
+    /// `key: nil` opens an unkeyed database (benchmarks' baseline only).
+    public static func open(path: String, key: SecretBytes?, create: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws -> Database {
+        if key != nil, try fileStartsWithPlaintextHeader(path) { throw OpenFailure.plaintextDatabase }
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard let handle else { throw DatabaseError(code: rc, message: "cannot open database") }
+        let db = Database(handle: handle, path: path)
+        guard rc == SQLITE_OK else { throw db.error(rc, sql: nil) }
+        sqlite3_extended_result_codes(handle, 1)
+
+        // Quiet SQLCipher's own logging of HMAC failures (it would print to stderr on a wrong key).
+        try? db.execute("PRAGMA cipher_log_source = NONE")
+        let version = try db.cipherVersion()
+        try checkCipherVersion(version)
+
+        if let key {
+            // The raw key literal x'…' (64 hex digits) skips SQLCipher's own KDF: the key is already random.
+            let literal = key.hexEncoded(prefix: Array("x'".utf8), suffix: Array("'".utf8))
+            let keyed = literal.withUnsafeBytes { sqlite3_key(handle, $0.baseAddress, Int32($0.count)) }
+            guard keyed == SQLITE_OK else { throw db.error(keyed, sql: "sqlite3_key") }
+            try db.execute("PRAGMA cipher_page_size = 4096")
+        }
+        // The first read proves the key: a wrong key or a damaged first page fails here.
+        do {
+            _ = try db.scalarInt("SELECT count(*) FROM sqlite_schema")
+        } catch let error as DatabaseError where error.isIntegrityFailure {
+            throw OpenFailure.notADatabaseUnderThisKey
+        }
+        try db.execute("PRAGMA foreign_keys = ON")
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        try db.execute("PRAGMA temp_store = MEMORY")
+        try db.execute("PRAGMA secure_delete = ON")
+        _ = try db.scalarString("PRAGMA journal_mode = WAL")
+        try db.execute("PRAGMA synchronous = NORMAL")
+        return db
+    }
+
+    static func fileStartsWithPlaintextHeader(_ path: String) throws -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let head = handle.readData(ofLength: 16)
+        return Array(head) == plaintextHeader
+    }
+
+    static func checkCipherVersion(_ version: String?) throws {
+        guard let version else { throw OpenFailure.cipherMissing }
+        let numbers = version.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        guard numbers.count == 2 else { throw OpenFailure.cipherMissing }
+        if (numbers[0], numbers[1]) < minimumCipherVersion { throw OpenFailure.cipherTooOld(version) }
+    }
+
+    /// `PRAGMA cipher_version`, e.g. "4.6.1 community"; nil when the library is not SQLCipher.
+    public func cipherVersion() throws -> String? {
+        try scalarString("PRAGMA cipher_version")
+    }
+
+    public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    // MARK: Running SQL
+
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(database: self, sql: sql)
+    }
+
+    /// Runs one or more statements without parameters (schema, pragmas).
+    public func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw DatabaseError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Runs one statement with parameters to completion.
+    public func execute(_ sql: String, _ arguments: [DatabaseValueConvertible?]) throws {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+    }
+
+    /// Runs a query and maps each row.
+    public func query<T>(_ sql: String, _ arguments: [DatabaseValueConvertible?] = [], _ row: (Statement) throws -> T) throws -> [T] {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        var out: [T] = []
+        while try statement.step() { out.append(try row(statement)) }
+        return out
+    }
+
+    public func scalarInt(_ sql: String, _ arguments: [DatabaseValueConvertible?] = []) throws -> Int64? {
+        try query(sql, arguments) { $0.int64(0) }.first ?? nil
+    }
+
+    public func scalarString(_ sql: String, _ arguments: [DatabaseValueConvertible?] = []) throws -> String? {
+        try query(sql, arguments) { $0.string(0) }.first ?? nil
+    }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` in an IMMEDIATE transaction (the write lock is taken up front, so two writers wait
+    /// on `busy_timeout` instead of failing mid-way); commits on success, rolls back on any error.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    func error(_ rc: Int32, sql: String?) -> DatabaseError {
+        DatabaseError(code: sqlite3_extended_errcode(handle) != 0 ? sqlite3_extended_errcode(handle) : rc,
+                      message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    // MARK: Integrity
+
+    /// Checks every page's HMAC (`cipher_integrity_check`), the b-trees (`integrity_check`) and the
+    /// foreign keys. Returns the problems found; empty means sound.
+    public func integrityProblems() throws -> [String] {
+        var problems = try query("PRAGMA cipher_integrity_check") { $0.string(0) ?? "" }
+        let check = try query("PRAGMA integrity_check") { $0.string(0) ?? "" }
+        if check != ["ok"] { problems += check }
+        problems += try query("PRAGMA foreign_key_check") { "foreign key violation in \($0.string(0) ?? "?")" }
+        return problems
+    }
+}

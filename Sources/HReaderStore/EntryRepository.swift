@@ -1,0 +1,103 @@
+import Foundation
+
+/// Entries of a patient's record, with the source's content and the user's own fields kept apart.
+public struct EntryRepository {
+    let db: Database
+
+    public init(_ db: Database) { self.db = db }
+
+    static let columns = """
+        id, uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch, start_text, \
+        start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity, raw, comments, \
+        patient_quantity, patient_dose, patient_directions, patient_prescriber, user_deleted, missing_at_source, created, updated
+        """
+
+    static func time(_ s: Statement, _ text: Int, _ epoch: Int) -> ClinicalTime? {
+        guard let t = s.string(text), let e = s.int64(epoch) else { return nil }
+        return ClinicalTime(text: t, epoch: e)
+    }
+
+    static func row(_ s: Statement) -> Entry {
+        let codes = (s.string(14)?.data(using: .utf8)).flatMap { try? JSONDecoder().decode([String: [String]].self, from: $0) } ?? [:]
+        let content = EntryContent(
+            type: EntryType(rawValue: s.string(5)!) ?? .observation, description: s.string(6) ?? "", status: s.string(7),
+            date: time(s, 8, 9), start: time(s, 10, 11), end: time(s, 12, 13), codes: codes,
+            valueNumber: s.double(15), valueText: s.string(16), unit: s.string(17), dose: s.string(18),
+            reaction: s.string(19), severity: s.string(20), raw: s.string(21))
+        let user = UserFields(comments: s.string(22), patientQuantity: s.string(23), patientDose: s.string(24),
+                              patientDirections: s.string(25), patientPrescriber: s.string(26), deleted: s.int(27) == 1)
+        return Entry(id: s.int64(0)!, uuid: s.string(1)!, patientID: s.int64(2)!, sourceID: s.int64(3)!, remoteID: s.string(4)!,
+                     content: content, user: user, missingAtSource: s.string(28), created: s.string(29)!, updated: s.string(30)!)
+    }
+
+    static func encodeCodes(_ codes: [String: [String]]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: (try? encoder.encode(codes)) ?? Data("{}".utf8), as: UTF8.self)
+    }
+
+    /// Adds an entry. Without a source it is the user's own (the manual source, a fresh remote id).
+    @discardableResult
+    public func add(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64? = nil,
+                    remoteID: String? = nil, now: Date = Date()) throws -> Entry {
+        let uuid = UUID().uuidString.lowercased()
+        let source = try sourceID ?? SourceRepository(db).manualSourceID()
+        let stamp = Timestamps.now(now)
+        let c = content
+        try db.execute("""
+            INSERT INTO entries (uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch,
+                start_text, start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity,
+                raw, comments, patient_quantity, patient_dose, patient_directions, patient_prescriber, user_deleted,
+                created, updated)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [uuid, patientID, source, remoteID ?? uuid, c.type.rawValue, c.description, c.status,
+                  c.date?.text, c.date?.epoch, c.start?.text, c.start?.epoch, c.end?.text, c.end?.epoch,
+                  Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
+                  user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
+                  user.deleted, stamp, stamp])
+        return try get(id: db.lastInsertRowID)!
+    }
+
+    public func get(id: Int64) throws -> Entry? {
+        try db.query("SELECT \(Self.columns) FROM entries WHERE id = ?", [id], Self.row).first
+    }
+
+    /// Finds an entry by local id, uuid, or a uuid prefix of at least 8 characters.
+    public func find(_ reference: String) throws -> Entry? {
+        if let id = Int64(reference) { return try get(id: id) }
+        let lowered = reference.lowercased()
+        guard lowered.count >= 8 else { return nil }
+        let matches = try db.query("SELECT \(Self.columns) FROM entries WHERE substr(uuid, 1, ?) = ? LIMIT 2",
+                                   [lowered.count, lowered], Self.row)
+        return matches.count == 1 ? matches[0] : nil
+    }
+
+    /// A patient's entries in timeline order; with a range, those whose date, start or end falls in
+    /// [from, to] (epoch seconds, inclusive), each found through its own index.
+    public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil) throws -> [Entry] {
+        var sql = "SELECT \(Self.columns) FROM entries WHERE patient_id = ?"
+        var args: [DatabaseValueConvertible?] = [patientID]
+        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
+        if from != nil || to != nil {
+            let lo = from ?? Int64.min, hi = to ?? Int64.max
+            sql += " AND ((date_epoch BETWEEN ? AND ?) OR (start_epoch BETWEEN ? AND ?) OR (end_epoch BETWEEN ? AND ?))"
+            args += [lo, hi, lo, hi, lo, hi]
+        }
+        sql += " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id"
+        return try db.query(sql, args, Self.row)
+    }
+
+    public func count(patientID: Int64? = nil) throws -> Int {
+        if let patientID { return Int(try db.scalarInt("SELECT count(*) FROM entries WHERE patient_id = ?", [patientID]) ?? 0) }
+        return Int(try db.scalarInt("SELECT count(*) FROM entries") ?? 0)
+    }
+
+    /// Replaces the user's own fields of an entry; the source's content is untouched.
+    public func setUserFields(id: Int64, _ user: UserFields, now: Date = Date()) throws {
+        try db.execute("""
+            UPDATE entries SET comments = ?, patient_quantity = ?, patient_dose = ?, patient_directions = ?,
+                               patient_prescriber = ?, user_deleted = ?, updated = ? WHERE id = ?
+            """, [user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
+                  user.deleted, Timestamps.now(now), id])
+    }
+}

@@ -1,0 +1,50 @@
+/// Applies the numbered migrations of `schema/` (embedded in the binary) in order, each in a
+/// transaction, and records the version in `PRAGMA user_version`.
+public struct Migrator {
+    public struct Migration: Sendable {
+        public let version: Int
+        public let name: String
+        public let sql: String
+    }
+
+    public enum Failure: Error, Equatable, Sendable {
+        /// The vault was written by a newer hreader: refuse rather than damage it.
+        case vaultNewerThanBinary(vault: Int, supported: Int)
+    }
+
+    public let migrations: [Migration]
+
+    public init(migrations: [Migration] = Migrator.embedded) {
+        self.migrations = migrations.sorted { $0.version < $1.version }
+    }
+
+    public static var embedded: [Migration] {
+        EmbeddedSchema.migrations.map { Migration(version: $0.version, name: $0.name, sql: $0.sql) }
+    }
+
+    public var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    public func currentVersion(of db: Database) throws -> Int {
+        Int(try db.scalarInt("PRAGMA user_version") ?? 0)
+    }
+
+    /// Runs what is pending; returns the versions applied.
+    @discardableResult
+    public func migrate(_ db: Database) throws -> [Int] {
+        let current = try currentVersion(of: db)
+        guard current <= latestVersion else {
+            throw Failure.vaultNewerThanBinary(vault: current, supported: latestVersion)
+        }
+        var applied: [Int] = []
+        for migration in migrations where migration.version > current {
+            try db.transaction {
+                // Re-check inside the write lock: another process may have migrated meanwhile.
+                guard try currentVersion(of: db) < migration.version else { return }
+                try db.execute(migration.sql)
+                try db.execute("PRAGMA user_version = \(migration.version)")
+                applied.append(migration.version)
+            }
+        }
+        return applied
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Patients, in the order of hReader's people picker: display order, then last and first name.
+public struct PatientRepository {
+    let db: Database
+
+    public init(_ db: Database) { self.db = db }
+
+    static let columns = "id, uuid, source_id, remote_id, first_name, last_name, gender, birth_date, race, ethnicity, relationship, display_order, created, updated"
+
+    static func row(_ s: Statement) -> Patient {
+        Patient(id: s.int64(0)!, uuid: s.string(1)!, sourceID: s.int64(2)!, remoteID: s.string(3)!,
+                firstName: s.string(4) ?? "", lastName: s.string(5) ?? "", gender: s.string(6), birthDate: s.string(7),
+                race: s.string(8), ethnicity: s.string(9), relationship: Relationship(rawValue: s.string(10) ?? "") ?? .other,
+                displayOrder: s.int(11) ?? 0, created: s.string(12)!, updated: s.string(13)!)
+    }
+
+    public func all() throws -> [Patient] {
+        try db.query("SELECT \(Self.columns) FROM patients ORDER BY display_order, last_name COLLATE NOCASE, first_name COLLATE NOCASE, id",
+                     [], Self.row)
+    }
+
+    public func count() throws -> Int { Int(try db.scalarInt("SELECT count(*) FROM patients") ?? 0) }
+
+    public func get(id: Int64) throws -> Patient? {
+        try db.query("SELECT \(Self.columns) FROM patients WHERE id = ?", [id], Self.row).first
+    }
+
+    /// Finds a patient by local id, uuid, or a uuid prefix of at least 8 characters.
+    public func find(_ reference: String) throws -> Patient? {
+        if let id = Int64(reference) { return try get(id: id) }
+        let lowered = reference.lowercased()
+        if let exact = try db.query("SELECT \(Self.columns) FROM patients WHERE uuid = ?", [lowered], Self.row).first { return exact }
+        guard lowered.count >= 8 else { return nil }
+        let matches = try db.query("SELECT \(Self.columns) FROM patients WHERE substr(uuid, 1, ?) = ? LIMIT 2",
+                                   [lowered.count, lowered], Self.row)
+        return matches.count == 1 ? matches[0] : nil
+    }
+
+    public func find(sourceID: Int64, remoteID: String) throws -> Patient? {
+        try db.query("SELECT \(Self.columns) FROM patients WHERE source_id = ? AND remote_id = ?", [sourceID, remoteID], Self.row).first
+    }
+
+    /// Adds a patient. Until the user first reorders, every patient has order 0 and the picker is
+    /// alphabetical; after that, new patients go to the end.
+    public func add(_ new: NewPatient, now: Date = Date()) throws -> Patient {
+        let uuid = UUID().uuidString.lowercased()
+        let sourceID = try new.sourceID ?? SourceRepository(db).manualSourceID()
+        let maxOrder = try db.scalarInt("SELECT coalesce(max(display_order), 0) FROM patients") ?? 0
+        let stamp = Timestamps.now(now)
+        try db.execute("""
+            INSERT INTO patients (uuid, source_id, remote_id, first_name, last_name, gender, birth_date, race, ethnicity,
+                                  relationship, display_order, raw, created, updated)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [uuid, sourceID, new.remoteID ?? uuid, new.firstName, new.lastName, new.gender, new.birthDate, new.race,
+                  new.ethnicity, new.relationship.rawValue, maxOrder == 0 ? 0 : maxOrder + 1, new.raw, stamp, stamp])
+        return try get(id: db.lastInsertRowID)!
+    }
+
+    public func remove(id: Int64) throws {
+        try db.execute("DELETE FROM patients WHERE id = ?", [id])
+    }
+
+    /// Moves a patient to `position` (1-based) in the picker and renumbers everyone 1…n.
+    public func move(id: Int64, to position: Int) throws {
+        var order = try all().map(\.id)
+        guard let from = order.firstIndex(of: id) else { return }
+        order.remove(at: from)
+        order.insert(id, at: min(max(position - 1, 0), order.count))
+        let statement = try db.prepare("UPDATE patients SET display_order = ? WHERE id = ?")
+        for (index, patientID) in order.enumerated() {
+            try statement.bind([index + 1, patientID])
+            try statement.step()
+        }
+    }
+}
+
+enum Timestamps {
+    static func now(_ date: Date = Date()) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+}

@@ -1,0 +1,77 @@
+import CSQLCipher
+
+private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// A prepared statement. Bind parameters by position, step through rows, read typed columns.
+///
+///     let statement = try db.prepare("SELECT first_name FROM patients WHERE id = ?")
+///     try statement.bind([42])
+///     while try statement.step() { print(statement.string(0) ?? "") }
+public final class Statement {
+    let handle: OpaquePointer
+    public let sql: String
+    private unowned let database: Database
+
+    init(database: Database, sql: String) throws {
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(database.handle, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw database.error(rc, sql: sql) }
+        self.handle = stmt
+        self.sql = sql
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    public func bind(_ values: [DatabaseValueConvertible?]) throws {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        guard Int32(values.count) == sqlite3_bind_parameter_count(handle) else {
+            throw DatabaseError(code: SQLITE_RANGE, message: "expected \(sqlite3_bind_parameter_count(handle)) parameters, got \(values.count)", sql: sql)
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value?.databaseValue ?? .null {
+            case .null: rc = sqlite3_bind_null(handle, index)
+            case let .integer(v): rc = sqlite3_bind_int64(handle, index, v)
+            case let .real(v): rc = sqlite3_bind_double(handle, index, v)
+            case let .text(v): rc = sqlite3_bind_text(handle, index, v, -1, SQLITE_TRANSIENT)
+            case let .blob(v): rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32(v.count), SQLITE_TRANSIENT) }
+            }
+            guard rc == SQLITE_OK else { throw database.error(rc, sql: sql) }
+        }
+    }
+
+    /// Advances to the next row; false when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let error = database.error(rc, sql: sql)
+            sqlite3_reset(handle)
+            throw error
+        }
+    }
+
+    public var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    public func columnName(_ i: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(i))) }
+
+    public func isNull(_ i: Int) -> Bool { sqlite3_column_type(handle, Int32(i)) == SQLITE_NULL }
+    public func int64(_ i: Int) -> Int64? { isNull(i) ? nil : sqlite3_column_int64(handle, Int32(i)) }
+    public func int(_ i: Int) -> Int? { int64(i).map { Int($0) } }
+    public func double(_ i: Int) -> Double? { isNull(i) ? nil : sqlite3_column_double(handle, Int32(i)) }
+    public func string(_ i: Int) -> String? {
+        guard !isNull(i), let text = sqlite3_column_text(handle, Int32(i)) else { return nil }
+        return String(cString: text)
+    }
+    public func blob(_ i: Int) -> [UInt8]? {
+        guard !isNull(i) else { return nil }
+        let count = Int(sqlite3_column_bytes(handle, Int32(i)))
+        guard count > 0, let base = sqlite3_column_blob(handle, Int32(i)) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: base, count: count))
+    }
+}

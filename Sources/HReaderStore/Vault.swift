@@ -1,0 +1,157 @@
+import Foundation
+import HReaderCrypto
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A vault directory (mode 0700) and the files it holds (mode 0600):
+/// `vault.db` (+ `-wal`, `-shm`), `vault.key`, `sessions/`, and `vault.lock` for key-file updates.
+///
+///     let vault = Vault(root: url)
+///     let keyFile = try vault.readKeyFile()
+///     let db = try vault.openDatabase(key: dataKey)
+public struct Vault: Sendable {
+    public let root: URL
+
+    public init(root: URL) { self.root = root.standardizedFileURL }
+
+    public var keyFileURL: URL { root.appendingPathComponent("vault.key") }
+    public var databaseURL: URL { root.appendingPathComponent("vault.db") }
+    public var sessionsURL: URL { root.appendingPathComponent("sessions") }
+    var lockURL: URL { root.appendingPathComponent("vault.lock") }
+
+    public enum Failure: Error, Equatable, Sendable {
+        case noVault(String)
+        case alreadyExists(String)
+        /// `init` was interrupted before it wrote the key file: the database can never be opened.
+        case interruptedInit(String)
+        case databaseMissing(String)
+        case io(String)
+    }
+
+    /// Where the vault is: `--vault`, else `$HREADER_VAULT`, else `$XDG_DATA_HOME/hreader`
+    /// (`~/.local/share/hreader`).
+    public static func location(flag: String?, environment: [String: String]) -> URL {
+        if let flag, !flag.isEmpty { return URL(fileURLWithPath: flag) }
+        if let env = environment["HREADER_VAULT"], !env.isEmpty { return URL(fileURLWithPath: env) }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/share")
+        return URL(fileURLWithPath: data).appendingPathComponent("hreader")
+    }
+
+    public var exists: Bool { FileManager.default.fileExists(atPath: keyFileURL.path) }
+
+    // MARK: Creation
+
+    /// Creates the directory (0700) for a new vault. Refuses a directory that already holds a vault;
+    /// clears what an interrupted `init` left (a database without a key file is unopenable).
+    public func prepareForCreation() throws {
+        if exists { throw Failure.alreadyExists(root.path) }
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: root.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw Failure.io("\(root.path) exists and is not a directory") }
+        } else {
+            do {
+                try fm.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw Failure.io("cannot create \(root.path)")
+            }
+        }
+        chmod(root.path, 0o700)
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            unlink(databaseURL.path + suffix)
+        }
+    }
+
+    // MARK: Key file
+
+    public func readKeyFile() throws -> KeyFile {
+        guard exists else {
+            if FileManager.default.fileExists(atPath: databaseURL.path) { throw Failure.interruptedInit(root.path) }
+            throw Failure.noVault(root.path)
+        }
+        guard let data = FileManager.default.contents(atPath: keyFileURL.path) else {
+            throw Failure.io("cannot read \(keyFileURL.path)")
+        }
+        return try KeyFile.decode(Array(data))
+    }
+
+    /// Replaces the key file atomically (temporary file, fsync, rename, fsync the directory).
+    public func writeKeyFile(_ keyFile: KeyFile) throws {
+        AtomicFile.removeLeftovers(for: keyFileURL)
+        try AtomicFile.write(try keyFile.encoded(), to: keyFileURL, mode: 0o600)
+    }
+
+    /// Runs `body` holding an exclusive lock on the vault, so that two processes updating the key
+    /// file (or sessions) do not lose each other's change.
+    public func withExclusiveLock<T>(_ body: () throws -> T) throws -> T {
+        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure.io("cannot open \(lockURL.path)") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw Failure.io("cannot lock \(lockURL.path)") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    // MARK: Database
+
+    /// Opens the vault's encrypted database with the data key and runs pending migrations.
+    public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator()) throws -> Database {
+        if !create && !FileManager.default.fileExists(atPath: databaseURL.path) {
+            throw Failure.databaseMissing(databaseURL.path)
+        }
+        let previousMask = umask(0o077)
+        defer { umask(previousMask) }
+        let db = try Database.open(path: databaseURL.path, key: key, create: create)
+        try migrator.migrate(db)
+        return db
+    }
+
+    // MARK: Sessions
+
+    public func writeSession(id: String, file: [UInt8]) throws {
+        try ensureSessionsDirectory()
+        try AtomicFile.write(file, to: sessionsURL.appendingPathComponent(id), mode: 0o600)
+    }
+
+    public func readSession(id: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: sessionsURL.appendingPathComponent(id).path).map(Array.init)
+    }
+
+    public func removeSession(id: String) {
+        unlink(sessionsURL.appendingPathComponent(id).path)
+    }
+
+    /// The ids of the session files present.
+    public func sessionIDs() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: sessionsURL.path)) ?? []).filter { !$0.hasPrefix(".") }
+    }
+
+    /// Deletes every session; returns how many there were.
+    @discardableResult
+    public func removeAllSessions() -> Int {
+        let ids = sessionIDs()
+        // Also temporary files of a session write that was killed before its rename.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: sessionsURL.path)) ?? [] {
+            unlink(sessionsURL.appendingPathComponent(name).path)
+        }
+        return ids.count
+    }
+
+    private func ensureSessionsDirectory() throws {
+        if !FileManager.default.fileExists(atPath: sessionsURL.path) {
+            guard mkdir(sessionsURL.path, 0o700) == 0 || errno == EEXIST else { throw Failure.io("cannot create \(sessionsURL.path)") }
+        }
+    }
+
+    /// Every regular file under the vault directory, for checks and tests.
+    public func allFiles() -> [URL] {
+        guard let e = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else { return [] }
+        return e.compactMap { $0 as? URL }.filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
+    }
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs what hreader needs to build and test: SQLCipher >= 4.5, OpenSSL, libxml2, pkg-config.
+# Idempotent: does nothing when everything is already there. Safe to run as root on Debian/Ubuntu,
+# or as a user on macOS with Homebrew.
+set -euo pipefail
+
+need_min_sqlcipher="4.5"
+
+have_sqlcipher() {
+  pkg-config --exists sqlcipher 2>/dev/null || return 1
+  local v; v=$(pkg-config --modversion sqlcipher)
+  # pkg-config reports the underlying SQLite version (e.g. 3.46.1 for SQLCipher 4.6.1); SQLCipher 4.5
+  # is built on SQLite >= 3.36. SQLCipher 3.4.1 reports 3.15.2.
+  [ "$(printf '%s\n%s\n' "3.36.0" "$v" | sort -V | head -n1)" = "3.36.0" ]
+}
+
+all_present() {
+  command -v pkg-config >/dev/null 2>&1 && have_sqlcipher \
+    && pkg-config --exists libcrypto 2>/dev/null && pkg-config --exists libxml-2.0 2>/dev/null \
+    && command -v sqlcipher >/dev/null 2>&1
+}
+
+if all_present; then
+  exit 0
+fi
+
+case "$(uname -s)" in
+  Darwin)
+    brew install sqlcipher openssl@3 libxml2 pkg-config
+    exit 0 ;;
+esac
+
+if [ "$(id -u)" != 0 ]; then
+  echo "deps: missing system packages (SQLCipher >= $need_min_sqlcipher, libssl-dev, libxml2-dev, pkg-config); run 'sudo make deps'" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+. /etc/os-release
+target=()
+if [ "${ID:-}" = debian ] && [ "${VERSION_CODENAME:-}" = bookworm ]; then
+  # Debian 12's main archive has SQLCipher 3.4.1 (2016); bookworm-backports has 4.6.x.
+  list=/etc/apt/sources.list.d/hreader-bookworm-backports.list
+  if ! grep -rqs "bookworm-backports" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" > "$list"
+  fi
+  target=(-t bookworm-backports)
+fi
+echo "deps: installing SQLCipher, OpenSSL, libxml2 headers (apt-get)" >&2
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev >/dev/null
+apt-get install -y -qq --no-install-recommends "${target[@]}" libsqlcipher-dev sqlcipher >/dev/null
+
+if ! have_sqlcipher; then
+  echo "deps: SQLCipher $(pkg-config --modversion sqlcipher 2>/dev/null || echo none) is older than $need_min_sqlcipher" >&2
+  exit 1
+fi
+echo "deps: SQLCipher (SQLite $(pkg-config --modversion sqlcipher)) ready" >&2

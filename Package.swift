@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "HReaderKit", dependencies: ["HReaderStore", "HReaderCrypto"]),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderKit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),

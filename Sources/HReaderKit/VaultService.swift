@@ -26,6 +26,8 @@ public struct VaultService: Sendable {
             try PasswordPolicy.check(password)
             if let questions { try Self.checkQuestions(questions) }
             try kdf.validate()
+            if vault.exists { throw Vault.Failure.alreadyExists(vault.root.path) }
+            try vault.createDirectory()
             return try vault.withExclusiveLock {
                 try vault.prepareForCreation()
                 let dataKey = try SecretBytes.random(count: 32)

@@ -93,6 +93,14 @@ public final class Database {
 
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 
+    /// The linked library's `cipher_version`, asked of a throw-away in-memory connection.
+    public static func libraryCipherVersion() -> String? {
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else { return nil }
+        let db = Database(handle: handle, path: ":memory:")
+        return try? db.cipherVersion()
+    }
+
     // MARK: Running SQL
 
     public func prepare(_ sql: String) throws -> Statement {

@@ -45,10 +45,8 @@ public struct Vault: Sendable {
 
     // MARK: Creation
 
-    /// Creates the directory (0700) for a new vault. Refuses a directory that already holds a vault;
-    /// clears what an interrupted `init` left (a database without a key file is unopenable).
-    public func prepareForCreation() throws {
-        if exists { throw Failure.alreadyExists(root.path) }
+    /// Creates the vault directory (0700) if needed. Refuses a path that is not a directory.
+    public func createDirectory() throws {
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         if fm.fileExists(atPath: root.path, isDirectory: &isDirectory) {
@@ -61,6 +59,12 @@ public struct Vault: Sendable {
             }
         }
         chmod(root.path, 0o700)
+    }
+
+    /// Under the vault lock, before a new vault is written: refuses a directory that already holds a
+    /// vault, and clears what an interrupted `init` left (a database without a key file is unopenable).
+    public func prepareForCreation() throws {
+        if exists { throw Failure.alreadyExists(root.path) }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             unlink(databaseURL.path + suffix)
         }

@@ -1,1 +1,34 @@
-print("hreader")
+// The entry point: parse, run, and turn every failure into one line on stderr and an exit code
+// from DESIGN.md §9. No stack traces, no partial output on stdout.
+import ArgumentParser
+import Foundation
+import HReaderKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+do {
+    var command = try HReaderCommand.parseAsRoot()
+    try command.run()
+    exit(0)
+} catch let error as HReaderError {
+    Terminal.error(error.message)
+    exit(error.exitCode)
+} catch {
+    let code = HReaderCommand.exitCode(for: error)
+    if code == .success {
+        print(HReaderCommand.fullMessage(for: error))
+        exit(0)
+    }
+    if error is ExitCode {
+        exit(code.rawValue)
+    }
+    // ArgumentParser's own parse and validation errors are usage errors (2), not EX_USAGE (64).
+    let message = HReaderCommand.message(for: error)
+    Terminal.error(message.isEmpty ? "invalid arguments" : message.split(separator: "\n").first.map(String.init) ?? message)
+    if let usage = HReaderCommand.fullMessage(for: error).split(separator: "\n").first(where: { $0.hasPrefix("Usage:") }) {
+        FileHandle.standardError.write(Data((usage + "\n").utf8))
+    }
+    exit(HReaderError.Kind.usage.rawValue)
+}

@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import HReaderKit
+import HReaderCrypto
+import HReaderStore
+
+/// Options every vault command takes. Secrets are never accepted in argv: only paths and commands.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The vault directory (default: $HREADER_VAULT, else $XDG_DATA_HOME/hreader).", valueName: "dir"))
+    var vault: String?
+
+    @Option(name: .long, help: ArgumentHelp("Read the password from the first line of this file.", valueName: "file"))
+    var passwordFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("Run this shell command and read the password from its output.", valueName: "cmd"))
+    var passwordCommand: String?
+
+    @Flag(name: .long, help: "Print only what was asked for; no progress or notes.")
+    var quiet = false
+
+    @Flag(name: .long, help: "Print data as JSON on stdout.")
+    var json = false
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var vaultURL: URL { Vault.location(flag: vault, environment: environment) }
+
+    var service: VaultService { VaultService(vault: Vault(root: vaultURL)) }
+
+    var passwordInput: PasswordInput {
+        PasswordInput(file: passwordFile, command: passwordCommand, environment: environment)
+    }
+
+    /// How to open the vault: an explicit password source wins, then `HREADER_SESSION`, then
+    /// `HREADER_PASSWORD`, then a prompt on the terminal.
+    func credential() throws -> Credential {
+        if passwordFile == nil, passwordCommand == nil, let token = environment["HREADER_SESSION"], !token.isEmpty {
+            return .session(token)
+        }
+        return .password(try passwordInput.password(prompt: "Vault password: "))
+    }
+
+    /// Opens the vault with the credential the user provided.
+    func open() throws -> OpenVault {
+        _ = try service.keyFile()   // "no vault here" before asking for a password
+        return try service.open(try credential())
+    }
+
+    /// The current password (never a session): for commands that change the key file.
+    func currentPassword() throws -> SecretBytes {
+        _ = try service.keyFile()
+        return try passwordInput.password(prompt: "Current vault password: ")
+    }
+
+    func note(_ message: String) {
+        if !quiet { Terminal.note(message) }
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+
+struct HReaderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hreader",
+        abstract: "An encrypted personal health record manager.",
+        discussion: """
+            Your health record lives in one SQLCipher-encrypted vault ($HREADER_VAULT, or \
+            ~/.local/share/hreader). Start with 'hreader init', then 'hreader patients add'.
+            Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong password/locked, 4 no vault/vault exists,
+            5 bad input data, 6 server or network, 7 integrity (damaged or tampered files).
+            """,
+        version: "0.1.0",
+        subcommands: [
+            InitCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self, CheckCommand.self,
+            PasswdCommand.self, RecoverCommand.self, KeyCommand.self,
+            PatientsCommand.self, EntriesCommand.self,
+        ]
+    )
+}

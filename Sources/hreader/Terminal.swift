@@ -1,0 +1,88 @@
+import Foundation
+import HReaderCrypto
+import HReaderKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Prompts and messages. Messages go to stderr; only data goes to stdout.
+enum Terminal {
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data("hreader: \(message)\n".utf8))
+    }
+
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
+    }
+
+    static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    /// Reads a line with echo off from the terminal. Fails at once when there is no terminal.
+    static func readSecret(prompt: String) throws -> SecretBytes {
+        try readLine(prompt: prompt, echo: false)
+    }
+
+    /// Reads a visible line (a security question) from the terminal.
+    static func readVisibleLine(prompt: String) throws -> String {
+        let secret = try readLine(prompt: prompt, echo: true)
+        return secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private static func readLine(prompt: String, echo: Bool) throws -> SecretBytes {
+        guard stdinIsTerminal else {
+            throw HReaderError(.authentication, "no password source: use --password-file, --password-command, HREADER_SESSION or HREADER_PASSWORD, or run in a terminal")
+        }
+        let fd = STDIN_FILENO
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var saved = termios()
+        let haveTermios = tcgetattr(fd, &saved) == 0
+        if haveTermios && !echo {
+            var quiet = saved
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(fd, TCSAFLUSH, &quiet)
+        }
+        defer {
+            if haveTermios && !echo {
+                var restore = saved
+                tcsetattr(fd, TCSAFLUSH, &restore)
+                FileHandle.standardError.write(Data("\n".utf8))
+            }
+        }
+        var line: [UInt8] = []
+        defer { PasswordInput.wipe(&line) }
+        var byte: UInt8 = 0
+        while true {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 || byte == 0x0a || byte == 0x0d { break }
+            line.append(byte)
+            if line.count > 4096 { break }
+        }
+        guard !line.isEmpty else { throw HReaderError.usage("nothing was typed") }
+        return SecretBytes(line)
+    }
+}
+
+/// Data output: JSON on stdout, or aligned text.
+enum Output {
+    static func json(_ object: Any) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { return }
+        print(String(decoding: data, as: UTF8.self))
+    }
+
+    static func line(_ text: String = "") {
+        print(text)
+    }
+
+    static func table(_ rows: [[String]]) {
+        guard let width = rows.map(\.count).max() else { return }
+        var widths = [Int](repeating: 0, count: width)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        for row in rows {
+            let cells = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+            print(cells.joined(separator: "  "))
+        }
+    }
+}

@@ -26,11 +26,11 @@ public final class OpenVault {
 
     /// Runs `body` in one transaction, translating errors for the user.
     func write<T>(_ body: () throws -> T) throws -> T {
-        do { return try db.transaction(body) } catch { throw HReaderError.from(error) }
+        do { return try db.transaction(body) } catch { throw HReaderError.from(db.diagnose(error)) }
     }
 
     func read<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch { throw HReaderError.from(error) }
+        do { return try body() } catch { throw HReaderError.from(db.diagnose(error)) }
     }
 
     // MARK: Patients

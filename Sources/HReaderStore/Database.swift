@@ -44,6 +44,8 @@ public final class Database {
         let db = Database(handle: handle, path: path)
         guard rc == SQLITE_OK else { throw db.error(rc, sql: nil) }
         sqlite3_extended_result_codes(handle, 1)
+        // Before the first read: another process may hold a lock (a writer, or a checkpoint on close).
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
 
         // Quiet SQLCipher's own logging of HMAC failures (it would print to stderr on a wrong key).
         try? db.execute("PRAGMA cipher_log_source = NONE")
@@ -64,7 +66,6 @@ public final class Database {
             throw OpenFailure.notADatabaseUnderThisKey
         }
         try db.execute("PRAGMA foreign_keys = ON")
-        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
         try db.execute("PRAGMA temp_store = MEMORY")
         try db.execute("PRAGMA secure_delete = ON")
         _ = try db.scalarString("PRAGMA journal_mode = WAL")
@@ -166,13 +167,27 @@ public final class Database {
 
     // MARK: Integrity
 
+    /// SQLCipher reports a page that fails its HMAC as a plain SQLITE_ERROR ("SQL logic error"), which
+    /// reads like a bug. When an unexpected error occurs, ask `cipher_integrity_check` and, if pages are
+    /// damaged, say so.
+    public func diagnose(_ error: Error) -> Error {
+        guard let e = error as? DatabaseError, !e.isIntegrityFailure, !e.isBusy, !e.isConstraintViolation,
+              let problems = try? integrityProblems(), !problems.isEmpty else { return error }
+        return DatabaseError(code: SQLITE_CORRUPT, message: "\(problems.count) damaged page(s) or record(s): \(problems[0])", sql: e.sql)
+    }
+
     /// Checks every page's HMAC (`cipher_integrity_check`), the b-trees (`integrity_check`) and the
     /// foreign keys. Returns the problems found; empty means sound.
     public func integrityProblems() throws -> [String] {
-        var problems = try query("PRAGMA cipher_integrity_check") { $0.string(0) ?? "" }
-        let check = try query("PRAGMA integrity_check") { $0.string(0) ?? "" }
-        if check != ["ok"] { problems += check }
-        problems += try query("PRAGMA foreign_key_check") { "foreign key violation in \($0.string(0) ?? "?")" }
-        return problems
+        // Page HMACs first: when they fail, the b-tree checks below cannot read those pages anyway.
+        let cipher = try query("PRAGMA cipher_integrity_check") { $0.string(0) ?? "" }
+        if !cipher.isEmpty { return cipher }
+        do {
+            var problems = try query("PRAGMA integrity_check") { $0.string(0) ?? "" }.filter { $0 != "ok" }
+            problems += try query("PRAGMA foreign_key_check") { "foreign key violation in \($0.string(0) ?? "?")" }
+            return problems
+        } catch let error as DatabaseError {
+            return ["integrity check stopped: \(error.message)"]
+        }
     }
 }

@@ -193,7 +193,7 @@ struct EntriesCommand: ParsableCommand {
                 set(text, &user.comments); set(quantity, &user.patientQuantity); set(dose, &user.patientDose)
                 set(directions, &user.patientDirections); set(prescriber, &user.patientPrescriber)
             }
-            if global.json { Output.json(["entry": updated.jsonObject]) }
+            if global.json { Output.json(["entry": updated.jsonObject]) } else { global.note("Updated entry \(updated.id).") }
         }
     }
 

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderCLITests: XCTestCase { func testNothing() {} }

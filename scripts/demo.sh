@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The demo: a throw-away vault with a demo password, a patient and entries, listed and checked.
+# Nothing here touches your own vault.
+set -euo pipefail
+hreader=${1:-.build/debug/hreader}
+work=$(mktemp -d "${TMPDIR:-/tmp}/hreader-demo.XXXXXX")
+export HREADER_VAULT="$work/vault"
+unset HREADER_SESSION HREADER_PASSWORD
+umask 077
+# The demo password lives in a file (never on the command line).
+printf 'Demo-Passw0rd\n' > "$work/password"
+
+if [ -t 1 ]; then bold=$'\033[1m'; plain=$'\033[0m'; else bold=; plain=; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; }
+
+step hreader init --new-password-file "$work/password"
+"$hreader" init --new-password-file "$work/password"
+
+step 'eval "$(hreader unlock --password-file … --for 10m)"'
+eval "$("$hreader" unlock --password-file "$work/password" --for 10m)"
+
+step hreader patients add --first Ada --last Lovelace --birth-date 1985-12-10 --gender female --as me
+"$hreader" patients add --first Ada --last Lovelace --birth-date 1985-12-10 --gender female --as me
+step hreader patients add --first Charles --last Lovelace --birth-date 2015-06-01 --gender male --as child
+"$hreader" patients add --first Charles --last Lovelace --birth-date 2015-06-01 --gender male --as child
+step hreader patients select 1
+"$hreader" patients select 1
+
+step hreader entries add --type vital_sign --description "Systolic blood pressure" --value 118 --unit mm[Hg] …
+"$hreader" entries add --type vital_sign --description "Systolic blood pressure" --value 118 --unit 'mm[Hg]' \
+  --date 2026-11-01T08:30:00Z --code LOINC=8480-6
+"$hreader" entries add --type vital_sign --description "Diastolic blood pressure" --value 76 --unit 'mm[Hg]' \
+  --date 2026-11-01T08:30:00Z --code LOINC=8462-4
+"$hreader" entries add --type medication --description "Lisinopril 10 mg tablet" --dose "10 mg daily" --date 2026-10-15
+"$hreader" entries add --type condition --description "Essential hypertension" --status active --date 2026-10-15 \
+  --code SNOMED-CT=59621000
+step hreader entries comment 3 --text "Take in the morning" --prescriber "Dr. Babbage"
+"$hreader" entries comment 3 --text "Take in the morning" --prescriber "Dr. Babbage"
+
+step hreader patients list
+"$hreader" patients list
+step hreader entries list
+"$hreader" entries list
+step hreader status
+"$hreader" status
+step hreader check
+"$hreader" check
+step hreader lock
+"$hreader" lock
+
+printf '\nThe demo vault is at %s (password in %s).\n' "$HREADER_VAULT" "$work/password"
+printf 'Try: HREADER_VAULT=%s %s patients list --password-file %s\n' "$HREADER_VAULT" "$hreader" "$work/password"

@@ -32,6 +32,8 @@ let package = Package(
             name: "hreader",
             dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
+        // `make bench`: figures with ratios to baselines measured in the same run.
+        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
         .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit"]),

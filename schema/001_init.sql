@@ -1,7 +1,8 @@
 -- hreader vault schema, migration 1: the whole model of DESIGN.md §3.
 -- Times: *_text keeps what the source said (partial dates, offsets); *_epoch is the instant in
--- epoch seconds (UTC) used for ordering and range queries. Partial dates ("2012", "2012-05")
--- take the start of the period in UTC for *_epoch and keep their precision in *_text.
+-- epoch seconds (UTC) used for ordering and range queries. Bare and partial dates ("2012-05-01",
+-- "2012-05", "2012") take the start of the period at local midnight for *_epoch and keep their
+-- precision in *_text.
 
 CREATE TABLE sources (
     id            INTEGER PRIMARY KEY,

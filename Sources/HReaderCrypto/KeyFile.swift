@@ -103,9 +103,8 @@ public struct KeyFile: Equatable, Sendable {
 
     /// Removes a slot; the last password slot cannot go.
     public mutating func removeSlot(id: String) throws {
-        guard let index = slots.firstIndex(where: { $0.id == id || $0.id.hasPrefix(id.lowercased()) && id.count >= 8 }) else {
-            throw KeyFileError.noSuchSlot(id)
-        }
+        let match = try slot(matching: id)
+        guard let index = slots.firstIndex(where: { $0.id == match.id }) else { throw KeyFileError.noSuchSlot(id) }
         if slots[index].kind == .password && slots.filter({ $0.kind == .password }).count == 1 {
             throw KeyFileError.lastPasswordSlot
         }
@@ -187,6 +186,22 @@ extension KeyFile {
         "sha256:" + SHA256.hash(try canonicalBytes(wire)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// Codable ignores members it does not know; a key file must not carry any (they would escape
+    /// the checksum and vanish at the next write).
+    private static func checkNoUnknownMembers(_ bytes: [UInt8]) throws {
+        let top: Set<String> = ["format", "version", "vault_id", "created", "slots", "checksum"]
+        let slot: Set<String> = ["id", "kind", "label", "questions", "kdf", "nonce", "wrapped_key", "created"]
+        let kdf: Set<String> = ["name", "n", "r", "p", "iterations", "salt"]
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              Set(object.keys).isSubset(of: top), let slots = object["slots"] as? [[String: Any]]
+        else { throw KeyFileError.damaged("it has members this version does not know") }
+        for s in slots {
+            guard Set(s.keys).isSubset(of: slot), let k = s["kdf"] as? [String: Any], Set(k.keys).isSubset(of: kdf) else {
+                throw KeyFileError.damaged("a slot has members this version does not know")
+            }
+        }
+    }
+
     public func encoded() throws -> [UInt8] {
         var wire = Wire(format: Self.format, version: Self.version, vault_id: vaultID, created: created, slots: slots.map { slot in
             let kdf: WireKDF
@@ -211,6 +226,7 @@ extension KeyFile {
         } catch {
             throw KeyFileError.damaged("it is not valid key file JSON")
         }
+        try checkNoUnknownMembers(bytes)
         guard wire.format == format else { throw KeyFileError.damaged("it is not an hreader key file") }
         guard wire.version == version else { throw KeyFileError.unsupportedVersion(wire.version) }
         guard let sum = wire.checksum, sum == (try checksum(wire)) else {

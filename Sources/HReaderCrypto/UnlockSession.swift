@@ -48,7 +48,8 @@ public enum UnlockSession {
     public static func sessionID(in token: String) throws -> String {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] == "hrs1", parts[1].count == 32, parts[2].count == 64,
-              parts[1].allSatisfy(\.isHexDigit), parts[2].allSatisfy(\.isHexDigit) else { throw Failure.malformedToken }
+              parts[1].allSatisfy({ $0.isASCII && $0.isHexDigit }), parts[2].allSatisfy({ $0.isASCII && $0.isHexDigit })
+        else { throw Failure.malformedToken }
         return String(parts[1])
     }
 

@@ -54,7 +54,8 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
             switch e {
             case let .noVault(path): return HReaderError(.vaultPresence, "no vault at \(path); create one with 'hreader init' or point --vault at it")
             case let .alreadyExists(path): return HReaderError(.vaultPresence, "a vault already exists at \(path)")
-            case let .interruptedInit(path): return HReaderError(.vaultPresence, "no vault at \(path): an interrupted 'hreader init' left only a database; run 'hreader init' again")
+            case let .keyFileMissing(path): return HReaderError(.integrity, "\(path) has vault.db but no vault.key: restore vault.key from a backup (without it the database cannot be opened)")
+            case let .notEmpty(path): return HReaderError(.vaultPresence, "\(path) is not empty and holds no vault; choose a new or empty directory")
             case let .databaseMissing(path): return HReaderError(.integrity, "the vault database \(path) is missing; restore it from a backup")
             case let .io(what): return HReaderError(.failure, what)
             }

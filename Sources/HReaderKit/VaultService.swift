@@ -32,10 +32,11 @@ public struct VaultService: Sendable {
                 try vault.prepareForCreation()
                 let dataKey = try SecretBytes.random(count: 32)
                 var keyFile = KeyFile.new(now: now)
-                // The database first: until the key file exists, a leftover database is known to be
-                // an interrupted init and is cleared by the next `init`.
+                // The database is built as vault.db.new, the key file written, and only then is the
+                // database renamed: a crash at any point leaves either no vault (and a leftover that
+                // the next `init` clears) or a whole one. No existing file is ever deleted.
                 do {
-                    let db = try vault.openDatabase(key: dataKey, create: true)
+                    let db = try vault.createNewDatabase(key: dataKey)
                     try AuditLog(db).record("vault.init", detail: "kdf \(kdf.name)", now: now)
                 }
                 try keyFile.addSlot(kind: .password, label: "password", secret: password, kdf: kdf, dataKey: dataKey, now: now)
@@ -47,6 +48,7 @@ public struct VaultService: Sendable {
                 let recovery = try RecoveryKey.generate()
                 try keyFile.addSlot(kind: .recovery, label: "recovery key", secret: recovery.secret, kdf: kdf, dataKey: dataKey, now: now)
                 try vault.writeKeyFile(keyFile)
+                try vault.commitNewDatabase()
                 return Created(vaultID: keyFile.vaultID, recoveryKey: recovery.display)
             }
         } catch {
@@ -144,8 +146,8 @@ public struct VaultService: Sendable {
             let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: current)
             try keyFile.addSlot(kind: .password, label: slot.label, secret: new, kdf: slot.kdf, dataKey: dataKey, now: now)
             try keyFile.removeSlot(id: slot.id)
-            return "key.passwd"
         }
+        vault.removeAllSessions()
     }
 
     /// With the security answers or the recovery key, replaces every password slot by one for `newPassword`
@@ -158,7 +160,6 @@ public struct VaultService: Sendable {
             let oldPasswords = keyFile.slots.filter { $0.kind == .password }
             try keyFile.addSlot(kind: .password, label: "password", secret: newPassword, kdf: kdf, dataKey: dataKey, now: now)
             for old in oldPasswords { try keyFile.removeSlot(id: old.id) }
-            return "key.recover"
         }
         vault.removeAllSessions()
     }
@@ -192,7 +193,6 @@ public struct VaultService: Sendable {
                 result = (try keyFile.addSlot(kind: .recovery, label: label ?? "recovery key", secret: key.secret, kdf: parameters,
                                               dataKey: dataKey, now: now), key.display)
             }
-            return "key.add"
         }
         return result!
     }
@@ -203,7 +203,6 @@ public struct VaultService: Sendable {
             _ = try keyFile.unlock(kind: .password, secret: password)
             let slot = try keyFile.slot(matching: id)
             try keyFile.removeSlot(id: slot.id)
-            return "key.remove"
         }
     }
 
@@ -215,19 +214,19 @@ public struct VaultService: Sendable {
             let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: password)
             upgraded = try keyFile.addSlot(kind: .password, label: slot.label, secret: password, kdf: kdf, dataKey: dataKey, now: now)
             try keyFile.removeSlot(id: slot.id)
-            return "key.upgrade"
         }
         return upgraded!
     }
 
-    /// Read-modify-write of the key file under the vault lock, written atomically, and audited.
-    private func updateKeyFile(_ change: (inout KeyFile) throws -> String) throws {
+    /// Read-modify-write of the key file under the vault lock, written atomically. Key changes are not
+    /// written to the database's audit log: re-keying must leave the database's bytes untouched (the
+    /// slots' `created` times record when each secret was set).
+    private func updateKeyFile(_ change: (inout KeyFile) throws -> Void) throws {
         do {
             try vault.withExclusiveLock {
                 var keyFile = try vault.readKeyFile()
-                let action = try change(&keyFile)
+                try change(&keyFile)
                 try vault.writeKeyFile(keyFile)
-                _ = action
             }
         } catch {
             throw HReaderError.from(error)

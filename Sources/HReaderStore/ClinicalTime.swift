@@ -18,9 +18,7 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
     /// An instant, written as RFC 3339 in UTC.
     public init(epoch: Int64) {
         self.epoch = epoch
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        self.text = f.string(from: Date(timeIntervalSince1970: TimeInterval(epoch)))
+        self.text = RFC3339.utc(epoch)
     }
 
     public var date: Date { Date(timeIntervalSince1970: TimeInterval(epoch)) }

@@ -11,6 +11,8 @@ import HReaderCrypto
 public final class Database {
     let handle: OpaquePointer
     public let path: String
+    /// Prepared statements reused by `execute(_:_:)` and `query`, keyed by SQL.
+    private var statementCache: [String: Statement] = [:]
 
     /// Oldest SQLCipher hreader accepts (4.5: SHA512 page HMACs, SQLite ≥ 3.36 with UPSERT, JSON, RETURNING).
     public static let minimumCipherVersion = (4, 5)
@@ -30,7 +32,10 @@ public final class Database {
         self.path = path
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
 
     /// Opens (or with `create`, creates) an encrypted database keyed with the raw 32-byte `key`,
     /// checks the library and the file, and applies the connection settings of DESIGN.md §3.
@@ -121,18 +126,28 @@ public final class Database {
 
     /// Runs one statement with parameters to completion.
     public func execute(_ sql: String, _ arguments: [DatabaseValueConvertible?]) throws {
-        let statement = try prepare(sql)
+        let statement = try cachedStatement(sql)
         try statement.bind(arguments)
+        defer { statement.reset() }
         while try statement.step() {}
     }
 
     /// Runs a query and maps each row.
     public func query<T>(_ sql: String, _ arguments: [DatabaseValueConvertible?] = [], _ row: (Statement) throws -> T) throws -> [T] {
-        let statement = try prepare(sql)
+        let statement = try cachedStatement(sql)
         try statement.bind(arguments)
+        defer { statement.reset() }
         var out: [T] = []
         while try statement.step() { out.append(try row(statement)) }
         return out
+    }
+
+    /// A prepared statement kept for reuse (pragmas are not cached: some change meaning per call).
+    func cachedStatement(_ sql: String) throws -> Statement {
+        if let cached = statementCache[sql] { return cached }
+        let statement = try prepare(sql)
+        if !sql.hasPrefix("PRAGMA") { statementCache[sql] = statement }
+        return statement
     }
 
     public func scalarInt(_ sql: String, _ arguments: [DatabaseValueConvertible?] = []) throws -> Int64? {

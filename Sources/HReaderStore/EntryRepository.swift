@@ -18,7 +18,7 @@ public struct EntryRepository {
     }
 
     static func row(_ s: Statement) -> Entry {
-        let codes = (s.string(14)?.data(using: .utf8)).flatMap { try? JSONDecoder().decode([String: [String]].self, from: $0) } ?? [:]
+        let codes = CodesJSON.decode(s.string(14))
         let content = EntryContent(
             type: EntryType(rawValue: s.string(5)!) ?? .observation, description: s.string(6) ?? "", status: s.string(7),
             date: time(s, 8, 9), start: time(s, 10, 11), end: time(s, 12, 13), codes: codes,
@@ -30,16 +30,21 @@ public struct EntryRepository {
                      content: content, user: user, missingAtSource: s.string(28), created: s.string(29)!, updated: s.string(30)!)
     }
 
-    static func encodeCodes(_ codes: [String: [String]]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(codes)) ?? Data("{}".utf8), as: UTF8.self)
-    }
+    static func encodeCodes(_ codes: [String: [String]]) -> String { CodesJSON.encode(codes) }
 
-    /// Adds an entry. Without a source it is the user's own (the manual source, a fresh remote id).
+    /// Adds an entry and reads it back. Without a source it is the user's own (the manual source, a
+    /// fresh remote id).
     @discardableResult
     public func add(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64? = nil,
                     remoteID: String? = nil, now: Date = Date()) throws -> Entry {
+        let id = try insert(patientID: patientID, content: content, user: user, sourceID: sourceID, remoteID: remoteID, now: now)
+        return try get(id: id)!
+    }
+
+    /// Adds an entry; returns its local id (for bulk work, without reading it back).
+    @discardableResult
+    public func insert(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64? = nil,
+                       remoteID: String? = nil, now: Date = Date()) throws -> Int64 {
         let uuid = UUID().uuidString.lowercased()
         let source = try sourceID ?? SourceRepository(db).manualSourceID()
         let stamp = Timestamps.now(now)
@@ -55,7 +60,7 @@ public struct EntryRepository {
                   Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
                   user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
                   user.deleted, stamp, stamp])
-        return try get(id: db.lastInsertRowID)!
+        return db.lastInsertRowID
     }
 
     public func get(id: Int64) throws -> Entry? {
@@ -64,7 +69,8 @@ public struct EntryRepository {
 
     /// Finds an entry by local id, uuid, or a uuid prefix of at least 8 characters.
     public func find(_ reference: String) throws -> Entry? {
-        if let id = Int64(reference) { return try get(id: id) }
+        // An all-digit reference is a local id first, else a uuid prefix that happens to be digits.
+        if let id = Int64(reference), let found = try get(id: id) { return found }
         let lowered = reference.lowercased()
         guard lowered.count >= 8 else { return nil }
         let matches = try db.query("SELECT \(Self.columns) FROM entries WHERE substr(uuid, 1, ?) = ? LIMIT 2",
@@ -75,14 +81,24 @@ public struct EntryRepository {
     /// A patient's entries in timeline order; with a range, those whose date, start or end falls in
     /// [from, to] (epoch seconds, inclusive), each found through its own index.
     public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil) throws -> [Entry] {
-        var sql = "SELECT \(Self.columns) FROM entries WHERE patient_id = ?"
-        var args: [DatabaseValueConvertible?] = [patientID]
-        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
+        var sql: String
+        var args: [DatabaseValueConvertible?]
         if from != nil || to != nil {
+            // One index search per time column (SQLite's planner would otherwise scan the patient's
+            // rows through entries_patient_type): the cost follows the size of the answer.
             let lo = from ?? Int64.min, hi = to ?? Int64.max
-            sql += " AND ((date_epoch BETWEEN ? AND ?) OR (start_epoch BETWEEN ? AND ?) OR (end_epoch BETWEEN ? AND ?))"
-            args += [lo, hi, lo, hi, lo, hi]
+            sql = """
+                SELECT \(Self.columns) FROM entries WHERE id IN (
+                    SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
+                    UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
+                    UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
+                """
+            args = [patientID, lo, hi, patientID, lo, hi, patientID, lo, hi]
+        } else {
+            sql = "SELECT \(Self.columns) FROM entries WHERE patient_id = ?"
+            args = [patientID]
         }
+        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
         sql += " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id"
         return try db.query(sql, args, Self.row)
     }

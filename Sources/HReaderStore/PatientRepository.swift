@@ -28,7 +28,8 @@ public struct PatientRepository {
 
     /// Finds a patient by local id, uuid, or a uuid prefix of at least 8 characters.
     public func find(_ reference: String) throws -> Patient? {
-        if let id = Int64(reference) { return try get(id: id) }
+        // An all-digit reference is a local id first, else a uuid prefix that happens to be digits.
+        if let id = Int64(reference), let found = try get(id: id) { return found }
         let lowered = reference.lowercased()
         if let exact = try db.query("SELECT \(Self.columns) FROM patients WHERE uuid = ?", [lowered], Self.row).first { return exact }
         guard lowered.count >= 8 else { return nil }
@@ -76,9 +77,6 @@ public struct PatientRepository {
 }
 
 enum Timestamps {
-    static func now(_ date: Date = Date()) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        return f.string(from: date)
-    }
+    /// RFC 3339 in UTC, second precision.
+    static func now(_ date: Date = Date()) -> String { RFC3339.utc(Int64(date.timeIntervalSince1970.rounded(.down))) }
 }

@@ -57,6 +57,9 @@ public final class Statement {
         }
     }
 
+    /// Ends the current run so the statement holds no read lock while cached.
+    public func reset() { sqlite3_reset(handle) }
+
     public var columnCount: Int { Int(sqlite3_column_count(handle)) }
     public func columnName(_ i: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(i))) }
 

@@ -19,14 +19,18 @@ public struct Vault: Sendable {
 
     public var keyFileURL: URL { root.appendingPathComponent("vault.key") }
     public var databaseURL: URL { root.appendingPathComponent("vault.db") }
+    /// Where `init` builds the database; renamed to `vault.db` only after the key file is written.
+    var newDatabaseURL: URL { root.appendingPathComponent("vault.db.new") }
     public var sessionsURL: URL { root.appendingPathComponent("sessions") }
     var lockURL: URL { root.appendingPathComponent("vault.lock") }
 
     public enum Failure: Error, Equatable, Sendable {
         case noVault(String)
         case alreadyExists(String)
-        /// `init` was interrupted before it wrote the key file: the database can never be opened.
-        case interruptedInit(String)
+        /// `vault.db` is there but `vault.key` is not: the key file was lost or not restored.
+        case keyFileMissing(String)
+        /// The directory is not empty and holds no vault: `init` will not take it over.
+        case notEmpty(String)
         case databaseMissing(String)
         case io(String)
     }
@@ -45,12 +49,18 @@ public struct Vault: Sendable {
 
     // MARK: Creation
 
-    /// Creates the vault directory (0700) if needed. Refuses a path that is not a directory.
+    /// Creates the vault directory (0700), or accepts an existing empty one and makes it 0700.
+    /// A directory with other files in it is refused: `init` never changes or deletes what it did not make.
     public func createDirectory() throws {
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
         if fm.fileExists(atPath: root.path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw Failure.io("\(root.path) exists and is not a directory") }
+            if exists { throw Failure.alreadyExists(root.path) }
+            if fm.fileExists(atPath: databaseURL.path) { throw Failure.keyFileMissing(root.path) }
+            let ours: Set<String> = ["vault.lock", "vault.db.new", "vault.db.new-wal", "vault.db.new-shm", "sessions"]
+            let others = ((try? fm.contentsOfDirectory(atPath: root.path)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".vault.key.tmp-") }
+            guard others.isEmpty else { throw Failure.notEmpty(root.path) }
         } else {
             do {
                 try fm.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -61,20 +71,38 @@ public struct Vault: Sendable {
         chmod(root.path, 0o700)
     }
 
-    /// Under the vault lock, before a new vault is written: refuses a directory that already holds a
-    /// vault, and clears what an interrupted `init` left (a database without a key file is unopenable).
+    /// Under the vault lock, before a new vault is written: refuses a directory that holds a vault or
+    /// a database, and clears what an interrupted `init` left (`vault.db.new`, unopenable without the
+    /// key file that was never written).
     public func prepareForCreation() throws {
         if exists { throw Failure.alreadyExists(root.path) }
+        if FileManager.default.fileExists(atPath: databaseURL.path) { throw Failure.keyFileMissing(root.path) }
         for suffix in ["", "-wal", "-shm", "-journal"] {
-            unlink(databaseURL.path + suffix)
+            unlink(newDatabaseURL.path + suffix)
         }
+    }
+
+    /// Creates the encrypted database of a new vault under its temporary name, with the schema.
+    public func createNewDatabase(key: SecretBytes, migrator: Migrator = Migrator()) throws -> Database {
+        let previousMask = umask(0o077)
+        defer { umask(previousMask) }
+        let db = try Database.open(path: newDatabaseURL.path, key: key, create: true)
+        try migrator.migrate(db)
+        return db
+    }
+
+    /// The last step of `init`, after the key file is safely written: the database takes its name.
+    /// (A crash just before it is finished by the next open.)
+    public func commitNewDatabase() throws {
+        guard rename(newDatabaseURL.path, databaseURL.path) == 0 else { throw Failure.io("cannot rename \(newDatabaseURL.path)") }
+        try AtomicFile.syncDirectory(root.path)
     }
 
     // MARK: Key file
 
     public func readKeyFile() throws -> KeyFile {
         guard exists else {
-            if FileManager.default.fileExists(atPath: databaseURL.path) { throw Failure.interruptedInit(root.path) }
+            if FileManager.default.fileExists(atPath: databaseURL.path) { throw Failure.keyFileMissing(root.path) }
             throw Failure.noVault(root.path)
         }
         guard let data = FileManager.default.contents(atPath: keyFileURL.path) else {
@@ -107,7 +135,14 @@ public struct Vault: Sendable {
     /// Opens the vault's encrypted database with the data key and runs pending migrations.
     public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator()) throws -> Database {
         if !create && !FileManager.default.fileExists(atPath: databaseURL.path) {
-            throw Failure.databaseMissing(databaseURL.path)
+            // `init` wrote the key file and was stopped before its last rename: finish it.
+            if FileManager.default.fileExists(atPath: newDatabaseURL.path) {
+                try withExclusiveLock {
+                    if !FileManager.default.fileExists(atPath: databaseURL.path) { try commitNewDatabase() }
+                }
+            } else {
+                throw Failure.databaseMissing(databaseURL.path)
+            }
         }
         let previousMask = umask(0o077)
         defer { umask(previousMask) }

@@ -7,8 +7,12 @@ import HReaderStore
 /// Durations such as `90s`, `15m`, `2h`, `1d`.
 struct DurationArgument: ExpressibleByArgument {
     let seconds: TimeInterval
+    let text: String
+
+    var defaultValueDescription: String { text }
 
     init?(argument: String) {
+        text = argument
         let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
         guard let unit = argument.last, let factor = units[unit], let value = Double(argument.dropLast()), value > 0 else { return nil }
         seconds = value * factor
@@ -90,7 +94,7 @@ enum QuestionsInput {
         var questions: [(String, String)] = []
         Terminal.note("Write two or more security questions. An empty question ends the list.")
         while true {
-            let question = (try? Terminal.readVisibleLine(prompt: "Question \(questions.count + 1): ")) ?? ""
+            let question = try Terminal.readVisibleLine(prompt: "Question \(questions.count + 1): ", allowEmpty: true)
             if question.isEmpty { break }
             let answer = try Terminal.readSecret(prompt: "Answer: ")
             questions.append((question, answer.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }))

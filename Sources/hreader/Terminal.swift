@@ -25,14 +25,14 @@ enum Terminal {
     }
 
     /// Reads a visible line (a security question) from the terminal.
-    static func readVisibleLine(prompt: String) throws -> String {
-        let secret = try readLine(prompt: prompt, echo: true)
+    static func readVisibleLine(prompt: String, allowEmpty: Bool = false) throws -> String {
+        let secret = try readLine(prompt: prompt, echo: true, allowEmpty: allowEmpty)
         return secret.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
-    private static func readLine(prompt: String, echo: Bool) throws -> SecretBytes {
+    private static func readLine(prompt: String, echo: Bool, allowEmpty: Bool = false) throws -> SecretBytes {
         guard stdinIsTerminal else {
-            throw HReaderError(.authentication, "no password source: use --password-file, --password-command, HREADER_SESSION or HREADER_PASSWORD, or run in a terminal")
+            throw HReaderError(.authentication, "no terminal to ask '\(prompt.trimmingCharacters(in: .whitespaces))': give it through a file option (see 'hreader help'), --password-command or HREADER_PASSWORD; most commands also accept HREADER_SESSION")
         }
         let fd = STDIN_FILENO
         FileHandle.standardError.write(Data(prompt.utf8))
@@ -60,7 +60,7 @@ enum Terminal {
             line.append(byte)
             if line.count > 4096 { break }
         }
-        guard !line.isEmpty else { throw HReaderError.usage("nothing was typed") }
+        guard !line.isEmpty || allowEmpty else { throw HReaderError.usage("nothing was typed") }
         return SecretBytes(line)
     }
 }

@@ -132,7 +132,8 @@ struct StatusCommand: ParsableCommand {
             ["encryption:", "SQLCipher \(cipher), SQLite \(Database.libraryVersion), AES-256 pages, data key wrapped with AES-256-GCM"],
         ]
         for slot in keyFile.slots {
-            let weak = slot.kdf.meetsRecommendedMinimum ? "" : " (below the OWASP minimum: run 'hreader key upgrade')"
+            let advice = slot.kind == .password ? "run 'hreader key upgrade'" : "add a new one with 'hreader key add' and remove this one"
+            let weak = slot.kdf.meetsRecommendedMinimum ? "" : " (below the OWASP minimum: \(advice))"
             rows.append(["key slot:", "\(slot.kind.rawValue) \(slot.id.prefix(8)) \"\(slot.label)\" \(slot.kdf.summary)\(weak)"])
         }
         rows.append(["sessions:", "\(sessions.count) active"])

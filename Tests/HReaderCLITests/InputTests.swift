@@ -8,7 +8,7 @@ final class InputTests: CLITestCase {
         let started = Date()
         let result = try hreader(["patients", "list"], timeout: 20)
         XCTAssertEqual(result.status, 3)
-        XCTAssertTrue(result.stderr.contains("no password source"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("no terminal"), result.stderr)
         XCTAssertLessThan(Date().timeIntervalSince(started), 20, "it waited for input")
         let initResult = try hreader(["init"], env: ["HREADER_VAULT": workDir.appendingPathComponent("v2").path], timeout: 20)
         XCTAssertEqual(initResult.status, 3, initResult.stderr)

@@ -17,27 +17,29 @@ final class SecrecyTests: CLITestCase {
         let listed = try ok(["entries", "list", "--patient", "1"], env: session)
         XCTAssertTrue(listed.stdout.contains("PLAINTEXT-CANARY"), "the data is really there: \(listed.stdout)")
         try ok(["status"], env: session)
-        try ok(["passwd", "--password-file", passwordFile, "--new-password-file", newPasswordFile])
 
         let secrets = ["Zebulon", "Quixotic", "PLAINTEXT-CANARY", "Xenodochial", "SECRETCODE123", "Hidden-Directions",
                        Self.password, Self.newPassword, recovery, recovery.replacingOccurrences(of: "-", with: ""), token,
                        String(token.suffix(64))]
-        var files = filesWithContents(under: vaultDir) + filesWithContents(under: childTemp)
+        func scan() -> [(path: String, data: Data)] {
+            let files = filesWithContents(under: vaultDir) + filesWithContents(under: childTemp)
+            for (path, data) in files {
+                for secret in secrets {
+                    for form in secret.encodedForms {
+                        XCTAssertNil(data.range(of: form), "\(path) contains a known secret")
+                    }
+                }
+                XCTAssertNil(data.range(of: Data("SQLite format 3".utf8)), "\(path) has a plaintext SQLite header")
+            }
+            return files
+        }
+        let files = scan()
         XCTAssertTrue(files.contains { $0.path.hasSuffix("vault.db") })
         XCTAssertTrue(files.contains { $0.path.hasSuffix("vault.key") })
         XCTAssertTrue(files.contains { $0.path.contains("/sessions/") }, "the session file is there to be scanned")
-        for (path, data) in files {
-            for secret in secrets {
-                for form in secret.encodedForms {
-                    XCTAssertNil(data.range(of: form), "\(path) contains a known secret")
-                }
-            }
-            XCTAssertNil(data.range(of: Data("SQLite format 3".utf8)), "\(path) has a plaintext SQLite header")
-        }
-        // With the session ended, the directory still holds nothing readable.
-        try ok(["lock"])
-        files = filesWithContents(under: vaultDir)
-        XCTAssertFalse(files.contains { $0.path.contains("/sessions/") })
+        // Changing the password ends the sessions; the directory still holds nothing readable.
+        try ok(["passwd", "--password-file", passwordFile, "--new-password-file", newPasswordFile])
+        XCTAssertFalse(scan().contains { $0.path.contains("/sessions/") })
     }
 
     func testVaultFilesArePrivateToTheUser() throws {

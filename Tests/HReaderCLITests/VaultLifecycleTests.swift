@@ -14,6 +14,41 @@ final class VaultLifecycleTests: CLITestCase {
         XCTAssertTrue(again.stderr.contains("already exists"))
     }
 
+    func testInitNeverTakesOverADatabaseWhoseKeyFileIsMissing() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "A", "--last", "B"]))
+        let keyURL = vaultDir.appendingPathComponent("vault.key")
+        try FileManager.default.removeItem(at: keyURL)
+        let before = snapshot()
+        let opened = try hreader(withPassword(["patients", "list"]))
+        XCTAssertEqual(opened.status, 7)
+        XCTAssertTrue(opened.stderr.contains("restore vault.key"), opened.stderr)
+        let again = try hreader(["init", "--new-password-file", passwordFile] + Self.cheapKDF)
+        XCTAssertEqual(again.status, 7, again.stderr)
+        XCTAssertEqual(snapshot(), before, "init changed a database it did not make")
+    }
+
+    func testInitRefusesANonEmptyDirectoryAndLeavesIt() throws {
+        try FileManager.default.createDirectory(at: vaultDir, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: vaultDir.appendingPathComponent("notes.txt"))
+        chmod(vaultDir.path, 0o755)
+        let result = try hreader(["init", "--new-password-file", passwordFile] + Self.cheapKDF)
+        XCTAssertEqual(result.status, 4, result.stderr)
+        var info = stat()
+        stat(vaultDir.path, &info)
+        XCTAssertEqual(info.st_mode & 0o777, 0o755, "init changed the mode of a directory it does not own")
+    }
+
+    func testInitStoppedBeforeItsLastRenameIsFinishedByTheNextOpen() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "A", "--last", "B"]))
+        // The state after a crash between writing vault.key and renaming vault.db.new.
+        try FileManager.default.moveItem(at: vaultDir.appendingPathComponent("vault.db"), to: vaultDir.appendingPathComponent("vault.db.new"))
+        let listed = try json(try ok(withPassword(["patients", "list", "--json"])))
+        XCTAssertEqual((listed["patients"] as? [Any])?.count, 1)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: vaultDir.appendingPathComponent("vault.db").path))
+    }
+
     func testWeakPasswordIsRefusedByPolicy() throws {
         for weak in ["short1A", "alllowercase1", "ALLUPPERCASE1", "NoDigitsHere"] {
             let path = try file("weak", weak + "\n")

@@ -1,2 +1,0 @@
-import XCTest
-final class PlaceholderStoreTests: XCTestCase { func testNothing() {} }

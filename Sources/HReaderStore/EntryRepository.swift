@@ -117,3 +117,41 @@ public struct EntryRepository {
                   user.deleted, Timestamps.now(now), id])
     }
 }
+
+/// The columns a timeline needs, without the raw source document or the user's notes.
+public struct TimelineRow: Sendable {
+    public let id: Int64
+    public let uuid: String
+    public let sourceID: Int64
+    public let type: EntryType
+    public let description: String
+    /// date ?? start ?? end, epoch seconds.
+    public let time: Int64
+    public let valueNumber: Double?
+    public let valueText: String?
+    public let unit: String?
+    public let codes: [String: [String]]
+}
+
+extension EntryRepository {
+    /// Entries of a patient whose date, start or end falls in [from, to], ordered by date ?? start ?? end,
+    /// without struck entries; each time column is searched through its own index. Codes are decoded only
+    /// when asked for.
+    public func timelineRows(patientID: Int64, from: Int64, to: Int64, withCodes: Bool = false) throws -> [TimelineRow] {
+        let sql = """
+            SELECT id, uuid, source_id, type, description, coalesce(date_epoch, start_epoch, end_epoch) AS t,
+                   value_number, value_text, unit, \(withCodes ? "codes" : "NULL")
+            FROM entries WHERE id IN (
+                SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
+                UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
+                UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
+              AND user_deleted = 0
+            ORDER BY t, id
+            """
+        return try db.query(sql, [patientID, from, to, patientID, from, to, patientID, from, to]) { s in
+            TimelineRow(id: s.int64(0)!, uuid: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
+                        description: s.string(4) ?? "", time: s.int64(5)!, valueNumber: s.double(6), valueText: s.string(7),
+                        unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
+        }
+    }
+}

@@ -4,10 +4,24 @@ public struct SourceRepository {
 
     public init(_ db: Database) { self.db = db }
 
+    public struct Summary: Sendable, Equatable {
+        public let id: Int64
+        public let kind: SourceKind
+        public let displayName: String
+        public let baseURL: String?
+    }
+
     public func manualSourceID() throws -> Int64 {
         guard let id = try db.scalarInt("SELECT id FROM sources WHERE uuid = ?", [manualSourceUUID]) else {
             throw DatabaseError(code: 1, message: "the manual source is missing", sql: nil)
         }
         return id
+    }
+
+    /// Every source, without credentials.
+    public func all() throws -> [Summary] {
+        try db.query("SELECT id, kind, display_name, base_url FROM sources ORDER BY id") {
+            Summary(id: $0.int64(0)!, kind: SourceKind(rawValue: $0.string(1)!) ?? .manual, displayName: $0.string(2) ?? "", baseURL: $0.string(3))
+        }
     }
 }

@@ -1,0 +1,170 @@
+import Foundation
+import HReaderStore
+
+/// Builds hReader's timeline JSON (DESIGN.md §5) for one patient and range.
+///
+/// Shape, as hReader's `timelineJSONPayloadWithStartDate:endDate:` wrote it, with its bugs left out:
+/// - `start_date`, `end_date`: epoch seconds.
+/// - `allergies`, `conditions`, `encounters`, `immunizations`, `medications`, `procedures`, `results`
+///   (and hreader's `symptoms`, `observations`): entries whose date, start or end is in range, by
+///   date ascending, as `{id, description, date, measurement: {value, unit}}`; a key only when non-empty.
+/// - `vitals`: one group per description, `{description, values, units}`; groups sorted by description,
+///   blood-pressure groups last in descending order (systolic before diastolic). Always present.
+/// - `timeline_medications`, `regimens`: posted items' data in time order. Always present.
+/// - `levels`: posted levels merged in time order, key → values as posted. Always present.
+/// - `activity`: daily totals per description (hreader's addition), a key only when non-empty.
+public struct TimelineQuery {
+    public var range: TimelineRange
+    /// Only these payload keys (nil: all).
+    public var keys: Set<String>?
+    /// Add each item's local entry id, codes and source.
+    public var detail: Bool
+
+    public init(range: TimelineRange, keys: Set<String>? = nil, detail: Bool = false) {
+        self.range = range
+        self.keys = keys
+        self.detail = detail
+    }
+
+    /// Every key a payload may have, for `--types`.
+    public static let allKeys: [String] = ["allergies", "conditions", "encounters", "immunizations", "medications",
+                                           "procedures", "results", "symptoms", "observations", "vitals", "activity",
+                                           "timeline_medications", "regimens", "levels"]
+
+    static func key(for type: EntryType) -> String {
+        switch type {
+        case .allergy: return "allergies"
+        case .condition: return "conditions"
+        case .encounter: return "encounters"
+        case .immunization: return "immunizations"
+        case .medication: return "medications"
+        case .procedure: return "procedures"
+        case .result: return "results"
+        case .symptom: return "symptoms"
+        case .observation: return "observations"
+        case .vitalSign: return "vitals"
+        case .activity: return "activity"
+        }
+    }
+
+    /// The timeline item types posted through `timeline add`, by payload key.
+    static let postedTypes: [String: String] = ["timeline_medications": "medication", "regimens": "regimen", "levels": "levels"]
+
+    func wants(_ key: String) -> Bool { keys?.contains(key) ?? true }
+
+    public func run(patientID: Int64, db: Database) throws -> JSONValue {
+        let rows = try EntryRepository(db).timelineRows(patientID: patientID, from: range.start, to: range.end, withCodes: detail)
+        let sources = detail ? Dictionary(uniqueKeysWithValues: try SourceRepository(db).all().map { ($0.id, $0) }) : [:]
+
+        var lists: [String: [JSONValue]] = [:]
+        var vitals: [String: (units: String?, values: [JSONValue], firstTime: Int64)] = [:]
+        var activity: [String: (day: Int64, dayText: String, description: String, total: Double, unit: String?)] = [:]
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = range.timeZone
+        let dayFormatter = DateFormatter()
+        dayFormatter.calendar = calendar
+        dayFormatter.timeZone = range.timeZone
+        dayFormatter.locale = Locale(identifier: "en_US_POSIX")
+        dayFormatter.dateFormat = "yyyy-MM-dd"
+
+        for row in rows {
+            let key = Self.key(for: row.type)
+            guard wants(key) else { continue }
+            switch row.type {
+            case .vitalSign:
+                // Only numbers can be charted; hReader turned text such as "positive" into 0. Skip it instead.
+                let number = row.valueNumber ?? row.valueText.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                var group = vitals[row.description] ?? (row.unit, [], row.time)
+                if let number { group.values.append(.number(number)) }
+                vitals[row.description] = group
+            case .activity:
+                guard let value = row.valueNumber else { continue }
+                let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
+                let dayText = dayFormatter.string(from: dayStart)
+                let groupKey = dayText + "\u{0}" + row.description
+                var total = activity[groupKey] ?? (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit)
+                total.total += value
+                activity[groupKey] = total
+            default:
+                lists[key, default: []].append(item(row, sources: sources))
+            }
+        }
+
+        var members: [(String, JSONValue)] = [("start_date", .number(Double(range.start))), ("end_date", .number(Double(range.end)))]
+        for key in Self.allKeys {
+            guard wants(key) else { continue }
+            switch key {
+            case "vitals":
+                members.append((key, .array(Self.orderedVitals(vitals).map { description, group in
+                    .object([("description", .string(description)), ("values", .array(group.values)),
+                             ("units", group.units.map(JSONValue.string) ?? .null)])
+                })))
+            case "activity":
+                let days = activity.values.sorted { ($0.day, $0.description) < ($1.day, $1.description) }
+                if !days.isEmpty {
+                    members.append((key, .array(days.map { d in
+                        .object([("date", .number(Double(d.day))), ("day", .string(d.dayText)), ("description", .string(d.description)),
+                                 ("total", .number(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)])
+                    })))
+                }
+            case "timeline_medications", "regimens":
+                let items = try TimelineItemRepository(db).list(patientID: patientID, from: range.start, to: range.end, types: [Self.postedTypes[key]!])
+                members.append((key, .array(items.compactMap(Self.parsedObject))))
+            case "levels":
+                members.append((key, try levels(patientID: patientID, db: db)))
+            default:
+                if let list = lists[key], !list.isEmpty { members.append((key, .array(list))) }
+            }
+        }
+        return .object(members)
+    }
+
+    func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary]) -> JSONValue {
+        let value: JSONValue = row.valueNumber.map(JSONValue.number) ?? row.valueText.map(JSONValue.string) ?? .null
+        var members: [(String, JSONValue)] = [
+            ("id", .string(row.uuid)), ("description", .string(row.description)), ("date", .number(Double(row.time))),
+            ("measurement", .object([("value", value), ("unit", row.unit.map(JSONValue.string) ?? .null)])),
+        ]
+        if detail {
+            members.append(("entry_id", .number(Double(row.id))))
+            members.append(("codes", .object(row.codes.keys.sorted().map { ($0, .array(row.codes[$0]!.map(JSONValue.string))) })))
+            if let source = sources[row.sourceID] {
+                var s: [(String, JSONValue)] = [("kind", .string(source.kind.rawValue)), ("name", .string(source.displayName))]
+                if let url = source.baseURL { s.append(("url", .string(url))) }
+                members.append(("source", .object(s)))
+            }
+        }
+        return .object(members)
+    }
+
+    /// Groups sorted by description; blood-pressure groups last, by description descending
+    /// ("Systolic …" before "Diastolic …"), as hReader ordered them.
+    static func orderedVitals<G>(_ groups: [String: G]) -> [(String, G)] {
+        func isBloodPressure(_ d: String) -> Bool {
+            let l = d.lowercased()
+            return l.contains("blood pressure") || l.contains("systolic") || l.contains("diastolic")
+        }
+        let other = groups.filter { !isBloodPressure($0.key) }.sorted { $0.key < $1.key }
+        let pressure = groups.filter { isBloodPressure($0.key) }.sorted { $0.key > $1.key }
+        return (other + pressure).map { ($0.key, $0.value) }
+    }
+
+    /// Posted levels merged in time order: {"pain": ["5", "7"], "mood": ["6"]}.
+    func levels(patientID: Int64, db: Database) throws -> JSONValue {
+        var order: [String] = []
+        var merged: [String: [JSONValue]] = [:]
+        for item in try TimelineItemRepository(db).list(patientID: patientID, from: range.start, to: range.end, types: ["levels"]) {
+            guard case let .object(members)? = Self.parsedObject(item) else { continue }
+            for (key, value) in members {
+                if merged[key] == nil { order.append(key) }
+                merged[key, default: []].append(value)
+            }
+        }
+        return .object(order.map { ($0, .array(merged[$0]!)) })
+    }
+
+    static func parsedObject(_ item: TimelineItem) -> JSONValue? {
+        guard let data = item.data.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        return JSONValue(any: object)
+    }
+}

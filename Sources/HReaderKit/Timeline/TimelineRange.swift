@@ -1,0 +1,56 @@
+import Foundation
+import HReaderStore
+
+/// hReader's five timeline scopes: each ends at a moment and starts one day, 7 days, one month,
+/// one year or ten years earlier (calendar arithmetic in the moment's own time zone).
+public enum TimelinePage: String, CaseIterable, Sendable {
+    case day, week, month, year, decade
+
+    public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
+
+    var span: DateComponents {
+        switch self {
+        case .day: return DateComponents(day: -1)
+        case .week: return DateComponents(day: -7)
+        case .month: return DateComponents(month: -1)
+        case .year: return DateComponents(year: -1)
+        case .decade: return DateComponents(year: -10)
+        }
+    }
+}
+
+/// An inclusive range of instants, epoch seconds, and the time zone its days are counted in.
+public struct TimelineRange: Equatable, Sendable {
+    public let start: Int64
+    public let end: Int64
+    public let timeZone: TimeZone
+
+    public init(start: Int64, end: Int64, timeZone: TimeZone = .current) {
+        self.start = start
+        self.end = end
+        self.timeZone = timeZone
+    }
+
+    /// The page ending at `at`. The offset written in `at` (e.g. "+02:00") sets the time zone in which
+    /// "one month earlier" is counted; a bare date or no offset uses the local zone.
+    public static func page(_ page: TimelinePage, at: ClinicalTime) -> TimelineRange {
+        let zone = timeZone(of: at.text)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let end = at.date
+        let start = calendar.date(byAdding: page.span, to: end) ?? end
+        return TimelineRange(start: Int64(start.timeIntervalSince1970.rounded(.down)), end: at.epoch, timeZone: zone)
+    }
+
+    /// The zone of an RFC 3339 offset ("Z", "+02:00", "-0530"); local when there is none.
+    static func timeZone(of text: String) -> TimeZone {
+        guard text.contains("T") else { return .current }
+        if text.hasSuffix("Z") || text.hasSuffix("z") { return TimeZone(secondsFromGMT: 0)! }
+        guard let signIndex = text.lastIndex(where: { $0 == "+" || $0 == "-" }),
+              text.distance(from: text.firstIndex(of: "T")!, to: signIndex) > 0 else { return .current }
+        let digits = text[text.index(after: signIndex)...].filter(\.isNumber)
+        guard digits.count == 4, let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)) else { return .current }
+        let seconds = (hours * 3600 + minutes * 60) * (text[signIndex] == "-" ? -1 : 1)
+        return TimeZone(secondsFromGMT: seconds) ?? .current
+    }
+}

@@ -1,0 +1,92 @@
+import HReaderStore
+
+/// One patient's record as a source describes it, ready to be stored: the patient, the entries, and
+/// what was left out and why.
+///
+/// ```swift
+/// let record = try RHExMapper().map(c32JSON, remoteID: "4f4e…")
+/// print(record.patient.content.lastName, record.entries.count, "skipped:", record.skipped.count)
+/// ```
+public struct MappedRecord: Sendable {
+    public var patient: MappedPatient
+    public var entries: [MappedEntry]
+    /// Parts of the source that belong to this patient but were not mapped to entries.
+    public var skipped: [Skip]
+
+    public init(patient: MappedPatient, entries: [MappedEntry] = [], skipped: [Skip] = []) {
+        self.patient = patient; self.entries = entries; self.skipped = skipped
+    }
+}
+
+/// A patient as the source describes it. `content.raw` is the source document (RHEx: the whole c32
+/// JSON; FHIR: the Patient resource) and `content.remoteID` equals `remoteID`.
+public struct MappedPatient: Sendable {
+    /// The patient's id at the source: the RHEx record id, or the FHIR Patient's logical id (without
+    /// the `Patient/` prefix, so it fits `Patient/[id]` requests).
+    public var remoteID: String
+    public var content: NewPatient
+
+    public init(remoteID: String, content: NewPatient) {
+        self.remoteID = remoteID; self.content = content
+    }
+}
+
+/// One entry as the source describes it. `content.raw` is the entry or resource JSON, lossless.
+public struct MappedEntry: Equatable, Sendable {
+    /// Stable across imports of the same source, so a re-import updates the entry in place:
+    /// FHIR `ResourceType/id`; RHEx the entry's `_id` (or `id`); otherwise `<section>#<FNV-1a hex>`
+    /// of the entry's canonical JSON (`ResourceType#<hex>` for a FHIR resource without id or fullUrl).
+    public var remoteID: String
+    public var content: EntryContent
+
+    public init(remoteID: String, content: EntryContent) {
+        self.remoteID = remoteID; self.content = content
+    }
+}
+
+/// A part of the source that was not mapped, with the reason. Nothing is dropped silently.
+public struct Skip: Equatable, Sendable, CustomStringConvertible {
+    /// The FHIR resource type (`Practitioner`, `Bundle.entry`) or the RHEx section (`social_history`).
+    public var kind: String
+    /// The source's id for it, when it has one.
+    public var remoteID: String?
+    public var reason: String
+
+    public init(kind: String, remoteID: String? = nil, reason: String) {
+        self.kind = kind; self.remoteID = remoteID; self.reason = reason
+    }
+
+    public var description: String { "\(remoteID ?? kind): \(reason)" }
+}
+
+/// A mapped entry whose patient is not in the same input (a search page of Observations, an NDJSON
+/// file per resource type): the caller decides which stored patient it belongs to.
+public struct UnattachedEntry: Equatable, Sendable {
+    /// The resource's `subject`/`patient` reference as written, nil when it has none.
+    public var patientReference: String?
+    public var entry: MappedEntry
+
+    public init(patientReference: String?, entry: MappedEntry) {
+        self.patientReference = patientReference; self.entry = entry
+    }
+}
+
+/// The result of mapping a FHIR input that may hold any number of patients.
+public struct MappedBatch: Sendable {
+    /// One record per Patient resource, in the order the Patients appear.
+    public var records: [MappedRecord]
+    /// Entries that reference a patient who is not in the input, or no patient at all.
+    public var unattached: [UnattachedEntry]
+    /// What belongs to no patient of the input and was not mapped (Practitioner, Organization, …).
+    public var skipped: [Skip]
+
+    public init(records: [MappedRecord] = [], unattached: [UnattachedEntry] = [], skipped: [Skip] = []) {
+        self.records = records; self.unattached = unattached; self.skipped = skipped
+    }
+
+    /// Every skip: the batch's own and each record's.
+    public var allSkipped: [Skip] { skipped + records.flatMap(\.skipped) }
+
+    /// Mapped entries, attached or not.
+    public var entryCount: Int { records.reduce(unattached.count) { $0 + $1.entries.count } }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import XCTest
+
+/// `hreader timeline`: hReader's timeline.json, through the real binary.
+final class TimelineTests: CLITestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Tess", "--last", "Timeline"]))
+        try ok(withPassword(["patients", "select", "1"]))
+    }
+
+    func add(_ type: String, _ description: String, _ date: String, value: String? = nil, unit: String? = nil,
+             code: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        var args = ["entries", "add", "--type", type, "--description", description, "--date", date]
+        if let value { args += ["--value", value] }
+        if let unit { args += ["--unit", unit] }
+        if let code { args += ["--code", code] }
+        try ok(withPassword(args), file: file, line: line)
+    }
+
+    func timeline(_ args: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        try json(try ok(withPassword(["timeline"] + args), file: file, line: line), file: file, line: line)
+    }
+
+    func descriptions(_ payload: [String: Any], _ key: String) -> [String] {
+        ((payload[key] as? [[String: Any]]) ?? []).map { $0["description"] as! String }
+    }
+
+    func testWholeHistoryListsEveryDatedEntryOnceUnderItsKeyInDateOrder() throws {
+        try add("condition", "Asthma", "2001-03-04")
+        try add("allergy", "Penicillin", "1999-01-01")
+        try add("result", "HbA1c", "2010-06-01T08:00:00Z", value: "6.1", unit: "%")
+        try add("result", "Culture", "2010-05-01T08:00:00Z", value: "negative")
+        try add("encounter", "Check-up", "2010-05-02")
+        try add("immunization", "Influenza", "2009-10-10")
+        try add("medication", "Metformin", "2010-06-02")
+        try add("procedure", "Appendectomy", "1995-07-07")
+        try add("symptom", "Headache", "2010-06-03T07:00:00Z")
+        try add("condition", "Struck one", "2002-01-01")
+        try ok(withPassword(["entries", "strike", "10"]))
+        let payload = try timeline(["--from", "1990-01-01", "--to", "2020-01-01"])
+        XCTAssertEqual(descriptions(payload, "conditions"), ["Asthma"], "struck entries stay off the timeline")
+        XCTAssertEqual(descriptions(payload, "allergies"), ["Penicillin"])
+        XCTAssertEqual(descriptions(payload, "results"), ["Culture", "HbA1c"])
+        XCTAssertEqual(descriptions(payload, "encounters"), ["Check-up"])
+        XCTAssertEqual(descriptions(payload, "immunizations"), ["Influenza"])
+        XCTAssertEqual(descriptions(payload, "medications"), ["Metformin"])
+        XCTAssertEqual(descriptions(payload, "procedures"), ["Appendectomy"])
+        XCTAssertEqual(descriptions(payload, "symptoms"), ["Headache"])
+        let results = payload["results"] as! [[String: Any]]
+        XCTAssertEqual(results[1]["date"] as? Int, 1_275_379_200)
+        XCTAssertEqual((results[1]["measurement"] as? [String: Any])?["value"] as? Double, 6.1)
+        XCTAssertEqual((results[1]["measurement"] as? [String: Any])?["unit"] as? String, "%")
+        XCTAssertEqual((results[0]["measurement"] as? [String: Any])?["value"] as? String, "negative")
+        let localMidnight = Calendar(identifier: .gregorian).date(from: DateComponents(year: 1990, month: 1, day: 1))!
+        XCTAssertEqual(payload["start_date"] as? Int, Int(localMidnight.timeIntervalSince1970), "a bare date is local midnight")
+        // Only keys with entries, plus hReader's four that are always there.
+        XCTAssertNil(payload["observations"])
+        XCTAssertNil(payload["activity"])
+        XCTAssertEqual((payload["vitals"] as? [Any])?.count, 0)
+        XCTAssertNotNil(payload["levels"]); XCTAssertNotNil(payload["regimens"]); XCTAssertNotNil(payload["timeline_medications"])
+    }
+
+    func testVitalsGroupByDescriptionWithBloodPressureLastSystolicBeforeDiastolic() throws {
+        try add("vital_sign", "Diastolic Blood Pressure", "2012-01-01T08:00:00Z", value: "80", unit: "mm[Hg]")
+        try add("vital_sign", "Systolic Blood Pressure", "2012-01-01T08:00:00Z", value: "120", unit: "mm[Hg]")
+        try add("vital_sign", "Weight", "2012-01-02T08:00:00Z", value: "70.5", unit: "kg")
+        try add("vital_sign", "BMI", "2012-01-01T08:00:00Z", value: "24.1")
+        try add("vital_sign", "Systolic Blood Pressure", "2012-02-01T08:00:00Z", value: "130", unit: "mm[Hg]")
+        try add("vital_sign", "Weight", "2012-01-01T08:00:00Z", value: "71", unit: "kg")
+        let vitals = try timeline(["--page", "year", "--at", "2012-12-31T00:00:00Z"])["vitals"] as! [[String: Any]]
+        XCTAssertEqual(vitals.map { $0["description"] as! String },
+                       ["BMI", "Weight", "Systolic Blood Pressure", "Diastolic Blood Pressure"])
+        XCTAssertEqual(vitals[1]["values"] as? [Double], [71, 70.5], "values in date order")
+        XCTAssertEqual(vitals[1]["units"] as? String, "kg")
+        XCTAssertEqual(vitals[2]["values"] as? [Double], [120, 130])
+    }
+
+    func testLevelsPostedAtTwoTimesMergeInTimeOrder() throws {
+        try ok(withPassword(["timeline", "add", "--key", "Levels", "pain=7", "--at", "2024-05-01T12:00:00Z"]))
+        try ok(withPassword(["timeline", "add", "--key", "Levels", "pain=5", "mood=6", "--at", "2024-05-01T09:00:00Z"]))
+        let levels = try timeline(["--page", "day", "--at", "2024-05-02T00:00:00Z"])["levels"] as! [String: [String]]
+        XCTAssertEqual(levels, ["pain": ["5", "7"], "mood": ["6"]])
+    }
+
+    func testPostedMedicationAppearsOnTheDayPageThatContainsItAndNotBefore() throws {
+        let result = try hreader(withPassword(["timeline", "add", "--key", "NewMedication", "--at", "2024-05-01T10:00:00Z",
+                                               "name=Ibuprofen", "dose=200 mg"]))
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let day = try timeline(["--page", "day", "--at", "2024-05-01T23:00:00Z"])
+        XCTAssertEqual(day["timeline_medications"] as? [[String: String]], [["name": "Ibuprofen", "dose": "200 mg"]])
+        let before = try timeline(["--page", "day", "--at", "2024-05-01T09:59:59Z"])
+        XCTAssertEqual((before["timeline_medications"] as? [Any])?.count, 0)
+        let regimen = try ok(withPassword(["timeline", "add", "--key", "MedRegiment", "--at", "2024-05-01T11:00:00Z", "name=Ibuprofen", "times=3"]))
+        XCTAssertTrue(regimen.stderr.contains("regimen"), regimen.stderr)
+        XCTAssertEqual((try timeline(["--page", "day", "--at", "2024-05-01T23:00:00Z"])["regimens"] as? [Any])?.count, 1)
+    }
+
+    func testJSONObjectOnStdinAndUnknownKeysStoredAsLevels() throws {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = withPassword(["timeline", "add", "--key", "Mood", "--at", "2024-05-01T10:00:00Z"])
+        process.environment = environment()
+        let pipe = Pipe(), err = Pipe()
+        process.standardInput = pipe
+        process.standardError = err
+        try process.run()
+        pipe.fileHandleForWriting.write(Data(#"{"energy": "8"}"#.utf8))
+        try pipe.fileHandleForWriting.close()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let note = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(note.contains("stored as levels"), note)
+        let levels = try timeline(["--page", "day", "--at", "2024-05-02T00:00:00Z"])["levels"] as! [String: [String]]
+        XCTAssertEqual(levels, ["energy": ["8"]])
+    }
+
+    func testUnknownPageIsAUsageErrorNamingTheValidPages() throws {
+        let result = try hreader(withPassword(["timeline", "--page", "fortnight"]))
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("day, week, month, year, decade"), result.stderr)
+    }
+
+    func testEntryAt2330LocalTimeIsOnTheDayPageOfItsOwnDayForAtWithAnOffset() throws {
+        try add("condition", "Late fever", "2024-05-01T23:30:00+02:00")
+        // The day page that ends at the close of 1 May (+02:00) holds it ...
+        XCTAssertEqual(descriptions(try timeline(["--page", "day", "--at", "2024-05-02T00:00:00+02:00"]), "conditions"), ["Late fever"])
+        // ... the page of 2 May does not, although in UTC the entry is on 1 May 21:30.
+        XCTAssertEqual(descriptions(try timeline(["--page", "day", "--at", "2024-05-03T00:00:00+02:00"]), "conditions"), [])
+        // and a page ending at 23:00 +02:00 on 1 May does not either.
+        XCTAssertEqual(descriptions(try timeline(["--page", "day", "--at", "2024-05-01T23:00:00+02:00"]), "conditions"), [])
+    }
+
+    func testMonthPageCountsCalendarMonthsInTheOffsetOfAt() throws {
+        let payload = try timeline(["--page", "month", "--at", "2024-03-31T12:00:00-05:00"])
+        // One calendar month before 31 March in -05:00 is 29 February (2024 is a leap year).
+        XCTAssertEqual(payload["start_date"] as? Int, 1_709_226_000)
+        XCTAssertEqual(payload["end_date"] as? Int, 1_711_904_400)
+    }
+
+    func testDetailAddsEntryIDCodesAndSourceAndTypesRestrictKeys() throws {
+        try add("result", "Glucose", "2020-01-01T08:00:00Z", value: "99", unit: "mg/dL", code: "LOINC=2345-7")
+        try add("condition", "Gout", "2020-01-01")
+        let payload = try timeline(["--from", "2019-12-01", "--to", "2020-02-01", "--detail", "--types", "results"])
+        XCTAssertNil(payload["conditions"])
+        XCTAssertNil(payload["vitals"], "--types leaves out the other keys")
+        let result = (payload["results"] as! [[String: Any]])[0]
+        XCTAssertEqual(result["entry_id"] as? Int, 1)
+        XCTAssertEqual(result["codes"] as? [String: [String]], ["LOINC": ["2345-7"]])
+        XCTAssertEqual((result["source"] as? [String: Any])?["kind"] as? String, "manual")
+        XCTAssertEqual(try hreader(withPassword(["timeline", "--from", "2019-12-01", "--to", "2020-02-01", "--types", "gossip"])).status, 2)
+    }
+
+    func testActivityIsSummedPerDay() throws {
+        try add("activity", "Steps", "2024-05-01T08:00:00Z", value: "4000", unit: "count")
+        try add("activity", "Steps", "2024-05-01T18:00:00Z", value: "6000", unit: "count")
+        try add("activity", "Steps", "2024-05-02T08:00:00Z", value: "1000", unit: "count")
+        let activity = try timeline(["--page", "week", "--at", "2024-05-03T00:00:00Z"])["activity"] as! [[String: Any]]
+        XCTAssertEqual(activity.map { $0["day"] as! String }, ["2024-05-01", "2024-05-02"])
+        XCTAssertEqual(activity.map { $0["total"] as! Double }, [10000, 1000])
+    }
+}

@@ -27,6 +27,7 @@ let package = Package(
         ),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
+        .target(name: "HReaderRecords", dependencies: ["HReaderStore"]),
         .target(name: "HReaderKit", dependencies: ["HReaderStore", "HReaderCrypto"]),
         .executableTarget(
             name: "hreader",
@@ -36,6 +37,7 @@ let package = Package(
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords"]),
         .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit"]),
     ],
     swiftLanguageModes: [.v6]

@@ -72,9 +72,8 @@ struct JSONParser {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws {
-        let count = word.utf8CodeUnitsCount
-        let expected = UnsafeBufferPointer(start: word.utf8Start, count: count)
+    private mutating func literal(_ word: String) throws {
+        let expected = Array(word.utf8), count = expected.count
         guard index + count <= bytes.count, bytes[index..<index + count].elementsEqual(expected) else {
             throw failure("invalid literal (expected \(word))")
         }
@@ -168,10 +167,10 @@ struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let text: String?
                 if buffer.isEmpty {
-                    text = String(validating: bytes[runStart..<index], as: UTF8.self)
+                    text = String(bytes: bytes[runStart..<index], encoding: .utf8)
                 } else {
                     buffer.append(contentsOf: bytes[runStart..<index])
-                    text = String(validating: buffer, as: UTF8.self)
+                    text = String(bytes: buffer, encoding: .utf8)
                 }
                 guard let text else { throw failure("invalid UTF-8 in a string", at: start) }
                 index += 1
@@ -215,7 +214,7 @@ struct JSONParser {
                 }
             }
             let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"  // a lone surrogate
-            buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+            buffer.append(contentsOf: String(Character(scalar)).utf8)
         default:
             throw failure("invalid escape '\\\(Character(Unicode.Scalar(byte)))' in a string", at: index - 2)
         }

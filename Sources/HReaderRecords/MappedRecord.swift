@@ -34,8 +34,9 @@ public struct MappedPatient: Sendable {
 /// One entry as the source describes it. `content.raw` is the entry or resource JSON, lossless.
 public struct MappedEntry: Equatable, Sendable {
     /// Stable across imports of the same source, so a re-import updates the entry in place:
-    /// FHIR `ResourceType/id`; RHEx the entry's `_id` (or `id`); otherwise `<section>#<FNV-1a hex>`
-    /// of the entry's canonical JSON (`ResourceType#<hex>` for a FHIR resource without id or fullUrl).
+    /// FHIR `ResourceType/id` (or the Bundle entry's fullUrl, or `ResourceType#<FNV-1a hex>` of the
+    /// canonical JSON); RHEx the entry's `_id` (or `id`), else `<section>#<FNV-1a hex>`, made unique
+    /// within the record when the source repeats an id (`<id>#<section>`, `<id>#<section>#2`).
     public var remoteID: String
     public var content: EntryContent
 

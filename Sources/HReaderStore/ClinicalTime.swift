@@ -28,6 +28,7 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
     public static func parse(_ text: String, timeZone: TimeZone = .current) -> ClinicalTime? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.contains("T") {
+            if let epoch = rfc3339Instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
             let f = ISO8601DateFormatter()
             f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             if let d = f.date(from: trimmed) { return ClinicalTime(text: trimmed, epoch: Int64(d.timeIntervalSince1970.rounded(.down))) }

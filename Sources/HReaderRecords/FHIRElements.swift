@@ -1,0 +1,121 @@
+import Foundation
+import HReaderStore
+
+/// A CodeableConcept (or a single Coding) as an entry needs it: what to call it and its codes.
+struct Concept {
+    var text: String?
+    var codings: [(system: String?, code: String?, display: String?)] = []
+
+    /// text ?? first coding's display ?? first coding's code.
+    var description: String? {
+        text ?? codings.lazy.compactMap(\.display).first ?? codings.lazy.compactMap(\.code).first
+    }
+
+    /// Short system name → codes, in coding order, without repeats.
+    var codes: [String: [String]] {
+        var codes: [String: [String]] = [:]
+        for coding in codings {
+            guard let code = coding.code else { continue }
+            let key = FHIRCodes.key(forSystem: coding.system)
+            if codes[key]?.contains(code) != true { codes[key, default: []].append(code) }
+        }
+        return codes
+    }
+
+    func has(system: String, code: String) -> Bool {
+        codings.contains { $0.system == system && $0.code == code }
+    }
+
+    var loincCodes: [String] { codings.filter { $0.system == "http://loinc.org" }.compactMap(\.code) }
+}
+
+extension JSONReader {
+    /// A CodeableConcept member.
+    func concept(_ key: String) throws -> Concept? {
+        guard let reader = try object(key) else { return nil }
+        return try reader.asConcept()
+    }
+
+    /// Every CodeableConcept of an array member.
+    func concepts(_ key: String) throws -> [Concept] {
+        try objects(key).map { try $0.asConcept() }
+    }
+
+    /// This object read as a CodeableConcept, or as a bare Coding.
+    func asConcept() throws -> Concept {
+        let codingReaders = has("coding") ? try objects("coding") : [self]
+        var concept = Concept(text: nonEmpty(try string("text")))
+        for coding in codingReaders {
+            let code = nonEmpty(try coding.string("code")), display = nonEmpty(try coding.string("display"))
+            if code == nil && display == nil { continue }
+            concept.codings.append((nonEmpty(try coding.string("system")), code, display))
+        }
+        return concept
+    }
+
+    /// A status that is a code (`"active"`) or, as in R4's clinical statuses, a CodeableConcept.
+    func status(_ key: String) throws -> String? {
+        if case .object? = object.present(key) {
+            let concept = try self.concept(key)
+            return concept?.codings.lazy.compactMap(\.code).first ?? concept?.text
+        }
+        return nonEmpty(try string(key))
+    }
+
+    /// A FHIR date, dateTime or instant member as a clinical time; text that is none of these is an error.
+    func time(_ key: String, timeZone: TimeZone) throws -> ClinicalTime? {
+        guard let text = try string(key) else { return nil }
+        guard let time = FHIRTime.parse(text, timeZone: timeZone) else {
+            throw RecordsError.malformed("\(path).\(key) is not a FHIR date or dateTime: \"\(text)\"")
+        }
+        return time
+    }
+
+    /// A Period member's start and end.
+    func period(_ key: String, timeZone: TimeZone) throws -> (start: ClinicalTime?, end: ClinicalTime?)? {
+        guard let period = try object(key) else { return nil }
+        return (try period.time("start", timeZone: timeZone), try period.time("end", timeZone: timeZone))
+    }
+
+    /// A Quantity as its number (literal and value) and unit (the human unit, else the UCUM code).
+    func asQuantity() throws -> (literal: String, value: Double, unit: String?)? {
+        guard let number = try number("value") else { return nil }
+        return try (number.literal, number.value, nonEmpty(string("unit")) ?? nonEmpty(string("code")))
+    }
+
+    /// The `reference` of a Reference member, as written.
+    func reference(_ key: String) throws -> String? {
+        nonEmpty(try object(key)?.string("reference"))
+    }
+}
+
+func nonEmpty(_ text: String?) -> String? {
+    guard let text else { return nil }
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    return trimmed.isEmpty ? nil : trimmed
+}
+
+/// FHIR dates and times. `ClinicalTime.parse` reads what FHIR allows; a date-time without an offset
+/// (which FHIR forbids but some servers send) is read in the given zone rather than lost.
+enum FHIRTime {
+    static func parse(_ text: String, timeZone: TimeZone) -> ClinicalTime? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let epoch = instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
+        if let time = ClinicalTime.parse(text, timeZone: timeZone) { return time }
+        guard trimmed.contains("T") else { return nil }
+        let withoutFraction = trimmed.split(separator: ".", maxSplits: 1).first.map(String.init) ?? trimmed
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = timeZone
+        for format in ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: withoutFraction) {
+                return ClinicalTime(text: trimmed, epoch: Int64(date.timeIntervalSince1970.rounded(.down)))
+            }
+        }
+        return nil
+    }
+
+    /// Thin alias: the fast path lives in `ClinicalTime` so every importer gets it.
+    static func instant(_ text: String) -> Int64? { ClinicalTime.rfc3339Instant(text) }
+}

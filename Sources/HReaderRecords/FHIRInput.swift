@@ -1,0 +1,63 @@
+/// The resources of a FHIR input, taken out of their Bundles, each with where it was found.
+struct FHIRInput {
+    struct Resource {
+        let object: JSONObject
+        let type: String
+        /// Where it was found, for messages: `Bundle.entry[3].resource`, `NDJSON line 2`.
+        let path: String
+        /// Its Bundle entry's fullUrl, by which other entries of the Bundle may reference it.
+        let fullUrl: String?
+
+        var reader: JSONReader {
+            let id = object["id"]?.string.map { "\(type)/\($0)" }
+            return JSONReader(object, path: id.map { "\(path) (\($0))" } ?? path)
+        }
+    }
+
+    private(set) var resources: [Resource] = []
+    /// Bundle entries without a resource (a transaction's DELETE, a search entry with only a URL).
+    private(set) var skipped: [Skip] = []
+    /// Medication resources by `Medication/<id>` and by fullUrl.
+    private(set) var medications: [String: JSONObject] = [:]
+
+    /// Adds a resource; a Bundle adds its entries' resources instead, recursively.
+    mutating func add(_ object: JSONObject, path: String, fullUrl: String?) throws {
+        guard let typeValue = object.present("resourceType") else {
+            throw RecordsError.malformed("\(path) has no resourceType")
+        }
+        guard let type = typeValue.string.flatMap(nonEmpty) else {
+            throw RecordsError.malformed("\(path).resourceType is \(typeValue.kindDescription), expected a resource type name")
+        }
+        guard type == "Bundle" else {
+            resources.append(Resource(object: object, type: type, path: path, fullUrl: fullUrl))
+            if type == "Medication" {
+                if let id = object["id"]?.string { medications["Medication/\(id)"] = object }
+                if let fullUrl { medications[fullUrl] = object }
+            }
+            return
+        }
+        guard let entryValue = object.present("entry") else { return }  // an empty Bundle
+        guard let entries = entryValue.array else {
+            throw RecordsError.malformed("\(path).entry is \(entryValue.kindDescription), expected an array")
+        }
+        for (i, item) in entries.enumerated() {
+            let entryPath = "\(path).entry[\(i)]"
+            guard let entry = item.object else {
+                throw RecordsError.malformed("\(entryPath) is \(item.kindDescription), expected an object")
+            }
+            let entryURL = entry["fullUrl"]?.string.flatMap(nonEmpty)
+            guard let resourceValue = entry.present("resource") else {
+                var reason = "\(entryPath) has no resource"
+                if let request = entry["request"]?.object, let method = request["method"]?.string {
+                    reason += " (request: \(method) \(request["url"]?.string ?? ""))"
+                }
+                skipped.append(Skip(kind: "Bundle.entry", remoteID: entryURL, reason: reason))
+                continue
+            }
+            guard let resource = resourceValue.object else {
+                throw RecordsError.malformed("\(entryPath).resource is \(resourceValue.kindDescription), expected an object")
+            }
+            try add(resource, path: "\(entryPath).resource", fullUrl: entryURL)
+        }
+    }
+}

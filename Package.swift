@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers (DESIGN.md §1), each importing only what is below it:
-//   hreader → HReaderKit → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
+//   hreader → HReaderKit → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
         .target(name: "HReaderRecords", dependencies: ["HReaderStore"]),
-        .target(name: "HReaderKit", dependencies: ["HReaderStore", "HReaderCrypto"]),
+        .target(name: "HReaderKit", dependencies: ["HReaderRecords", "HReaderStore", "HReaderCrypto"]),
         .executableTarget(
             name: "hreader",
             dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]

@@ -13,9 +13,11 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 func ms(_ s: Double) -> String { String(format: "%8.2f ms", s * 1000) }
+/// Prints at once (stdout to a file is block-buffered, and a long run should show its progress).
 func row(_ name: String, _ value: String, _ note: String = "") {
-    print(name.padding(toLength: 46, withPad: " ", startingAt: 0) + value + (note.isEmpty ? "" : "   " + note))
+    say(name.padding(toLength: 46, withPad: " ", startingAt: 0) + value + (note.isEmpty ? "" : "   " + note))
 }
+func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -23,10 +25,10 @@ defer { try? FileManager.default.removeItem(at: scratch) }
 let password = SecretBytes(utf8: "Bench-Passw0rd")
 let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"] ?? "") ?? 100_000
 
-print("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
+say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 
 // MARK: 1. Open/unlock: KDF versus everything else
-print("\n== Unlock: where the time goes (median of 5) ==")
+say("\n== Unlock: where the time goes (median of 5) ==")
 for (name, kdf) in [("scrypt N=2^17 r=8 p=1", KDFParameters.scryptDefault), ("PBKDF2-SHA256 600k", KDFParameters.pbkdf2Default)] {
     let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("unlock-\(kdf.name)")))
     _ = try service.create(password: password, kdf: kdf)
@@ -47,7 +49,7 @@ for (name, kdf) in [("scrypt N=2^17 r=8 p=1", KDFParameters.scryptDefault), ("PB
 }
 
 // MARK: 2. The cost of encryption: encrypted vault versus an unkeyed database, same library, same code
-print("\n== \(entryCount) entries: encrypted vault vs unkeyed database (same SQLCipher library, same code) ==")
+say("\n== \(entryCount) entries: encrypted vault vs unkeyed database (same SQLCipher library, same code) ==")
 func populate(_ db: Database) throws -> (insert: Double, read: Double, rangeRead: Double) {
     let patients = PatientRepository(db), entries = EntryRepository(db)
     let patient = try patients.add(NewPatient(firstName: "Bench", lastName: "Patient"))
@@ -79,4 +81,81 @@ for (name, e, p) in [("insert (one transaction)", encrypted.insert, plain.insert
     row("  \(name): encrypted", ms(e), String(format: "%.0f entries/s", Double(entryCount) / e))
     row("  \(name): unkeyed baseline", ms(p), String(format: "encryption costs %.2fx", e / p))
 }
-print("\nDone.")
+// MARK: 3. Timeline pages over a lifetime of data
+let timelineCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_TIMELINE_ENTRIES"] ?? "") ?? 1_000_000
+say("\n== Timeline: \(timelineCount) entries for one patient over ten years ==")
+let timelineService = VaultService(vault: Vault(root: scratch.appendingPathComponent("timeline")))
+_ = try timelineService.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+let timelineVault = try timelineService.open(.password(password))
+let tdb = timelineVault.db
+let tenYearsAgo: Int64 = 1_420_070_400  // 2015-01-01
+let tenYears: Int64 = 10 * 365 * 86_400
+let patient = try timelineVault.addPatient(NewPatient(firstName: "Lifetime", lastName: "Patient"))
+let types: [EntryType] = [.vitalSign, .vitalSign, .vitalSign, .result, .result, .medication, .condition, .encounter, .activity, .symptom]
+let vitalNames = ["Heart Rate", "Systolic Blood Pressure", "Diastolic Blood Pressure", "Body Weight", "Respiratory Rate"]
+let generation = try seconds {
+    try tdb.transaction {
+        let entries = EntryRepository(tdb)
+        var rng = SystemRandomNumberGenerator()
+        for i in 0..<timelineCount {
+            let t = tenYearsAgo + Int64.random(in: 0..<tenYears, using: &rng)
+            let type = types[i % types.count]
+            let description = type == .vitalSign ? vitalNames[i % vitalNames.count] : "\(type.rawValue) \(i % 50)"
+            try entries.insert(patientID: patient.id, content: EntryContent(
+                type: type, description: description, date: ClinicalTime(epoch: t), valueNumber: Double(i % 120), unit: "u"),
+                remoteID: "bench-\(i)")
+        }
+    }
+}
+row("  generated in", ms(generation), String(format: "%.0f entries/s", Double(timelineCount) / generation))
+let tokenForCLI = try timelineService.startSession(.password(password), for: 3600).token
+let hreaderBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("hreader")
+
+/// The bare indexed SELECT of the same rows: the floor any timeline answer stands on.
+@MainActor func bareSelect(from: Int64, to: Int64) throws -> Int {
+    let statement = try tdb.prepare("""
+        SELECT id, coalesce(date_epoch, start_epoch, end_epoch), value_number FROM entries WHERE id IN (
+            SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
+            UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
+            UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
+        """)
+    try statement.bind([patient.id, from, to, patient.id, from, to, patient.id, from, to])
+    var n = 0
+    while try statement.step() { n += 1 }
+    return n
+}
+
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded(.up)))]
+}
+
+for page in TimelinePage.allCases {
+    let runs = page == .decade ? 5 : (page == .year ? 10 : 40)
+    var latencies: [Double] = [], bare: [Double] = [], rows = 0
+    var rng = SystemRandomNumberGenerator()
+    for _ in 0..<runs {
+        let at = ClinicalTime(epoch: tenYearsAgo + (page == .decade ? tenYears : Int64.random(in: 400 * 86_400..<tenYears, using: &rng)))
+        let range = TimelineRange.page(page, at: at)
+        latencies.append(try seconds { _ = try timelineVault.timeline(patient: patient, query: TimelineQuery(range: range)).serialized() })
+        bare.append(try seconds { rows = try bareSelect(from: range.start, to: range.end) })
+    }
+    row("  \(page.rawValue) page (~\(rows) rows): median", ms(median(latencies)), String(format: "p99 %.2f ms; bare indexed SELECT %.2f ms (%.1fx)",
+        percentile(latencies, 0.99) * 1000, median(bare) * 1000, median(latencies) / max(median(bare), 1e-9)))
+    if FileManager.default.isExecutableFile(atPath: hreaderBinary.path) {
+        var wall: [Double] = []
+        for _ in 0..<(page == .decade ? 3 : 5) {
+            let process = Process()
+            process.executableURL = hreaderBinary
+            process.arguments = ["timeline", "--vault", timelineService.vault.root.path, "--patient", String(patient.id),
+                                 "--page", page.rawValue, "--at", RFC3339.utc(tenYearsAgo + tenYears)]
+            process.environment = ["HREADER_SESSION": tokenForCLI, "PATH": "/usr/bin:/bin"]
+            process.standardOutput = FileHandle.nullDevice
+            wall.append(try seconds { try process.run(); process.waitUntilExit() })
+            precondition(process.terminationStatus == 0, "hreader timeline failed")
+        }
+        row("    end to end: hreader timeline (session)", ms(median(wall)))
+    }
+}
+
+say("\nDone.")

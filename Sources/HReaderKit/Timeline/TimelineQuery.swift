@@ -72,19 +72,18 @@ public struct TimelineQuery {
             guard wants(key) else { continue }
             switch row.type {
             case .vitalSign:
-                // Only numbers can be charted; hReader turned text such as "positive" into 0. Skip it instead.
-                let number = row.valueNumber ?? row.valueText.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-                var group = vitals[row.description] ?? (row.unit, [], row.time)
-                if let number { group.values.append(.number(number)) }
-                vitals[row.description] = group
+                for (description, number) in Self.vitalReadings(row) {
+                    // Mutate in place: copying the group out and back would copy its values on every append.
+                    if vitals[description] == nil { vitals[description] = (row.unit, [], row.time) }
+                    if let number { vitals[description]!.values.append(.number(number)) }
+                }
             case .activity:
                 guard let value = row.valueNumber else { continue }
                 let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
                 let dayText = dayFormatter.string(from: dayStart)
                 let groupKey = dayText + "\u{0}" + row.description
-                var total = activity[groupKey] ?? (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit)
-                total.total += value
-                activity[groupKey] = total
+                if activity[groupKey] == nil { activity[groupKey] = (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit) }
+                activity[groupKey]!.total += value
             default:
                 lists[key, default: []].append(item(row, sources: sources))
             }
@@ -135,6 +134,22 @@ public struct TimelineQuery {
             }
         }
         return .object(members)
+    }
+
+    /// The chartable readings of a vital-sign entry. Only numbers can be charted: hReader turned text such
+    /// as "positive" into 0, hreader leaves it out (the group still appears). A blood-pressure panel that
+    /// arrived as one FHIR Observation ("120/80") gives the systolic and diastolic series that RHEx
+    /// records carry as two entries.
+    static func vitalReadings(_ row: TimelineRow) -> [(String, Double?)] {
+        if let number = row.valueNumber { return [(row.description, number)] }
+        let text = row.valueText?.trimmingCharacters(in: .whitespaces) ?? ""
+        if let number = Double(text) { return [(row.description, number)] }
+        let parts = text.split(separator: "/")
+        if parts.count == 2, let systolic = Double(parts[0]), let diastolic = Double(parts[1]),
+           row.description.lowercased().contains("blood pressure") {
+            return [("Systolic Blood Pressure", systolic), ("Diastolic Blood Pressure", diastolic)]
+        }
+        return [(row.description, nil)]
     }
 
     /// Groups sorted by description; blood-pressure groups last, by description descending

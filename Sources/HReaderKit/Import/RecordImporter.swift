@@ -1,0 +1,163 @@
+import Foundation
+import HReaderRecords
+import HReaderStore
+
+/// What an import did, for the summary line and `--json`.
+public struct ImportSummary: Sendable {
+    public var patientsCreated = 0
+    public var patientsUpdated = 0
+    public var patientsUnchanged = 0
+    public var inserted = 0
+    public var updated = 0
+    public var unchanged = 0
+    public var markedMissing = 0
+    /// Entries stored (inserted or updated or unchanged), by entry type.
+    public var byType: [String: Int] = [:]
+    /// Reasons for what was not imported, with counts.
+    public var skipped: [String: Int] = [:]
+    public var patientIDs: [Int64] = []
+
+    public var jsonValue: JSONValue {
+        .object([
+            ("patients", .object([("created", .number(Double(patientsCreated))), ("updated", .number(Double(patientsUpdated))),
+                                  ("unchanged", .number(Double(patientsUnchanged))),
+                                  ("ids", .array(patientIDs.map { .number(Double($0)) }))])),
+            ("entries", .object([("inserted", .number(Double(inserted))), ("updated", .number(Double(updated))),
+                                 ("unchanged", .number(Double(unchanged))), ("marked_missing", .number(Double(markedMissing))),
+                                 ("by_type", .object(byType.keys.sorted().map { ($0, .number(Double(byType[$0]!))) }))])),
+            ("skipped", .object(skipped.keys.sorted().map { ($0, .number(Double(skipped[$0]!))) })),
+        ])
+    }
+}
+
+/// Stores mapped records in the vault: one transaction per patient, updating in place by
+/// (source, remote id) and keeping the user's own fields, so a failure or a kill leaves earlier
+/// patients complete and the failing one untouched, and a re-run finishes with no duplicates.
+struct RecordImporter {
+    let vault: OpenVault
+    let sourceID: Int64
+    /// A full snapshot of each patient's record (a server's record, not a partial file): entries the
+    /// source no longer has are marked missing (never deleted).
+    let isSnapshot: Bool
+
+    func store(_ record: MappedRecord, into target: Patient?, relationship: Relationship?, summary: inout ImportSummary) throws {
+        try vault.write {
+            let patient: Patient
+            if let target {
+                patient = target
+            } else {
+                var content = record.patient.content
+                if let relationship { content.relationship = relationship }
+                let (stored, outcome) = try vault.patients.upsert(sourceID: sourceID, remoteID: record.patient.remoteID, content)
+                patient = stored
+                switch outcome {
+                case .inserted: summary.patientsCreated += 1
+                case .updated: summary.patientsUpdated += 1
+                case .unchanged: summary.patientsUnchanged += 1
+                }
+            }
+            if !summary.patientIDs.contains(patient.id) { summary.patientIDs.append(patient.id) }
+            for entry in record.entries {
+                switch try vault.entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
+                case .inserted: summary.inserted += 1
+                case .updated: summary.updated += 1
+                case .unchanged: summary.unchanged += 1
+                }
+                summary.byType[entry.content.type.rawValue, default: 0] += 1
+            }
+            if isSnapshot {
+                summary.markedMissing += try vault.entries.markMissing(patientID: patient.id, sourceID: sourceID,
+                                                                       keeping: Set(record.entries.map(\.remoteID)))
+            }
+            for skip in record.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+            try vault.audit.record("import", subject: patient.uuid,
+                                   detail: "source \(sourceID): \(record.entries.count) entries, \(record.skipped.count) skipped")
+        }
+    }
+}
+
+/// The formats `hreader import --file` reads, told apart by content.
+public enum RecordFileFormat: String, Sendable {
+    case fhirJSON = "FHIR JSON"
+    case fhirNDJSON = "FHIR NDJSON"
+    case rhex = "RHEx c32 JSON"
+
+    /// NDJSON when several lines each hold a resource; a FHIR resource or Bundle when the document
+    /// has a `resourceType`; else an RHEx/hData c32 record.
+    static func detect(_ data: Data) throws -> RecordFileFormat {
+        let lines = data.split(separator: 0x0a, omittingEmptySubsequences: true)
+            .filter { !$0.allSatisfy { $0 == 0x20 || $0 == 0x0d || $0 == 0x09 } }
+        if lines.count > 1, let first = lines.first,
+           let object = try? JSONSerialization.jsonObject(with: Data(first)) as? [String: Any], object["resourceType"] != nil {
+            return .fhirNDJSON
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw HReaderError.badInput("the file is not a JSON object, FHIR NDJSON or an RHEx record")
+        }
+        return object["resourceType"] != nil ? .fhirJSON : .rhex
+    }
+}
+
+extension OpenVault {
+    /// Imports a FHIR Bundle / resource / NDJSON file or an RHEx c32 JSON record. With `patient`, every
+    /// entry goes to that local patient (the file may describe at most one patient). The file is
+    /// mapped whole before anything is written: bad input writes nothing.
+    public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil,
+                           progress: (String) -> Void = { _ in }) throws -> (format: RecordFileFormat, summary: ImportSummary) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url, options: .mappedIfSafe)
+        } catch {
+            throw HReaderError.usage("cannot read \(url.path)")
+        }
+        let format: RecordFileFormat
+        do {
+            format = try RecordFileFormat.detect(data)
+        } catch {
+            // The record parser says where the JSON breaks (line and column); Foundation's would not.
+            do { _ = try FHIRMapper().mapBundle(data) } catch let e as RecordsError {
+                throw HReaderError.badInput("\(url.lastPathComponent): \(e.description)")
+            }
+            throw HReaderError.badInput("\(url.lastPathComponent): not a JSON object, FHIR NDJSON or an RHEx record")
+        }
+        var records: [MappedRecord]
+        var summary = ImportSummary()
+        do {
+            switch format {
+            case .rhex:
+                records = [try RHExMapper().map(data)]
+            case .fhirJSON, .fhirNDJSON:
+                let batch = format == .fhirJSON ? try FHIRMapper().mapBundle(data) : try FHIRMapper().mapNDJSON(data)
+                records = batch.records
+                for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+                if !batch.unattached.isEmpty {
+                    // Entries that name no patient of the file: they belong to --patient, or to the file's one patient.
+                    if patient != nil || records.count == 1 {
+                        if records.isEmpty {
+                            records = [MappedRecord(patient: MappedPatient(remoteID: "", content: NewPatient(firstName: "", lastName: "")),
+                                                    entries: [], skipped: [])]
+                        }
+                        records[0].entries += batch.unattached.map(\.entry)
+                    } else {
+                        summary.skipped["no Patient in the file for its subject (use --patient)", default: 0] += batch.unattached.count
+                    }
+                }
+            }
+        } catch let error as RecordsError {
+            throw HReaderError.badInput("\(url.lastPathComponent): \(error.description)")
+        }
+        if patient != nil && records.count > 1 {
+            throw HReaderError.usage("\(url.lastPathComponent) holds \(records.count) patients; --patient takes a file about one")
+        }
+        let sourceID = try write {
+            try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file://" + url.standardizedFileURL.path,
+                                                  displayName: url.lastPathComponent, now: RFC3339.utc(Int64(Date().timeIntervalSince1970)))
+        }
+        let importer = RecordImporter(vault: self, sourceID: sourceID, isSnapshot: false)
+        for (index, record) in records.enumerated() {
+            progress("patient \(index + 1) of \(records.count): \(record.entries.count) entries")
+            try importer.store(record, into: patient, relationship: relationship, summary: &summary)
+        }
+        return (format, summary)
+    }
+}

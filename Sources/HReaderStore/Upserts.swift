@@ -1,0 +1,67 @@
+import Foundation
+
+/// What a re-import did to one row.
+public enum UpsertOutcome: Sendable, Equatable {
+    case inserted, updated, unchanged
+}
+
+extension PatientRepository {
+    /// Creates the patient a source knows by `remoteID`, or refreshes its demographics and raw document.
+    /// The user's choices (relationship, display order) are kept; `relationship` applies to a new patient.
+    public func upsert(sourceID: Int64, remoteID: String, _ new: NewPatient, now: Date = Date()) throws -> (Patient, UpsertOutcome) {
+        guard let existing = try find(sourceID: sourceID, remoteID: remoteID) else {
+            var created = new
+            created.sourceID = sourceID
+            created.remoteID = remoteID
+            return (try add(created, now: now), .inserted)
+        }
+        let raw = try db.scalarString("SELECT raw FROM patients WHERE id = ?", [existing.id])
+        if raw == new.raw && existing.firstName == new.firstName && existing.lastName == new.lastName
+            && existing.gender == new.gender && existing.birthDate == new.birthDate {
+            return (existing, .unchanged)
+        }
+        try db.execute("""
+            UPDATE patients SET first_name = ?, last_name = ?, gender = ?, birth_date = ?, race = ?, ethnicity = ?, raw = ?, updated = ?
+            WHERE id = ?
+            """, [new.firstName, new.lastName, new.gender, new.birthDate, new.race, new.ethnicity, new.raw, Timestamps.now(now), existing.id])
+        return (try get(id: existing.id)!, .updated)
+    }
+}
+
+extension EntryRepository {
+    /// Inserts the entry a source knows by `remoteID`, or replaces what the source says about it.
+    /// Never touches the user's own fields (comments, patient comments, strike-through): hReader lost
+    /// them on every sync. A re-appearing entry is no longer marked missing.
+    public func upsert(patientID: Int64, sourceID: Int64, remoteID: String, content c: EntryContent, now: Date = Date()) throws -> UpsertOutcome {
+        let existing = try db.query("SELECT id, raw, type, description, missing_at_source FROM entries WHERE patient_id = ? AND source_id = ? AND remote_id = ?",
+                                    [patientID, sourceID, remoteID]) { ($0.int64(0)!, $0.string(1), $0.string(2), $0.string(3), $0.string(4)) }.first
+        guard let (id, raw, type, description, missing) = existing else {
+            try insert(patientID: patientID, content: c, sourceID: sourceID, remoteID: remoteID, now: now)
+            return .inserted
+        }
+        if raw == c.raw && type == c.type.rawValue && description == c.description && missing == nil { return .unchanged }
+        try db.execute("""
+            UPDATE entries SET type = ?, description = ?, status = ?, date_text = ?, date_epoch = ?, start_text = ?, start_epoch = ?,
+                end_text = ?, end_epoch = ?, codes = ?, value_number = ?, value_text = ?, unit = ?, dose = ?, reaction = ?, severity = ?,
+                raw = ?, missing_at_source = NULL, updated = ?
+            WHERE id = ?
+            """, [c.type.rawValue, c.description, c.status, c.date?.text, c.date?.epoch, c.start?.text, c.start?.epoch, c.end?.text,
+                  c.end?.epoch, Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
+                  Timestamps.now(now), id])
+        return .updated
+    }
+
+    /// Marks the entries of a patient from a source that a full snapshot no longer holds; they are kept.
+    /// Returns how many were newly marked.
+    @discardableResult
+    public func markMissing(patientID: Int64, sourceID: Int64, keeping remoteIDs: Set<String>, now: Date = Date()) throws -> Int {
+        let present = try db.query("SELECT id, remote_id FROM entries WHERE patient_id = ? AND source_id = ? AND missing_at_source IS NULL",
+                                   [patientID, sourceID]) { ($0.int64(0)!, $0.string(1)!) }
+        var marked = 0
+        for (id, remoteID) in present where !remoteIDs.contains(remoteID) {
+            try db.execute("UPDATE entries SET missing_at_source = ? WHERE id = ?", [Timestamps.now(now), id])
+            marked += 1
+        }
+        return marked
+    }
+}

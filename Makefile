@@ -1,4 +1,4 @@
-# hreader's front door. `make demo` and `make test` install what they need (scripts/deps.sh).
+# hreader's front door. `make demo` and `make test` install what they need (.ci/deps.sh).
 SWIFT      ?= swift
 PREFIX     ?= /usr/local
 BUILD_DIR  ?= .build
@@ -9,10 +9,10 @@ SWIFTFLAGS ?=
 all: build
 
 deps:
-	@scripts/deps.sh
+	@.ci/deps.sh
 
 schema:
-	@scripts/embed-schema.sh
+	@.ci/embed-schema.sh
 
 build: deps schema
 	$(SWIFT) build $(SWIFTFLAGS)
@@ -26,7 +26,7 @@ test: deps schema
 	$(SWIFT) test --skip-build $(SWIFTFLAGS)
 
 demo: build
-	@scripts/demo.sh $(BUILD_DIR)/debug/hreader
+	@.ci/demo.sh $(BUILD_DIR)/debug/hreader
 
 bench: release
 	$(BUILD_DIR)/release/hreader-bench

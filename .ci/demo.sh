@@ -3,6 +3,7 @@
 # Nothing here touches your own vault.
 set -euo pipefail
 hreader=${1:-.build/debug/hreader}
+examples="$(cd "$(dirname "$0")/.." && pwd)/docs/examples"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hreader-demo.XXXXXX")
 export HREADER_VAULT="$work/vault"
 unset HREADER_SESSION HREADER_PASSWORD
@@ -37,10 +38,20 @@ step hreader entries add --type vital_sign --description "Systolic blood pressur
 step hreader entries comment 3 --text "Take in the morning" --prescriber "Dr. Babbage"
 "$hreader" entries comment 3 --text "Take in the morning" --prescriber "Dr. Babbage"
 
+step hreader import --file docs/examples/rhex-record.json --as spouse    "# an RHEx c32 record, as hReader's servers sent them"
+"$hreader" import --file "$examples/rhex-record.json" --as spouse
+step hreader import --file docs/examples/fhir-bundle.json --as child     "# a FHIR R4 Bundle"
+"$hreader" import --file "$examples/fhir-bundle.json" --as child
+
 step hreader patients list
 "$hreader" patients list
 step hreader entries list
 "$hreader" entries list
+step hreader timeline add --patient 3 --key Levels pain=2 energy=7 --at 2025-12-30T09:00:00Z
+"$hreader" timeline add --patient 3 --key Levels pain=2 energy=7 --at 2025-12-30T09:00:00Z
+step hreader timeline --patient 3 --page year --at 2025-12-31T00:00:00Z --types vitals,results,levels --pretty
+"$hreader" timeline --patient 3 --page year --at 2025-12-31T00:00:00Z --types vitals,results,levels --pretty
+
 step hreader status
 "$hreader" status
 step hreader check

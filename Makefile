@@ -3,6 +3,7 @@ SWIFT      ?= swift
 PREFIX     ?= /usr/local
 BUILD_DIR  ?= .build
 SWIFTFLAGS ?=
+SHELL      := /bin/bash
 
 .PHONY: all deps schema build release test demo bench install clean
 
@@ -20,10 +21,12 @@ build: deps schema
 release: deps schema
 	$(SWIFT) build -c release $(SWIFTFLAGS)
 
-# Builds everything (the hreader binary the integration tests run, and the tests), then runs them.
+# Builds everything (the hreader binary the integration tests run, and the tests), then runs them
+# (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.
 test: deps schema
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	$(SWIFT) test --skip-build $(SWIFTFLAGS)
+	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt
+	@awk '/^Test Suite .All tests. (passed|failed)/ { getline; n=$$2; f=$$5 } END { if (n == "") exit 1; printf "hreader tests: %d passed, %d failed\n", n - f, f }' $(BUILD_DIR)/test-output.txt
 
 demo: build
 	@.ci/demo.sh $(BUILD_DIR)/debug/hreader

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import HReaderCrypto
-import HReaderStore
+@testable import HReaderStore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -713,5 +713,22 @@ final class StoreTests: XCTestCase {
             XCTAssertEqual(try PatientRepository(db).all().map(\.displayName), ["Ada Lovelace"])
         }
         try assertIntegrityCheckReportsDamage(key: key)
+    }
+}
+
+/// hreader refuses SQLCipher older than 4.5 (Debian 12's main archive has 3.4.1) and any plain SQLite.
+final class CipherVersionTests: XCTestCase {
+    func testOldOrMissingSQLCipherIsRefused() {
+        XCTAssertThrowsError(try Database.checkCipherVersion("3.4.1")) { XCTAssertEqual($0 as? Database.OpenFailure, .cipherTooOld("3.4.1")) }
+        XCTAssertThrowsError(try Database.checkCipherVersion("4.4.3 community"))
+        XCTAssertThrowsError(try Database.checkCipherVersion(nil)) { XCTAssertEqual($0 as? Database.OpenFailure, .cipherMissing) }
+        XCTAssertNoThrow(try Database.checkCipherVersion("4.5.0 community"))
+        XCTAssertNoThrow(try Database.checkCipherVersion("4.6.1 community"))
+        XCTAssertNoThrow(try Database.checkCipherVersion("5.0.0"))
+    }
+
+    func testTheLinkedLibraryIsSQLCipherFourFiveOrNewer() throws {
+        let version = try XCTUnwrap(Database.libraryCipherVersion(), "the linked SQLite is not SQLCipher")
+        XCTAssertNoThrow(try Database.checkCipherVersion(version))
     }
 }

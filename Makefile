@@ -26,7 +26,7 @@ release: deps schema
 test: deps schema
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt
-	@awk '/^Test Suite .All tests. (passed|failed)/ { getline; n=$$2; f=$$5 } END { if (n == "") exit 1; printf "hreader tests: %d passed, %d failed\n", n - f, f }' $(BUILD_DIR)/test-output.txt
+	@awk '/^Test Suite .All tests. (passed|failed)/ { getline; n=$$2; f=$$5 } END { if (n == "") exit 1; printf "tests: %d passed, %d failed\n", n - f, f }' $(BUILD_DIR)/test-output.txt
 
 demo: build
 	@.ci/demo.sh $(BUILD_DIR)/debug/hreader

@@ -61,11 +61,8 @@ public struct TimelineQuery {
         var activity: [String: (day: Int64, dayText: String, description: String, total: Double, unit: String?)] = [:]
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = range.timeZone
-        let dayFormatter = DateFormatter()
-        dayFormatter.calendar = calendar
-        dayFormatter.timeZone = range.timeZone
-        dayFormatter.locale = Locale(identifier: "en_US_POSIX")
-        dayFormatter.dateFormat = "yyyy-MM-dd"
+        // Created only when there is activity to total: a DateFormatter costs more than a small page.
+        var dayFormatter: DateFormatter?
 
         for row in rows {
             let key = Self.key(for: row.type)
@@ -80,7 +77,15 @@ public struct TimelineQuery {
             case .activity:
                 guard let value = row.valueNumber else { continue }
                 let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
-                let dayText = dayFormatter.string(from: dayStart)
+                if dayFormatter == nil {
+                    let f = DateFormatter()
+                    f.calendar = calendar
+                    f.timeZone = range.timeZone
+                    f.locale = Locale(identifier: "en_US_POSIX")
+                    f.dateFormat = "yyyy-MM-dd"
+                    dayFormatter = f
+                }
+                let dayText = dayFormatter!.string(from: dayStart)
                 let groupKey = dayText + "\u{0}" + row.description
                 if activity[groupKey] == nil { activity[groupKey] = (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit) }
                 activity[groupKey]!.total += value

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderStore
 
 /// A JSON value with ordered object members, written without Foundation's serializer: payloads such as a
 /// decade of timeline hold a million items, and key order is part of a readable contract.
@@ -72,19 +73,5 @@ public indirect enum JSONValue: Equatable, Sendable {
         return String(d)
     }
 
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20: out += String(format: "\\u%04x", c.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-    }
+    static func quote(_ s: String, into out: inout String) { JSONText.quote(s, into: &out) }
 }

@@ -1,3 +1,4 @@
+import HReaderStore
 /// A JSON value as it was written: object members keep their order and numbers keep their literal
 /// text, so a resource written back is the resource received. (Foundation's `JSONSerialization`
 /// turns `120.0` into `120`, and FHIR gives a decimal's precision meaning; it also cannot tell
@@ -66,23 +67,7 @@ enum JSONValue: Equatable, Sendable {
         }
     }
 
-    private static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-    }
+    private static func quote(_ s: String, into out: inout String) { JSONText.quote(s, into: &out) }
 }
 
 /// A JSON object with its members in source order. Lookup takes the last member of a name, as

@@ -1,0 +1,204 @@
+import Foundation
+import HReaderCrypto
+import HReaderStore
+
+/// hReader's patient summary: who the patient is (name, age as hReader showed it, gender, relationship),
+/// their active conditions and allergies, then one tile per applet in the patient's order.
+public struct PatientSummary {
+    public let patient: Patient
+    /// "5 weeks" under 6 months, "14 months" under 2 years, then "42 years" (hReader's `hr_ageString`).
+    public let age: String?
+    /// "Male", "Female" or "Unknown", as hReader wrote it.
+    public let gender: String
+    /// "Me", "Wife", "Son", "Family", … as hReader wrote it (spouse and child by gender).
+    public let relationship: String
+    public let conditions: [Entry]
+    public let allergies: [Entry]
+    public let tiles: [Tile]
+
+    public var json: JSONValue {
+        func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        let person: JSONValue = .object([
+            ("id", .number(Double(patient.id))), ("uuid", .string(patient.uuid)), ("name", .string(patient.displayName)),
+            ("first_name", .string(patient.firstName)), ("last_name", .string(patient.lastName)),
+            ("birth_date", text(patient.birthDate)), ("age", text(age)), ("gender", .string(gender)),
+            ("relationship", .string(relationship)),
+        ])
+        let conditions = self.conditions.map { e -> JSONValue in
+            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)),
+                     ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
+        }
+        let allergies = self.allergies.map { e -> JSONValue in
+            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
+                     ("severity", text(e.content.severity)), ("status", text(e.content.status))])
+        }
+        return .object([("patient", person), ("conditions", .array(conditions)), ("allergies", .array(allergies)),
+                        ("tiles", .array(tiles.map(\.json)))])
+    }
+
+    // MARK: hReader's words
+
+    public static func ageText(birthDate: String?, at now: Date = Date(), calendar: Calendar = Calendar(identifier: .gregorian)) -> String? {
+        guard let birthDate, let born = ClinicalTime.parse(birthDate, timeZone: calendar.timeZone), born.date <= now else { return nil }
+        func plural(_ n: Int, _ unit: String) -> String { "\(n) \(unit)\(n == 1 ? "" : "s")" }
+        let months = calendar.dateComponents([.month], from: born.date, to: now).month ?? 0
+        if months < 6 { return plural(calendar.dateComponents([.weekOfYear], from: born.date, to: now).weekOfYear ?? 0, "week") }
+        if months < 24 { return plural(months, "month") }
+        return plural(calendar.dateComponents([.year], from: born.date, to: now).year ?? 0, "year")
+    }
+
+    public static func genderText(_ gender: String?) -> String {
+        switch gender?.lowercased() {
+        case "male"?, "m"?: return "Male"
+        case "female"?, "f"?: return "Female"
+        case nil, ""?, "unknown"?: return "Unknown"
+        case let other?: return other.prefix(1).uppercased() + other.dropFirst()
+        }
+    }
+
+    public static func relationshipText(_ relationship: Relationship, gender: String?) -> String {
+        let g = genderText(gender)
+        switch relationship {
+        case .me: return "Me"
+        case .spouse: return g == "Male" ? "Husband" : g == "Female" ? "Wife" : "Spouse"
+        case .child: return g == "Male" ? "Son" : g == "Female" ? "Daughter" : "Child"
+        case .family: return "Family"
+        case .other: return "Other"
+        }
+    }
+
+    /// Statuses that mean a condition or allergy is no longer current.
+    static let inactiveStatuses: Set<String> = ["inactive", "resolved", "remission", "refuted", "entered-in-error", "completed", "historical"]
+
+    static func isActive(_ entry: Entry, now: Date) -> Bool {
+        guard !entry.user.deleted else { return false }
+        if let status = entry.content.status?.lowercased(), inactiveStatuses.contains(status) { return false }
+        if let end = entry.content.end, end.date < now { return false }
+        return true
+    }
+}
+
+/// One applet in a patient's list, with its declaration when it is declared.
+public struct PatientApplet {
+    public let position: Int
+    public let identifier: String
+    public let declaration: AppletDeclaration?
+}
+
+extension OpenVault {
+    var applets: AppletRepository { AppletRepository(db) }
+
+    // MARK: The patient's applets
+
+    /// The patient's applets in order: their own list, or the default (medications, blood pressure).
+    public func appletList(of patient: Patient, registry: AppletRegistry) throws -> [PatientApplet] {
+        let identifiers = try read { try applets.identifiers(patientID: patient.id) } ?? AppletRegistry.defaultPatientApplets
+        return identifiers.enumerated().map { PatientApplet(position: $0.offset + 1, identifier: $0.element, declaration: registry.declaration($0.element)) }
+    }
+
+    /// Whether the patient's list is their own (false: they have the default list).
+    public func hasOwnAppletList(_ patient: Patient) throws -> Bool {
+        try read { try applets.identifiers(patientID: patient.id) != nil }
+    }
+
+    /// Adds a declared applet to the patient's list (at `position`, else last). Returns false when it was
+    /// already there.
+    @discardableResult
+    public func addApplet(_ identifier: String, to patient: Patient, at position: Int? = nil, registry: AppletRegistry) throws -> Bool {
+        guard registry.declaration(identifier) != nil else {
+            throw HReaderError.usage("no applet '\(identifier)' is declared; see 'hreader applets available'")
+        }
+        if let position, position < 1 { throw HReaderError.usage("positions start at 1") }
+        return try write {
+            let added = try applets.add(identifier, at: position, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets)
+            if added { try audit.record("applet.add", subject: patient.uuid, detail: identifier) }
+            return added
+        }
+    }
+
+    public func removeApplet(_ identifier: String, from patient: Patient) throws {
+        try write {
+            guard try applets.remove(identifier, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets) else {
+                throw HReaderError.usage("'\(identifier)' is not in this patient's applets; see 'hreader applets list'")
+            }
+            try audit.record("applet.remove", subject: patient.uuid, detail: identifier)
+        }
+    }
+
+    public func moveApplet(_ identifier: String, of patient: Patient, to position: Int) throws {
+        guard position >= 1 else { throw HReaderError.usage("positions start at 1") }
+        try write {
+            guard try applets.move(identifier, to: position, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets) else {
+                throw HReaderError.usage("'\(identifier)' is not in this patient's applets; see 'hreader applets list'")
+            }
+            try audit.record("applet.move", subject: patient.uuid, detail: identifier)
+        }
+    }
+
+    // MARK: The summary
+
+    /// The patient's summary; every applet yields a tile, a failing one an error tile.
+    public func summary(of patient: Patient, registry: AppletRegistry, now: Date = Date()) throws -> PatientSummary {
+        let entries = try self.entries(of: patient)
+        let conditions = entries.filter { $0.content.type == .condition && PatientSummary.isActive($0, now: now) }
+            .sorted { ($0.content.start ?? $0.content.date)?.epoch ?? .min > ($1.content.start ?? $1.content.date)?.epoch ?? .min }
+        let allergies = entries.filter { $0.content.type == .allergy && PatientSummary.isActive($0, now: now) }
+        var tiles: [Tile] = []
+        for item in try appletList(of: patient, registry: registry) {
+            tiles.append(try tile(for: item, patient: patient, entries: entries, now: now))
+        }
+        return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),
+                              gender: PatientSummary.genderText(patient.gender),
+                              relationship: PatientSummary.relationshipText(patient.relationship, gender: patient.gender),
+                              conditions: conditions, allergies: allergies, tiles: tiles)
+    }
+
+    func tile(for item: PatientApplet, patient: Patient, entries: [Entry], now: Date) throws -> Tile {
+        guard let declaration = item.declaration else {
+            return Tile.failure(identifier: item.identifier, title: item.identifier,
+                                "not declared in any applets list; see 'hreader applets available'")
+        }
+        if let reason = declaration.unavailableReason {
+            return Tile.failure(identifier: declaration.identifier, title: declaration.displayName, "not available: \(reason)")
+        }
+        switch declaration.implementation {
+        case let .builtIn(applet):
+            return applet.tile(in: AppletContext(patient: patient, entries: entries, declaration: declaration, now: now))
+        case let .plugin(specification):
+            let plugin = PluginApplet(declaration: declaration, specification: specification)
+            let token = try appletToken(applet: declaration.identifier, patient: patient)
+            let stored = try read { try applets.data(applet: declaration.identifier, patientID: patient.id) }
+            let answer = plugin.run(patientToken: token, entries: entries, data: stored, now: now)
+            guard !answer.dataChanges.isEmpty else { return answer.tile }
+            var after = stored
+            for (key, value) in answer.dataChanges { after[key] = value }
+            if after.count > PluginApplet.maximumDataKeys {
+                return plugin.failure("the plugin would store more than \(PluginApplet.maximumDataKeys) keys; nothing was stored")
+            }
+            try write {
+                for (key, value) in answer.dataChanges {
+                    try applets.setData(applet: declaration.identifier, patientID: patient.id, key: key, value: value)
+                }
+                try audit.record("applet.data", subject: patient.uuid, detail: declaration.identifier)
+            }
+            return answer.tile
+        case .none:
+            return Tile.failure(identifier: declaration.identifier, title: declaration.displayName, "not available on a terminal")
+        }
+    }
+
+    /// An opaque token for one patient as one applet sees it: stable across runs, different for every
+    /// applet (so two plugins cannot match their patients up), and meaningless outside this vault. It is a
+    /// SHA-256 of a random secret kept inside the vault, the applet's identifier and the patient's uuid.
+    func appletToken(applet: String, patient: Patient) throws -> String {
+        let key = "applet_token_secret"
+        let secret: String = try write {
+            if let existing = try settings.value(key) { return existing }
+            let fresh = try SecureRandom.bytes(32).map { String(format: "%02x", $0) }.joined()
+            try settings.set(key, fresh)
+            return fresh
+        }
+        let digest = SHA256.hash(Array("hreader-applet-token\u{0}\(secret)\u{0}\(applet)\u{0}\(patient.uuid)".utf8))
+        return digest.prefix(16).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,498 @@
+import Foundation
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `hreader applets` and `hreader summary`: declarations from property lists, each patient's ordered
+/// applets, hReader's tile rules, and external plugins kept on a short leash, through the real binary.
+final class AppletsTests: CLITestCase {
+    // MARK: Fixtures written by the tests
+
+    /// A plist dictionary entry.
+    func entry(_ pairs: [(String, String)], extra: String = "") -> String {
+        "<dict>" + pairs.map { "<key>\($0.0)</key><string>\($0.1)</string>" }.joined() + extra + "</dict>"
+    }
+
+    func plist(_ entries: [String]) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0"><array>\(entries.joined(separator: "\n"))</array></plist>
+        """
+    }
+
+    /// Declarations in hReader's own format and class names: three built-ins, two it showed as pictures
+    /// or web pages, and one plugin whose program is missing.
+    var hReaderStyleList: String {
+        plist([
+            entry([("identifier", "org.mitre.hreader.bloodpressure"), ("class_name", "HRBloodPressureAppletTile"), ("display_name", "Blood Pressure")]),
+            entry([("class_name", "HRBMIVitalAppletTile"), ("display_name", "BMI"), ("identifier", "org.mitre.hreader.bmi")]),
+            entry([("identifier", "org.mitre.hreader.vital-sign.total-cholesterol"), ("class_name", "HRTotalCholesterolAppletTile"), ("display_name", "Total Cholesterol")]),
+            entry([("identifier", "org.mitre.hreader.placeholder.test"), ("class_name", "HRImageAppletTile"), ("display_name", "Pictures"),
+                   ("tile_image", "test-summary"), ("fullscreen_image", "test-overview")]),
+            entry([("identifier", "org.mitre.hreader.pophealth"), ("class_name", "HRPopHealthAppletTile"), ("display_name", "popHealth"),
+                   ("tile_url", "pophealth/tile")]),
+            entry([("identifier", "org.example.missing"), ("display_name", "Missing"), ("executable", "no-such-program")]),
+        ])
+    }
+
+    /// Writes an executable shell script in the work directory.
+    @discardableResult
+    func script(_ name: String, _ body: String) throws -> String {
+        let path = try file(name, "#!/bin/sh\n" + body + "\n")
+        chmod(path, 0o700)
+        return path
+    }
+
+    func available(_ arguments: [String], env: [String: String] = [:]) throws -> [[String: Any]] {
+        let result = try ok(["applets", "available", "--json"] + arguments, env: env)
+        return try XCTUnwrap(try json(result)["applets"] as? [[String: Any]])
+    }
+
+    func summary(_ patient: String, _ arguments: [String] = []) throws -> [String: Any] {
+        try json(try ok(withPassword(["summary", "--json", "--patient", patient] + arguments)))
+    }
+
+    func tiles(_ summary: [String: Any]) -> [String: [String: Any]] {
+        Dictionary(uniqueKeysWithValues: ((summary["tiles"] as? [[String: Any]]) ?? []).map { ($0["identifier"] as! String, $0) })
+    }
+
+    func appletList(_ patient: String) throws -> (identifiers: [String], isDefault: Bool) {
+        let object = try json(try ok(withPassword(["applets", "list", "--json", "--patient", patient])))
+        let identifiers = ((object["applets"] as? [[String: Any]]) ?? []).map { $0["identifier"] as! String }
+        return (identifiers, object["default"] as? Bool ?? false)
+    }
+
+    // MARK: Declarations
+
+    func testAvailableListsHReaderFormatDeclarationsFromXMLAndBinaryPlistsWithTheirAvailability() throws {
+        let xml = try file("hreader-style.plist", hReaderStyleList)
+        let declared = try available(["--applets", xml])
+        let byID = Dictionary(uniqueKeysWithValues: declared.map { ($0["identifier"] as! String, $0) })
+        // The built-in list, with hReader's identifiers: redeclaring them replaces, never duplicates.
+        XCTAssertEqual(declared.filter { ($0["identifier"] as! String) == "org.mitre.hreader.bloodpressure" }.count, 1)
+        XCTAssertEqual(byID["org.mitre.hreader.bloodpressure"]?["source"] as? String, xml)
+        XCTAssertEqual(byID["org.mitre.hreader.medications"]?["source"] as? String, "built-in")
+        for id in ["org.mitre.hreader.bloodpressure", "org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.total-cholesterol",
+                   "org.mitre.hreader.medications", "org.hreader.activity"] {
+            XCTAssertEqual(byID[id]?["available"] as? Bool, true, id)
+        }
+        XCTAssertEqual(byID["org.mitre.hreader.placeholder.test"]?["available"] as? Bool, false)
+        XCTAssertTrue((byID["org.mitre.hreader.placeholder.test"]?["reason"] as? String ?? "").contains("image"))
+        XCTAssertTrue((byID["org.mitre.hreader.pophealth"]?["reason"] as? String ?? "").contains("HTML"))
+        XCTAssertTrue((byID["org.example.missing"]?["reason"] as? String ?? "").contains("does not exist"))
+        XCTAssertEqual(byID["org.example.missing"]?["kind"] as? String, "plugin")
+
+        // The same declarations as a binary plist load the same way.
+        let parsed = try PropertyListSerialization.propertyList(from: Data(hReaderStyleList.utf8), options: [], format: nil)
+        let binary = try PropertyListSerialization.data(fromPropertyList: parsed, format: .binary, options: 0)
+        XCTAssertEqual(Array(binary.prefix(6)), Array("bplist".utf8))
+        let binaryURL = workDir.appendingPathComponent("hreader-style.bplist")
+        try binary.write(to: binaryURL)
+        let fromBinary = try available(["--applets", binaryURL.path])
+        XCTAssertEqual(fromBinary.map { $0["identifier"] as! String }, declared.map { $0["identifier"] as! String })
+        XCTAssertEqual(fromBinary.map { $0["available"] as! Bool }, declared.map { $0["available"] as! Bool })
+
+        // $XDG_CONFIG_HOME/hreader/applets.plist is read too, before --applets.
+        let config = workDir.appendingPathComponent("config/hreader")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data(plist([entry([("identifier", "org.example.from-config"), ("display_name", "Configured"),
+                               ("class_name", "HRMedicationsAppletTile")])]).utf8).write(to: config.appendingPathComponent("applets.plist"))
+        let withConfig = try available([], env: ["XDG_CONFIG_HOME": workDir.appendingPathComponent("config").path])
+        XCTAssertEqual(withConfig.last?["identifier"] as? String, "org.example.from-config")
+        XCTAssertEqual(withConfig.last?["available"] as? Bool, true)
+    }
+
+    func testBadDeclarationsAreBadInputNamingTheFileAndTheEntry() throws {
+        let cases: [(String, String, [String])] = [
+            ("duplicate.plist", plist([entry([("identifier", "org.example.a"), ("display_name", "A"), ("class_name", "HRBMIVitalAppletTile")]),
+                                       entry([("identifier", "org.example.a"), ("display_name", "A again"), ("class_name", "HRBMIVitalAppletTile")])]),
+             ["entries 1 and 2", "org.example.a", "unique"]),
+            ("no-identifier.plist", plist([entry([("display_name", "Nameless"), ("class_name", "HRBMIVitalAppletTile")])]),
+             ["entry 1", "no 'identifier'"]),
+            ("unknown-class.plist", plist([entry([("identifier", "org.example.ok"), ("display_name", "OK"), ("class_name", "HRBMIVitalAppletTile")]),
+                                           entry([("identifier", "org.example.b"), ("display_name", "B"), ("class_name", "HRFancyAppletTile")])]),
+             ["entry 2", "org.example.b", "unknown class_name 'HRFancyAppletTile'"]),
+            ("bad-type.plist", plist([entry([("identifier", "org.example.c"), ("display_name", "C"), ("executable", "/bin/true")],
+                                            extra: "<key>entry_types</key><array><string>gossip</string></array>")]),
+             ["entry 1", "org.example.c", "unknown entry type 'gossip'"]),
+            ("malformed.plist", "<plist><array><dict><key>identifier</key>", ["not a readable property list"]),
+        ]
+        for (name, contents, expected) in cases {
+            let path = try file(name, contents)
+            let result = try hreader(["applets", "available", "--applets", path])
+            XCTAssertEqual(result.status, 5, "\(name): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(path), "\(name) names the file: \(result.stderr)")
+            for text in expected { XCTAssertTrue(result.stderr.contains(text), "\(name): expected '\(text)' in \(result.stderr)") }
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(result.stderr)")
+        }
+    }
+
+    // MARK: The patient's list
+
+    func testEachPatientStartsWithMedicationsAndBloodPressureAndKeepsTheOrderTheyChoose() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Order"]))
+        try ok(withPassword(["patients", "add", "--first", "Ben", "--last", "Other"]))
+        var list = try appletList("1")
+        XCTAssertEqual(list.identifiers, ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure"])
+        XCTAssertTrue(list.isDefault)
+
+        try ok(withPassword(["applets", "add", "org.mitre.hreader.bmi", "--patient", "1", "--at", "1"]))
+        try ok(withPassword(["applets", "add", "org.mitre.hreader.vital-sign.oxygen-saturation", "--patient", "1"]))
+        try ok(withPassword(["applets", "move", "org.mitre.hreader.bloodpressure", "--to", "1", "--patient", "1"]))
+        try ok(withPassword(["applets", "remove", "org.mitre.hreader.medications", "--patient", "1"]))
+        list = try appletList("1")
+        XCTAssertEqual(list.identifiers, ["org.mitre.hreader.bloodpressure", "org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.oxygen-saturation"])
+        XCTAssertFalse(list.isDefault)
+        XCTAssertEqual((try summary("1")["tiles"] as? [[String: Any]])?.map { $0["identifier"] as! String }, list.identifiers,
+                       "the summary shows the tiles in the patient's order")
+        XCTAssertEqual(try appletList("2").identifiers, ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure"],
+                       "the other patient keeps the default")
+
+        // Adding twice changes nothing; unknown identifiers and positions are usage errors.
+        try ok(withPassword(["applets", "add", "org.mitre.hreader.bmi", "--patient", "1"]))
+        XCTAssertEqual(try appletList("1").identifiers.count, 3)
+        XCTAssertEqual(try hreader(withPassword(["applets", "add", "org.example.nowhere", "--patient", "1"])).status, 2)
+        XCTAssertEqual(try hreader(withPassword(["applets", "remove", "org.mitre.hreader.encounters", "--patient", "1"])).status, 2)
+        XCTAssertEqual(try hreader(withPassword(["applets", "move", "org.mitre.hreader.bmi", "--to", "0", "--patient", "1"])).status, 2)
+
+        // An emptied list stays empty rather than falling back to the default.
+        for id in list.identifiers { try ok(withPassword(["applets", "remove", id, "--patient", "1"])) }
+        list = try appletList("1")
+        XCTAssertEqual(list.identifiers, [])
+        XCTAssertFalse(list.isDefault)
+    }
+
+    // MARK: hReader's rules
+
+    /// An RHEx c32 record as hReader imported it: blood pressure as two entries.
+    func rhexRecord(birthdate: Int, at time: Int) -> String {
+        func vital(_ id: String, _ description: String, _ value: String, _ unit: String, codes: String = "{}", at time: Int) -> String {
+            #"{"_id": "\#(id)", "description": "\#(description)", "time": \#(time), "codes": \#(codes), "value": {"scalar": "\#(value)", "units": "\#(unit)"}}"#
+        }
+        return """
+            {"_id": "rhex-ruth", "first": "Ruth", "last": "Rules", "gender": "F", "birthdate": \(birthdate),
+             "vital_signs": [
+               \(vital("s1", "Systolic Blood Pressure", "118.0", "mm[Hg]", at: time - 86_400)),
+               \(vital("d1", "Diastolic Blood Pressure", "76.0", "mm[Hg]", at: time - 86_400)),
+               \(vital("s2", "Systolic Blood Pressure", "134.0", "mm[Hg]", codes: #"{"SNOMED-CT": ["271649006"]}"#, at: time)),
+               \(vital("d2", "Diastolic Blood Pressure", "86.0", "mm[Hg]", codes: #"{"SNOMED-CT": ["271650006"]}"#, at: time)),
+               \(vital("b1", "BMI", "31.2", "kg/m2", at: time)),
+               \(vital("o1", "Oxygen Saturation", "97", "%", codes: #"{"SNOMED-CT": ["271649006"]}"#, at: time)),
+               \(vital("r1", "Respiration", "22", "breaths/min", codes: #"{"SNOMED-CT": ["271649006"]}"#, at: time))
+             ],
+             "results": [
+               \(vital("c1", "Total Cholesterol", "180.0", "mg/dL", at: time)),
+               \(vital("t1", "Triglycerides", "400.0", "mg/dL", at: time + 60))
+             ]}
+            """
+    }
+
+    /// A FHIR Bundle: blood pressure as one panel Observation with two components.
+    func fhirBundle(birthDate: String, at date: String) -> String {
+        func observation(_ id: String, _ category: String, _ loinc: String, _ text: String, value: String) -> String {
+            """
+            {"resource": {"resourceType": "Observation", "id": "\(id)", "status": "final",
+              "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": "\(category)"}]}],
+              "code": {"coding": [{"system": "http://loinc.org", "code": "\(loinc)"}], "text": "\(text)"},
+              "subject": {"reference": "Patient/fhir-finn"}, "effectiveDateTime": "\(date)", \(value)}}
+            """
+        }
+        func quantity(_ v: Double, _ unit: String) -> String { #""valueQuantity": {"value": \#(v), "unit": "\#(unit)"}"# }
+        let panel = """
+            "component": [
+              {"code": {"coding": [{"system": "http://loinc.org", "code": "8480-6"}]}, \(quantity(118, "mm[Hg]"))},
+              {"code": {"coding": [{"system": "http://loinc.org", "code": "8462-4"}]}, \(quantity(76, "mm[Hg]"))}]
+            """
+        return """
+            {"resourceType": "Bundle", "type": "collection", "entry": [
+              {"resource": {"resourceType": "Patient", "id": "fhir-finn", "name": [{"family": "Rules", "given": ["Finn"]}],
+                            "gender": "male", "birthDate": "\(birthDate)"}},
+              \(observation("bp", "vital-signs", "85354-9", "Blood pressure panel", value: panel)),
+              \(observation("bmi", "vital-signs", "39156-5", "Body mass index", value: quantity(22.4, "kg/m2"))),
+              \(observation("spo2", "vital-signs", "2708-6", "Oxygen saturation", value: quantity(0.93, "%"))),
+              \(observation("rr", "vital-signs", "9279-1", "Respiratory rate", value: quantity(16, "/min"))),
+              \(observation("chol", "laboratory", "2093-3", "Cholesterol [Mass/volume] in Serum or Plasma", value: quantity(180, "mg/dL")))
+            ]}
+            """
+    }
+
+    func addVitalApplets(_ patient: String) throws {
+        for id in ["org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.oxygen-saturation",
+                   "org.mitre.hreader.vital-sign.respiratory-rate", "org.mitre.hreader.vital-sign.total-cholesterol"] {
+            try ok(withPassword(["applets", "add", id, "--patient", patient]))
+        }
+    }
+
+    func testSummaryTilesFollowHReadersRulesForBothBloodPressureShapes() throws {
+        try initVault()
+        // Ruth, 50: RHEx record, two-entry blood pressure 134/86 (high), BMI 31.2 (high), SpO2 97,
+        // respiration 22 (high), cholesterol 180 (normal for an adult). Her codes are wrong, as in
+        // hReader's samples: descriptions decide.
+        let now = Int(Date().timeIntervalSince1970)
+        let calendar = Calendar(identifier: .gregorian)
+        let ruthBorn = Int(calendar.date(byAdding: .day, value: -10, to: calendar.date(byAdding: .year, value: -50, to: Date())!)!.timeIntervalSince1970)
+        try ok(withPassword(["import", "--file", try file("ruth.json", rhexRecord(birthdate: ruthBorn, at: now - 3600))]))
+        // Finn, 10: FHIR panel 118/76, BMI 22.4 (a child: not judged by the adult range), SpO2 0.93
+        // (a fraction: 93 %, low), respiratory rate 16, cholesterol 180 (high under 21).
+        let finnBorn = calendar.date(byAdding: .year, value: -10, to: Date())!
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd"
+        try ok(withPassword(["import", "--file", try file("finn.json", fhirBundle(birthDate: formatter.string(from: finnBorn),
+                                                                                    at: "2024-05-01T09:00:00Z"))]))
+        try addVitalApplets("1")
+        try addVitalApplets("2")
+
+        let ruth = try summary("1")
+        let ruthTiles = tiles(ruth)
+        let bp = try XCTUnwrap(ruthTiles["org.mitre.hreader.bloodpressure"])
+        XCTAssertEqual(bp["value"] as? String, "134/86")
+        XCTAssertEqual(bp["status"] as? String, "attention")
+        XCTAssertEqual(bp["unit"] as? String, "mm[Hg]")
+        XCTAssertEqual((bp["lines"] as? [String])?.first, "normal 90-120/60-80")
+        XCTAssertTrue((bp["lines"] as? [String] ?? []).contains { $0.hasSuffix("118/76") }, "the earlier reading: \(bp)")
+        XCTAssertEqual(ruthTiles["org.mitre.hreader.bmi"]?["value"] as? String, "31.2")
+        XCTAssertEqual(ruthTiles["org.mitre.hreader.bmi"]?["status"] as? String, "attention")
+        XCTAssertEqual(ruthTiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["value"] as? String, "97")
+        XCTAssertEqual(ruthTiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["status"] as? String, "normal")
+        XCTAssertEqual(ruthTiles["org.mitre.hreader.vital-sign.respiratory-rate"]?["value"] as? String, "22")
+        XCTAssertEqual(ruthTiles["org.mitre.hreader.vital-sign.respiratory-rate"]?["status"] as? String, "attention")
+        let ruthCholesterol = try XCTUnwrap(ruthTiles["org.mitre.hreader.vital-sign.total-cholesterol"])
+        XCTAssertEqual(ruthCholesterol["value"] as? String, "180", "triglycerides are not cholesterol")
+        XCTAssertEqual(ruthCholesterol["status"] as? String, "normal")
+        let person = try XCTUnwrap(ruth["patient"] as? [String: Any])
+        XCTAssertEqual(person["age"] as? String, "50 years")
+        XCTAssertEqual(person["gender"] as? String, "Female")
+        XCTAssertEqual(person["relationship"] as? String, "Other")
+
+        let finnTiles = tiles(try summary("2"))
+        let panel = try XCTUnwrap(finnTiles["org.mitre.hreader.bloodpressure"])
+        XCTAssertEqual(panel["value"] as? String, "118/76", "one FHIR panel entry is one reading")
+        XCTAssertEqual(panel["status"] as? String, "normal")
+        XCTAssertEqual(panel["updated"] as? String, "2024-05-01T09:00:00Z")
+        XCTAssertEqual(finnTiles["org.mitre.hreader.bmi"]?["value"] as? String, "22.4")
+        XCTAssertEqual(finnTiles["org.mitre.hreader.bmi"]?["status"] as? String, "unknown", "the adult range does not apply to children")
+        XCTAssertEqual(finnTiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["value"] as? String, "93")
+        XCTAssertEqual(finnTiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["status"] as? String, "attention")
+        XCTAssertEqual(finnTiles["org.mitre.hreader.vital-sign.respiratory-rate"]?["status"] as? String, "normal")
+        let finnCholesterol = try XCTUnwrap(finnTiles["org.mitre.hreader.vital-sign.total-cholesterol"])
+        XCTAssertEqual(finnCholesterol["status"] as? String, "attention", "180 is above the under-21 range (hReader's age bug applied the adult one)")
+        XCTAssertTrue(((finnCholesterol["lines"] as? [String])?.first ?? "").hasPrefix("normal 75-169"))
+
+        // The text form says the same.
+        let text = try ok(withPassword(["summary", "--patient", "1"])).stdout
+        XCTAssertTrue(text.contains("Blood Pressure: 134/86 mm[Hg]  [attention]"), text)
+        XCTAssertTrue(text.contains("age 50 years"), text)
+    }
+
+    func testMedicationsListDosesAndMarkStruckOnesAndConditionsAndAllergiesHeadTheSummary() throws {
+        try initVault()
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd"
+        let born = formatter.string(from: Date().addingTimeInterval(-100 * 86_400))
+        try ok(withPassword(["patients", "add", "--first", "Mia", "--last", "Meds", "--birth-date", born]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--description", "Lisinopril", "--dose", "20mg", "--date", "2024-02-01"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--description", "Aspirin", "--dose", "81mg", "--date", "2024-03-01"]))
+        try ok(withPassword(["entries", "strike", "2"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "condition", "--description", "Hypertension", "--status", "active", "--date", "2024-01-15"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "condition", "--description", "Old fracture", "--status", "resolved", "--date", "2024-01-10"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "allergy", "--description", "Penicillin", "--date", "2024-01-02"]))
+        let result = try summary("1")
+        XCTAssertEqual((result["conditions"] as? [[String: Any]])?.map { $0["description"] as! String }, ["Hypertension"])
+        XCTAssertEqual((result["allergies"] as? [[String: Any]])?.map { $0["description"] as! String }, ["Penicillin"])
+        let medications = try XCTUnwrap(tiles(result)["org.mitre.hreader.medications"])
+        XCTAssertEqual(medications["value"] as? String, "1")
+        XCTAssertEqual(medications["lines"] as? [String], ["Aspirin 81mg (struck)", "Lisinopril 20mg"])
+        let age = try XCTUnwrap((result["patient"] as? [String: Any])?["age"] as? String)
+        XCTAssertTrue(age.hasSuffix("weeks"), "under 6 months, hReader gave the age in weeks: \(age)")
+        XCTAssertEqual(tiles(result)["org.mitre.hreader.bloodpressure"]?["status"] as? String, "unknown")
+    }
+
+    func testActivityEncountersAndImmunizationsTiles() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Abe", "--last", "Active"]))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd"
+        func day(_ offset: Int) -> String { formatter.string(from: Date().addingTimeInterval(Double(offset) * 86_400)) }
+        for (offset, steps) in [(0, "4000"), (0, "6000"), (-1, "4000"), (-10, "99999")] {
+            try ok(withPassword(["entries", "add", "--patient", "1", "--type", "activity", "--description", "Steps",
+                                 "--value", steps, "--unit", "count", "--date", day(offset)]))
+        }
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "encounter", "--description", "Office visit",
+                             "--date", "2023-01-05", "--code", "CPT=99213"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "encounter", "--description", "Annual check-up",
+                             "--date", "2024-02-05", "--code", "CPT=99396", "--code", "ICD-10-CM=Z00.00"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "immunization", "--description", "Influenza vaccine", "--date", "2023-10-01"]))
+        for id in ["org.hreader.activity", "org.mitre.hreader.encounters", "org.mitre.hreader.immunizations"] {
+            try ok(withPassword(["applets", "add", id, "--patient", "1"]))
+        }
+        var byID = tiles(try summary("1"))
+        let activity = try XCTUnwrap(byID["org.hreader.activity"])
+        XCTAssertEqual(activity["value"] as? String, "2000", "14000 steps over the last 7 days: 2000 a day")
+        XCTAssertEqual(activity["unit"] as? String, "steps/day")
+        XCTAssertEqual((activity["lines"] as? [String])?.count, 7)
+        XCTAssertTrue((activity["lines"] as? [String])?.last?.hasSuffix("\(day(0))  10000") ?? false, "\(activity)")
+        XCTAssertEqual(activity["status"] as? String, "normal")
+        let encounter = try XCTUnwrap(byID["org.mitre.hreader.encounters"])
+        XCTAssertEqual(encounter["value"] as? String, "Annual check-up")
+        XCTAssertEqual(encounter["lines"] as? [String], ["2024-02-05", "CPT 99396; ICD-10-CM Z00.00", "2 encounters in the record"])
+        XCTAssertEqual(byID["org.mitre.hreader.immunizations"]?["lines"] as? [String], ["2023-10-01  Influenza vaccine"])
+
+        // A configured goal the average misses needs attention; the plist reconfigures the built-in.
+        let goal = try file("goal.plist", plist([entry([("identifier", "org.hreader.activity"), ("display_name", "Steps"),
+                                                         ("class_name", "HRActivityAppletTile")],
+                                                        extra: "<key>daily_goal</key><integer>8000</integer>")]))
+        byID = tiles(try summary("1", ["--applets", goal]))
+        XCTAssertEqual(byID["org.hreader.activity"]?["title"] as? String, "Steps")
+        XCTAssertEqual(byID["org.hreader.activity"]?["status"] as? String, "attention")
+    }
+
+    // MARK: Plugins
+
+    func pluginEntry(_ id: String, _ executable: String, types: [String] = [], timeout: Double? = nil, maxOutput: Int? = nil) -> String {
+        var extra = "<key>entry_types</key><array>" + types.map { "<string>\($0)</string>" }.joined() + "</array>"
+        if let timeout { extra += "<key>timeout</key><real>\(timeout)</real>" }
+        if let maxOutput { extra += "<key>max_output_bytes</key><integer>\(maxOutput)</integer>" }
+        extra += "<key>greeting</key><string>hello</string>"
+        return entry([("identifier", id), ("display_name", id), ("executable", executable)], extra: extra)
+    }
+
+    func testPluginsThatHangCrashPrintGarbageOrFloodGiveErrorTilesAndTheSummaryCompletes() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Pat", "--last", "Plugins"]))
+        let pids = workDir.appendingPathComponent("hang.pid").path
+        try script("hang.sh", "sleep 30 &\necho $! > '\(pids)'\nwait")
+        try script("crash.sh", "cat > /dev/null\nkill -SEGV $$")
+        try script("garbage.sh", "echo 'this is not { json'")
+        try script("flood.sh", "yes '{\"value\": \"flood\"}'")
+        try script("fails.sh", "echo 'cannot reach the step counter' >&2\nexit 3")
+        try script("reports.sh", "echo '{\"error\": \"no data for this patient\"}'")
+        let list = try file("plugins.plist", plist([
+            pluginEntry("org.example.hang", "hang.sh", timeout: 1),
+            pluginEntry("org.example.crash", "crash.sh"),
+            pluginEntry("org.example.garbage", "garbage.sh"),
+            pluginEntry("org.example.flood", "flood.sh", maxOutput: 65_536),
+            pluginEntry("org.example.fails", "fails.sh"),
+            pluginEntry("org.example.reports", "reports.sh"),
+        ]))
+        for id in ["hang", "crash", "garbage", "flood", "fails", "reports"] {
+            try ok(withPassword(["applets", "add", "org.example.\(id)", "--patient", "1", "--applets", list]))
+        }
+        let started = Date()
+        let result = try hreader(withPassword(["summary", "--json", "--patient", "1", "--applets", list]), timeout: 30)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15)
+        let all = try json(result)
+        let byID = tiles(all)
+        func error(_ id: String) -> String { byID["org.example.\(id)"]?["error"] as? String ?? "(no error)" }
+        XCTAssertTrue(error("hang").contains("did not answer within 1 s"), error("hang"))
+        XCTAssertTrue(error("crash").contains("crashed (signal 11)"), error("crash"))
+        XCTAssertTrue(error("garbage").contains("not JSON"), error("garbage"))
+        XCTAssertTrue(error("flood").contains("more than 65536 bytes"), error("flood"))
+        XCTAssertTrue(error("fails").contains("exit status 3: cannot reach the step counter"), error("fails"))
+        XCTAssertTrue(error("reports").contains("no data for this patient"), error("reports"))
+        for id in ["hang", "crash", "garbage", "flood", "fails", "reports"] {
+            XCTAssertEqual(byID["org.example.\(id)"]?["status"] as? String, "unknown")
+        }
+        // The built-in tiles after them are still there.
+        XCTAssertEqual((all["tiles"] as? [[String: Any]])?.count, 8)
+        XCTAssertNotNil(byID["org.mitre.hreader.bloodpressure"])
+        #if os(Linux)
+        // What the hanging plugin started was stopped with it.
+        let pid = try String(contentsOfFile: pids, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        XCTAssertTrue(stat.isEmpty || stat.contains(") Z "), "the plugin's child is still running: \(stat)")
+        #endif
+    }
+
+    func testPluginReceivesOnlyGrantedEntryTypesAndNoHReaderVariablesOrSecrets() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Gwen", "--last", "Granted"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "vital_sign", "--description", "Heart rate",
+                             "--value", "72", "--unit", "/min", "--date", "2024-05-01T08:00:00Z"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "condition", "--description", "Secret diagnosis", "--date", "2024-01-01"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--description", "Hidden medicine", "--date", "2024-01-01"]))
+        let request = workDir.appendingPathComponent("request.json").path
+        let environment = workDir.appendingPathComponent("environment.txt").path
+        try script("spy.sh", """
+            cat > '\(request)'
+            env > '\(environment)'
+            pwd >> '\(environment)'
+            echo '{"title": "Spy", "status": "normal", "value": 1, "unit": "request", "lines": ["got it"]}'
+            """)
+        let list = try file("spy.plist", plist([pluginEntry("org.example.spy", "spy.sh", types: ["vital_sign"])]))
+        try ok(withPassword(["applets", "add", "org.example.spy", "--patient", "1", "--at", "1", "--applets", list]))
+        let result = try hreader(withPassword(["summary", "--json", "--patient", "1", "--applets", list]),
+                                 env: ["HREADER_PASSWORD": "Leaked-Pass9", "HREADER_SESSION": "leaked-session",
+                                       "HREADER_CANARY": "x", "AWS_SECRET_ACCESS_KEY": "leaked-key"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let tile = try XCTUnwrap(tiles(try json(result))["org.example.spy"])
+        XCTAssertEqual(tile["value"] as? String, "1")
+        XCTAssertEqual(tile["title"] as? String, "Spy")
+        XCTAssertNil(tile["error"])
+
+        let sent = try String(contentsOfFile: request, encoding: .utf8)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(sent.utf8)) as? [String: Any])
+        let entries = try XCTUnwrap(object["entries"] as? [String: [[String: Any]]])
+        XCTAssertEqual(Array(entries.keys), ["vital_sign"])
+        XCTAssertEqual(entries["vital_sign"]?.map { $0["description"] as! String }, ["Heart rate"])
+        XCTAssertEqual(object["entry_types"] as? [String], ["vital_sign"])
+        XCTAssertEqual((object["configuration"] as? [String: Any])?["greeting"] as? String, "hello")
+        for secret in ["Secret diagnosis", "Hidden medicine", "Gwen", "Granted", "condition", "medication", CLITestCase.password] {
+            XCTAssertFalse(sent.contains(secret), "the request carries '\(secret)': \(sent)")
+        }
+        let token = try XCTUnwrap(object["patient"] as? String)
+        XCTAssertEqual(token.count, 32)
+        XCTAssertFalse(sent.contains(vaultDir.path), "the request does not say where the vault is")
+
+        let env = try String(contentsOfFile: environment, encoding: .utf8)
+        XCTAssertFalse(env.contains("HREADER_"), env)
+        XCTAssertFalse(env.contains("leaked"), env)
+        XCTAssertFalse(env.contains("Leaked-Pass9"), env)
+        let directory = env.split(separator: "\n").last.map(String.init) ?? ""
+        XCTAssertTrue(directory.hasPrefix(childTemp.path) && directory.contains("hreader-applet-"),
+                      "it runs in a private directory of its own: \(directory)")
+        XCTAssertTrue(env.contains("HOME=\(directory)\n"), env)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory), "the private directory is removed afterwards")
+    }
+
+    func testAppletDataRoundTripsThroughThePluginPerPatient() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Dora", "--last", "Data"]))
+        try ok(withPassword(["patients", "add", "--first", "Dan", "--last", "Data"]))
+        let request = workDir.appendingPathComponent("request.json").path
+        let answer = workDir.appendingPathComponent("answer.json").path
+        try script("memory.sh", "cat > '\(request)'\ncat '\(answer)'")
+        let list = try file("memory.plist", plist([pluginEntry("org.example.memory", "memory.sh")]))
+        for patient in ["1", "2"] { try ok(withPassword(["applets", "add", "org.example.memory", "--patient", patient, "--applets", list])) }
+
+        func run(_ patient: String, answering: String) throws -> [String: Any] {
+            try Data(answering.utf8).write(to: URL(fileURLWithPath: answer))
+            _ = try summary(patient, ["--applets", list])
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: request))) as? [String: Any])
+        }
+        var sent = try run("1", answering: #"{"status": "normal", "value": "1", "data": {"visits": "1", "note": "hello"}}"#)
+        XCTAssertEqual(sent["data"] as? [String: String], [:])
+        let token = sent["patient"] as? String
+        sent = try run("1", answering: #"{"status": "normal", "value": "2", "data": {"visits": null}}"#)
+        XCTAssertEqual(sent["data"] as? [String: String], ["visits": "1", "note": "hello"])
+        XCTAssertEqual(sent["patient"] as? String, token, "the token is stable for a patient")
+        sent = try run("1", answering: #"{"status": "normal", "value": "3"}"#)
+        XCTAssertEqual(sent["data"] as? [String: String], ["note": "hello"], "null removed the key")
+        sent = try run("2", answering: #"{"status": "normal", "value": "1"}"#)
+        XCTAssertEqual(sent["data"] as? [String: String], [:], "each patient has their own storage")
+        XCTAssertNotEqual(sent["patient"] as? String, token, "and their own token")
+
+        // Data in a bad shape is refused whole, and shown as the tile's error.
+        try Data(#"{"status": "normal", "data": {"visits": 5}}"#.utf8).write(to: URL(fileURLWithPath: answer))
+        let failed = tiles(try summary("1", ["--applets", list]))["org.example.memory"]
+        XCTAssertTrue((failed?["error"] as? String ?? "").contains("'data' values must be strings"), "\(failed ?? [:])")
+        sent = try run("1", answering: #"{"status": "normal"}"#)
+        XCTAssertEqual(sent["data"] as? [String: String], ["note": "hello"])
+    }
+}

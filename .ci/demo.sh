@@ -52,6 +52,11 @@ step hreader timeline add --patient 3 --key Levels pain=2 energy=7 --at 2025-12-
 step hreader timeline --patient 3 --page year --at 2025-12-31T00:00:00Z --types vitals,results,levels --pretty
 "$hreader" timeline --patient 3 --page year --at 2025-12-31T00:00:00Z --types vitals,results,levels --pretty
 
+step hreader applets add --patient 3 org.mitre.hreader.bmi
+"$hreader" applets add --patient 3 org.mitre.hreader.bmi
+step hreader summary --patient 3
+"$hreader" summary --patient 3
+
 step hreader status
 "$hreader" status
 step hreader check

@@ -40,15 +40,31 @@ struct RecordImporter {
     /// source no longer has are marked missing (never deleted).
     let isSnapshot: Bool
 
-    func store(_ record: MappedRecord, into target: Patient?, relationship: Relationship?, summary: inout ImportSummary) throws {
+    /// Whose record a batch of entries is.
+    enum Owner {
+        /// The patient the source describes: created or updated by its remote id.
+        case described(MappedPatient)
+        /// A patient already in the vault (`import --file F --patient P`).
+        case existing(Patient)
+    }
+
+    /// One patient's entries from one source, stored in one transaction.
+    struct Batch {
+        var owner: Owner
+        var entries: [MappedEntry]
+        var skipped: [Skip]
+    }
+
+    func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws {
         try vault.write {
             let patient: Patient
-            if let target {
-                patient = target
-            } else {
-                var content = record.patient.content
+            switch batch.owner {
+            case let .existing(existing):
+                patient = existing
+            case let .described(described):
+                var content = described.content
                 if let relationship { content.relationship = relationship }
-                let (stored, outcome) = try vault.patients.upsert(sourceID: sourceID, remoteID: record.patient.remoteID, content)
+                let (stored, outcome) = try vault.patients.upsert(sourceID: sourceID, remoteID: described.remoteID, content)
                 patient = stored
                 switch outcome {
                 case .inserted: summary.patientsCreated += 1
@@ -57,7 +73,7 @@ struct RecordImporter {
                 }
             }
             if !summary.patientIDs.contains(patient.id) { summary.patientIDs.append(patient.id) }
-            for entry in record.entries {
+            for entry in batch.entries {
                 switch try vault.entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
                 case .inserted: summary.inserted += 1
                 case .updated: summary.updated += 1
@@ -67,11 +83,11 @@ struct RecordImporter {
             }
             if isSnapshot {
                 summary.markedMissing += try vault.entries.markMissing(patientID: patient.id, sourceID: sourceID,
-                                                                       keeping: Set(record.entries.map(\.remoteID)))
+                                                                       keeping: Set(batch.entries.map(\.remoteID)))
             }
-            for skip in record.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+            for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
             try vault.audit.record("import", subject: patient.uuid,
-                                   detail: "source \(sourceID): \(record.entries.count) entries, \(record.skipped.count) skipped")
+                                   detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
         }
     }
 }
@@ -121,6 +137,7 @@ extension OpenVault {
             throw HReaderError.badInput("\(url.lastPathComponent): not a JSON object, FHIR NDJSON or an RHEx record")
         }
         var records: [MappedRecord]
+        var unattached: [MappedEntry] = []
         var summary = ImportSummary()
         do {
             switch format {
@@ -129,34 +146,41 @@ extension OpenVault {
             case .fhirJSON, .fhirNDJSON:
                 let batch = format == .fhirJSON ? try FHIRMapper().mapBundle(data) : try FHIRMapper().mapNDJSON(data)
                 records = batch.records
+                unattached = batch.unattached.map(\.entry)
                 for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
-                if !batch.unattached.isEmpty {
-                    // Entries that name no patient of the file: they belong to --patient, or to the file's one patient.
-                    if patient != nil || records.count == 1 {
-                        if records.isEmpty {
-                            records = [MappedRecord(patient: MappedPatient(remoteID: "", content: NewPatient(firstName: "", lastName: "")),
-                                                    entries: [], skipped: [])]
-                        }
-                        records[0].entries += batch.unattached.map(\.entry)
-                    } else {
-                        summary.skipped["no Patient in the file for its subject (use --patient)", default: 0] += batch.unattached.count
-                    }
-                }
             }
         } catch let error as RecordsError {
             throw HReaderError.badInput("\(url.lastPathComponent): \(error.description)")
         }
-        if patient != nil && records.count > 1 {
-            throw HReaderError.usage("\(url.lastPathComponent) holds \(records.count) patients; --patient takes a file about one")
+
+        // Group into one batch per patient. Entries that name no patient of the file belong to --patient,
+        // or to the file's only patient; otherwise there is no one to give them to.
+        var batches: [RecordImporter.Batch]
+        if let patient {
+            guard records.count <= 1 else {
+                throw HReaderError.usage("\(url.lastPathComponent) holds \(records.count) patients; --patient takes a file about one")
+            }
+            batches = [RecordImporter.Batch(owner: .existing(patient), entries: (records.first?.entries ?? []) + unattached,
+                                            skipped: records.first?.skipped ?? [])]
+        } else {
+            batches = records.map { RecordImporter.Batch(owner: .described($0.patient), entries: $0.entries, skipped: $0.skipped) }
+            if !unattached.isEmpty {
+                if batches.count == 1 {
+                    batches[0].entries += unattached
+                } else {
+                    summary.skipped["no Patient in the file for its subject (use --patient)", default: 0] += unattached.count
+                }
+            }
         }
+
         let sourceID = try write {
             try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file://" + url.standardizedFileURL.path,
                                                   displayName: url.lastPathComponent, now: RFC3339.utc(Int64(Date().timeIntervalSince1970)))
         }
         let importer = RecordImporter(vault: self, sourceID: sourceID, isSnapshot: false)
-        for (index, record) in records.enumerated() {
-            progress("patient \(index + 1) of \(records.count): \(record.entries.count) entries")
-            try importer.store(record, into: patient, relationship: relationship, summary: &summary)
+        for (index, batch) in batches.enumerated() {
+            progress("patient \(index + 1) of \(batches.count): \(batch.entries.count) entries")
+            try importer.store(batch, relationship: relationship, summary: &summary)
         }
         return (format, summary)
     }

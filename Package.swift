@@ -2,7 +2,7 @@
 import PackageDescription
 
 // Layers (DESIGN.md §1), each importing only what is below it:
-//   hreader → HReaderKit → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
+//   hreader → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -13,6 +13,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -25,20 +28,48 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
-        .target(name: "HReaderRecords", dependencies: ["HReaderStore"]),
-        .target(name: "HReaderKit", dependencies: ["HReaderRecords", "HReaderStore", "HReaderCrypto"]),
+        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "CLibXML2"]),
+        .target(
+            name: "HReaderNet",
+            dependencies: [
+                "HReaderRecords",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        .target(name: "HReaderKit", dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.
-        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto"]),
+        // A FHIR R4 + RHEx + OAuth2 server over synthetic patients, on 127.0.0.1 only: for tests, demo, bench.
+        // Deliberately independent of hreader's own modules, so it cannot share their bugs.
+        .executableTarget(
+            name: "hreader-sample-server",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
         .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit"]),
+        // Starts the built executables (the sample server) for the integration tests.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

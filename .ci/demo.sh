@@ -3,6 +3,7 @@
 # Nothing here touches your own vault.
 set -euo pipefail
 hreader=${1:-.build/debug/hreader}
+sample_server="$(dirname "$hreader")/hreader-sample-server"
 examples="$(cd "$(dirname "$0")/.." && pwd)/docs/examples"
 work=$(mktemp -d "${TMPDIR:-/tmp}/hreader-demo.XXXXXX")
 export HREADER_VAULT="$work/vault"
@@ -43,6 +44,30 @@ step hreader import --file docs/examples/rhex-record.json --as spouse    "# an R
 step hreader import --file docs/examples/fhir-bundle.json --as child     "# a FHIR R4 Bundle"
 "$hreader" import --file "$examples/fhir-bundle.json" --as child
 
+# The sample server: a FHIR R4 and an RHEx server over invented patients, on 127.0.0.1 only.
+printf 'demo-refresh-token-%s\n' "$RANDOM$RANDOM" > "$work/refresh-token"
+"$sample_server" --port 0 --require-auth --refresh-token-file "$work/refresh-token" > "$work/server.out" 2> "$work/server.err" &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q '^listening ' "$work/server.out" 2>/dev/null && break; sleep 0.1; done
+server=$(sed -n 's/^listening //p' "$work/server.out")
+[ -n "$server" ] || { echo "demo: the sample server did not start: $(cat "$work/server.err")" >&2; exit 1; }
+printf '\n(sample server listening at %s)\n' "$server"
+
+step hreader remote patients --server "$server/fhir"
+"$hreader" remote patients --server "$server/fhir"
+step hreader import --server "$server/fhir" --all --as family
+"$hreader" import --server "$server/fhir" --all --as family
+step hreader sources login --server "$server/rhex" --kind rhex --auth oauth2 --token-url "$server/oauth/token" --refresh-token-file …
+"$hreader" sources login --server "$server/rhex" --kind rhex --auth oauth2 --token-url "$server/oauth/token" \
+  --client-id hreader-demo --refresh-token-file "$work/refresh-token"
+step hreader import --server "$server/rhex" --all --as other
+"$hreader" import --server "$server/rhex" --all --as other
+step hreader sync
+"$hreader" sync
+step hreader sources list
+"$hreader" sources list
+
 step hreader patients list
 "$hreader" patients list
 step hreader entries list
@@ -63,6 +88,10 @@ step hreader check
 "$hreader" check
 step hreader lock
 "$hreader" lock
+kill "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+trap - EXIT
+rm -f "$work/refresh-token"
 
 printf '\nThe demo vault is at %s (password in %s).\n' "$HREADER_VAULT" "$work/password"
 printf 'Try: HREADER_VAULT=%s %s patients list --password-file %s\n' "$HREADER_VAULT" "$hreader" "$work/password"

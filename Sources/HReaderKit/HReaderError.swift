@@ -1,4 +1,5 @@
 import HReaderCrypto
+import HReaderNet
 import HReaderStore
 
 /// The one error the command line shows: a category (which sets the exit code, DESIGN.md §9) and
@@ -74,6 +75,8 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
             if e.isIntegrityFailure { return HReaderError(.integrity, "the vault database is damaged (\(e.message)); restore it from a backup") }
             if e.isBusy { return HReaderError(.failure, "the vault is busy in another hreader process; try again") }
             return HReaderError(.failure, "database error: \(e.message)")
+        case let e as NetError:
+            return from(network: e)
         case let e as CryptoError:
             switch e {
             case let .invalidParameters(why): return HReaderError(.usage, why)

@@ -24,7 +24,8 @@ extension Patient {
 extension Entry {
     public var jsonObject: [String: Any] {
         let c = content
-        var o: [String: Any] = ["id": id, "uuid": uuid, "patient_id": patientID, "type": c.type.rawValue,
+        var o: [String: Any] = ["id": id, "uuid": uuid, "patient_id": patientID, "source_id": sourceID, "remote_id": remoteID,
+                                "type": c.type.rawValue,
                                 "description": c.description, "codes": c.codes, "struck": user.deleted,
                                 "created": created, "updated": updated]
         if let status = c.status { o["status"] = status }

@@ -66,7 +66,7 @@ public struct FHIRMapper: Sendable {
 
     // MARK: - Grouping
 
-    private func map(_ input: FHIRInput) -> MappedBatch {
+    func map(_ input: FHIRInput) -> MappedBatch {
         var batch = MappedBatch(skipped: input.skipped)
         var patientIndex: [String: Int] = [:]  // "Patient/<id>" and fullUrl → index in batch.records
 

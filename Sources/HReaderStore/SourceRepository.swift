@@ -41,3 +41,58 @@ extension SourceRepository {
         try db.execute("UPDATE sources SET last_sync = ?, updated = ? WHERE id = ?", [now, now, id])
     }
 }
+
+/// A source with what is needed to reach it again. Credentials are JSON, inside the encrypted vault.
+public struct StoredSource: Sendable, Equatable {
+    public let id: Int64
+    public let uuid: String
+    public let kind: SourceKind
+    public let baseURL: String?
+    public let displayName: String
+    public let authKind: String
+    public let credentials: String?
+    public let lastSync: String?
+    public let patientCount: Int
+}
+
+extension SourceRepository {
+    private static let storedColumns = """
+        SELECT s.id, s.uuid, s.kind, s.base_url, s.display_name, s.auth_kind, s.credentials, s.last_sync,
+               (SELECT count(*) FROM patients p WHERE p.source_id = s.id)
+        FROM sources s
+        """
+
+    private func stored(_ sql: String, _ arguments: [DatabaseValueConvertible?]) throws -> [StoredSource] {
+        try db.query(Self.storedColumns + " " + sql, arguments) {
+            StoredSource(id: $0.int64(0)!, uuid: $0.string(1)!, kind: SourceKind(rawValue: $0.string(2)!) ?? .manual, baseURL: $0.string(3),
+                         displayName: $0.string(4) ?? "", authKind: $0.string(5) ?? "none", credentials: $0.string(6),
+                         lastSync: $0.string(7), patientCount: Int($0.int64(8) ?? 0))
+        }
+    }
+
+    public func stored(id: Int64) throws -> StoredSource? {
+        try stored("WHERE s.id = ?", [id]).first
+    }
+
+    public func stored(kind: SourceKind, baseURL: String) throws -> StoredSource? {
+        try stored("WHERE s.kind = ? AND s.base_url = ?", [kind.rawValue, baseURL]).first
+    }
+
+    /// Sources at this base URL, of any kind.
+    public func stored(baseURL: String) throws -> [StoredSource] {
+        try stored("WHERE s.base_url = ? ORDER BY s.id", [baseURL])
+    }
+
+    public func allStored() throws -> [StoredSource] {
+        try stored("ORDER BY s.id", [])
+    }
+
+    public func setCredentials(id: Int64, authKind: String, credentials: String?, now: String) throws {
+        try db.execute("UPDATE sources SET auth_kind = ?, credentials = ?, updated = ? WHERE id = ?", [authKind, credentials, now, id])
+    }
+
+    /// Removes a source no patient comes from (the caller removes its patients first).
+    public func remove(id: Int64) throws {
+        try db.execute("DELETE FROM sources WHERE id = ?", [id])
+    }
+}

@@ -27,6 +27,14 @@ let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"
 
 say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 
+// HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 and 5).
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "import" {
+    try await runImportBenchmarks(scratch: scratch, password: password)
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
+
 // MARK: 1. Open/unlock: KDF versus everything else
 say("\n== Unlock: where the time goes (median of 5) ==")
 for (name, kdf) in [("scrypt N=2^17 r=8 p=1", KDFParameters.scryptDefault), ("PBKDF2-SHA256 600k", KDFParameters.pbkdf2Default)] {
@@ -157,5 +165,7 @@ for page in TimelinePage.allCases {
         row("    end to end: hreader timeline (session)", ms(median(wall)))
     }
 }
+
+try await runImportBenchmarks(scratch: scratch, password: password)
 
 say("\nDone.")

@@ -1,35 +1,89 @@
 import ArgumentParser
 import Foundation
 import HReaderKit
+import HReaderNet
 import HReaderStore
 
-struct ImportCommand: ParsableCommand {
+struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from a file: a FHIR R4 Bundle or resource (JSON), FHIR NDJSON, or an RHEx c32 record.",
+        abstract: "Import records from a server (FHIR R4 or RHEx) or from a file (FHIR JSON/NDJSON, RHEx c32 JSON).",
         discussion: """
-            The format is told by content. Patients are created or updated by the id the file gives them;
-            entries are updated in place on a re-import of the same file, and your own comments and
-            strike-throughs are kept. Each patient is stored in one transaction.
+            Patients are created or updated by the id their source gives them; entries are updated in
+            place on a re-import, and your own comments and strike-throughs are kept. Each patient is
+            stored in one transaction: a failure (or a kill) leaves earlier patients complete and the
+            failing one untouched; running the command again finishes the job without duplicates.
+              hreader import --server https://fhir.example.org/r4 --all --as family
+              hreader import --server https://fhir.example.org/r4 --patient 123 --patient 456
+              hreader import --server https://rhex.example.org --kind rhex --patient 4f4e9fcb
               hreader import --file everything.json
               hreader import --file labs.ndjson --patient 1
-            Importing from servers (--server) is planned; see docs/cli.md.
             """)
 
     @OptionGroup var global: GlobalOptions
-    @Option(help: ArgumentHelp("The file to import.", valueName: "file")) var file: String
-    @Option(help: "Put every entry under this local patient (id or uuid).") var patient: String?
+    @OptionGroup var network: NetworkOptions
+    @Option(help: ArgumentHelp("Import from this server's base URL.", valueName: "url")) var server: String?
+    @Option(help: "fhir or rhex (default: the stored source's kind, else found by asking the server).") var kind: ServerKind?
+    @Flag(help: "Import every patient the server holds.") var all = false
+    @Option(help: ArgumentHelp("The file to import.", valueName: "file")) var file: String?
+    @Option(help: "With --server: a remote patient id (repeatable). With --file: the local patient (id or uuid) to put every entry under.")
+    var patient: [String] = []
     @Option(name: .customLong("as"), help: "Relationship of new patients to you.") var relationship: Relationship?
+    @Option(help: ArgumentHelp("With --server: a file holding a bearer token (stored in the vault for later syncs).", valueName: "file"))
+    var tokenFile: String?
 
-    func run() throws {
-        let url = URL(fileURLWithPath: file)
-        guard FileManager.default.isReadableFile(atPath: url.path) else { throw HReaderError.usage("cannot read \(file)") }
-        let open = try global.open()
-        let target = try patient.map { try open.patient($0) }
-        let showProgress = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
-        let (format, summary) = try open.importFile(url, into: target, relationship: relationship) { message in
-            if showProgress { Terminal.note("importing \(message)") }
+    func validate() throws {
+        guard (server == nil) != (file == nil) else { throw ValidationError("give one of --server URL or --file FILE") }
+        if server != nil {
+            guard all != !patient.isEmpty else { throw ValidationError("with --server give --all or one or more --patient REMOTE_ID") }
+        } else {
+            guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
+            guard patient.count <= 1 else { throw ValidationError("with --file, --patient names one local patient") }
         }
+    }
+
+    func run() async throws {
+        if let server { try await importServer(server) } else if let file { try importFile(file) }
+    }
+
+    private func importServer(_ text: String) async throws {
+        let url = try ServerURL(text)
+        try network.apply()
+        let credential = try tokenFile.map { AuthMethod.bearer(token: try AuthOptions.secret($0, "--token-file")) }
+        let open = try global.open()
+        let progress = ProgressLine(global: global)
+        let result: (kind: ServerKind, summary: ImportSummary, resources: Int)
+        do {
+            result = try await open.importFromServer(url, kind: kind, remoteIDs: all ? nil : patient, relationship: relationship,
+                                                     credential: credential) { progress.update("importing \($0)") }
+        } catch {
+            progress.finish()
+            throw error
+        }
+        progress.finish()
+        let summary = result.summary
+        if global.json {
+            print(JSONValue.object([("import", .object([("server", .string(url.description)), ("kind", .string(result.kind.rawValue)),
+                                                        ("resources", .number(Double(result.resources)))])),
+                                    ("summary", summary.jsonValue)]).serialized(pretty: true))
+            return
+        }
+        let patients = summary.patientsCreated + summary.patientsUpdated + summary.patientsUnchanged
+        print("Imported \(patients) patient(s) from \(url) (\(result.kind.rawValue)) "
+              + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated): "
+              + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged, "
+              + "\(summary.markedMissing) marked missing at the source.")
+        Self.printDetails(summary)
+    }
+
+    private func importFile(_ path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        guard FileManager.default.isReadableFile(atPath: url.path) else { throw HReaderError.usage("cannot read \(path)") }
+        let open = try global.open()
+        let target = try patient.first.map { try open.patient($0) }
+        let progress = ProgressLine(global: global)
+        let (format, summary) = try open.importFile(url, into: target, relationship: relationship) { progress.update("importing \($0)") }
+        progress.finish()
         if global.json {
             print(JSONValue.object([("import", .object([("file", .string(url.path)), ("format", .string(format.rawValue))])),
                                     ("summary", summary.jsonValue)]).serialized(pretty: true))
@@ -39,6 +93,10 @@ struct ImportCommand: ParsableCommand {
         print("Imported \(url.lastPathComponent) (\(format.rawValue)): \(patients) patient(s) "
               + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated), "
               + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged.")
+        Self.printDetails(summary)
+    }
+
+    static func printDetails(_ summary: ImportSummary) {
         if !summary.byType.isEmpty {
             print("  by type: " + summary.byType.keys.sorted().map { "\($0) \(summary.byType[$0]!)" }.joined(separator: ", "))
         }

@@ -8,9 +8,18 @@ import HReaderKit
 import Glibc
 #endif
 
+/// Runs the async form of `run` (an existential would pick the synchronous one).
+func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async throws {
+    try await command.run()
+}
+
 do {
     var command = try HReaderCommand.parseAsRoot()
-    try command.run()
+    if var asyncCommand = command as? AsyncParsableCommand {
+        try await runAsync(&asyncCommand)
+    } else {
+        try command.run()
+    }
     exit(0)
 } catch let error as HReaderError {
     Terminal.error(error.message)

@@ -1,0 +1,219 @@
+import Foundation
+import HReaderNet
+import HReaderRecords
+import HReaderStore
+
+/// A patient a server holds, as `hreader remote patients` lists it.
+public struct RemotePatient: Sendable {
+    public var id: String
+    public var name: String
+    public var birthDate: String?
+    public var gender: String?
+}
+
+/// A source as `hreader sources list` shows it (no secrets).
+public struct SourceInfo: Sendable {
+    public var id: Int64
+    public var kind: String
+    public var url: String?
+    public var name: String
+    public var auth: String
+    public var patients: Int
+    public var lastSync: String?
+}
+
+/// The connection to one source: its client (through the host's serial queue) and its credential,
+/// whose renewals are written to the vault at once (a rotated refresh token must not be lost).
+struct SourceConnection: Sendable {
+    let kind: ServerKind
+    let server: ServerURL
+    let authenticator: Authenticator
+
+    func fhir() throws -> FHIRClient { try FHIRClient(base: server.url, auth: authenticator) }
+    func rhex() throws -> RHExClient { try RHExClient(base: server.url, auth: authenticator) }
+}
+
+/// The vault as network callbacks may touch it: every use under one lock, so credential renewals
+/// arriving on a host's queue never meet a write of the importing task on the same connection.
+final class GuardedVault: @unchecked Sendable {
+    private let vault: OpenVault
+    private let lock = NSLock()
+
+    init(_ vault: OpenVault) { self.vault = vault }
+
+    func run<T>(_ body: (OpenVault) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(vault)
+    }
+}
+
+extension OpenVault {
+    static func nowText() -> String { RFC3339.utc(Int64(Date().timeIntervalSince1970)) }
+
+    public func sourcesList() throws -> [SourceInfo] {
+        try read {
+            try SourceRepository(db).allStored().filter { $0.kind != .manual }.map {
+                SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: $0.baseURL, name: $0.displayName, auth: $0.authKind,
+                           patients: $0.patientCount, lastSync: $0.lastSync)
+            }
+        }
+    }
+
+    /// The source a user names: its local id, or its base URL (with `kind` when both kinds share it).
+    func findSource(_ reference: String, kind: ServerKind?) throws -> StoredSource {
+        let repository = SourceRepository(db)
+        if let id = Int64(reference), let source = try repository.stored(id: id), source.kind != .manual { return source }
+        let url = try ServerURL(reference)
+        let matches = try repository.stored(baseURL: url.description).filter { kind == nil || $0.kind == kind!.sourceKind }
+        guard let first = matches.first else {
+            throw HReaderError.usage("no source matches '\(reference)'; see 'hreader sources list'")
+        }
+        guard matches.count == 1 else { throw HReaderError.usage("both a FHIR and an RHEx source use \(url); add --kind") }
+        return first
+    }
+
+    /// Stores credentials for a server (creating its source), checks them against the server unless
+    /// told not to, and says what the server answered.
+    public func login(server: ServerURL, kind: ServerKind, method: AuthMethod, check: Bool) async throws -> String {
+        let guarded = GuardedVault(self)
+        let sourceID = try guarded.run { vault in
+            try vault.write {
+                let id = try SourceRepository(vault.db).findOrCreate(kind: kind.sourceKind, baseURL: server.description,
+                                                                     displayName: server.displayName, now: Self.nowText())
+                let (authKind, json) = StoredCredentials.encode(method)
+                try SourceRepository(vault.db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText())
+                try vault.audit.record("source.login", subject: server.description, detail: "auth \(authKind)")
+                return id
+            }
+        }
+        guard check else { return "credentials stored for \(server) (not checked)" }
+        let connection = try connection(sourceID: sourceID, guarded: guarded)
+        do {
+            switch kind {
+            case .fhir:
+                let capability = try await connection.fhir().capability()
+                _ = try await connection.fhir().searchPatientsPage(count: 1)
+                return "logged in to \(server): FHIR \(capability.fhirVersion)" + (capability.software.map { " (\($0))" } ?? "")
+            case .rhex:
+                let patients = try await connection.rhex().patients()
+                return "logged in to \(server): RHEx feed with \(patients.count) patient(s)"
+            }
+        } catch let error as NetError {
+            throw HReaderError.from(network: error)
+        }
+    }
+
+    /// Removes a source; with `withPatients` also the patients (and entries) imported from it.
+    public func removeSource(_ reference: String, kind: ServerKind?, withPatients: Bool) throws -> (url: String, patients: Int) {
+        try write {
+            let source = try findSource(reference, kind: kind)
+            if source.patientCount > 0 && !withPatients {
+                throw HReaderError.usage("\(source.patientCount) patient(s) came from \(source.baseURL ?? source.displayName); "
+                    + "add --with-patients to remove them too, or keep the source")
+            }
+            let ids = try db.query("SELECT id FROM patients WHERE source_id = ?", [source.id]) { $0.int64(0)! }
+            for id in ids {
+                try db.execute("DELETE FROM entries WHERE patient_id = ?", [id])
+                try patients.remove(id: id)
+            }
+            try db.execute("DELETE FROM entries WHERE source_id = ?", [source.id])
+            try SourceRepository(db).remove(id: source.id)
+            try audit.record("source.remove", subject: source.baseURL ?? source.displayName, detail: "\(ids.count) patient(s) removed")
+            return (source.baseURL ?? source.displayName, ids.count)
+        }
+    }
+
+    /// The connection for a stored source; renewed credentials are written back at once.
+    func connection(sourceID: Int64, guarded: GuardedVault) throws -> SourceConnection {
+        let source = try guarded.run { vault in try vault.read { try SourceRepository(vault.db).stored(id: sourceID) } }
+        guard let source, let base = source.baseURL, let kind = ServerKind(rawValue: source.kind.rawValue) else {
+            throw HReaderError(.failure, "source \(sourceID) is not a server")
+        }
+        let method = try StoredCredentials.decode(kind: source.authKind, json: source.credentials)
+        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, onChange: { renewed in
+            let (authKind, json) = StoredCredentials.encode(renewed)
+            try? guarded.run { vault in
+                try vault.write {
+                    try SourceRepository(vault.db).setCredentials(id: sourceID, authKind: authKind, credentials: json, now: OpenVault.nowText())
+                }
+            }
+        })
+        return SourceConnection(kind: kind, server: try ServerURL(base), authenticator: authenticator)
+    }
+
+    /// The patients a server holds. A stored source's credentials are used when there is one.
+    public func remotePatients(server: ServerURL, kind: ServerKind?, family: String?) async throws -> (kind: ServerKind, patients: [RemotePatient]) {
+        let guarded = GuardedVault(self)
+        let connection = try await resolveConnection(server: server, kind: kind, guarded: guarded, create: false)
+        do {
+            switch connection.kind {
+            case .fhir:
+                var query: [(String, String)] = [("_count", "100")]
+                if let family { query.append(("family", family)) }
+                let batch = try await connection.fhir().searchPatients(query)
+                return (.fhir, batch.records.map {
+                    let p = $0.patient.content
+                    return RemotePatient(id: $0.patient.remoteID, name: [p.firstName, p.lastName].filter { !$0.isEmpty }.joined(separator: " "),
+                                         birthDate: p.birthDate, gender: p.gender)
+                })
+            case .rhex:
+                var entries = try await connection.rhex().patients()
+                if let family {
+                    entries = entries.filter { $0.name.last.lowercased().hasPrefix(family.lowercased()) }
+                }
+                return (.rhex, entries.map { RemotePatient(id: $0.id, name: [$0.name.first, $0.name.last].filter { !$0.isEmpty }.joined(separator: " "),
+                                                           birthDate: nil, gender: nil) })
+            }
+        } catch let error as NetError {
+            throw HReaderError.from(network: error)
+        }
+    }
+
+    /// The connection to a server named on the command line: its stored source when there is one
+    /// (credentials included), else an anonymous one. The kind, when not given, is the stored
+    /// source's, else found by asking for a FHIR CapabilityStatement.
+    func resolveConnection(server: ServerURL, kind: ServerKind?, guarded: GuardedVault, create: Bool,
+                           override: AuthMethod? = nil) async throws -> SourceConnection {
+        let stored = try guarded.run { vault in
+            try vault.read { try SourceRepository(vault.db).stored(baseURL: server.description) }
+        }.filter { kind == nil || $0.kind == kind!.sourceKind }
+        var resolvedKind = kind ?? stored.first.flatMap { ServerKind(rawValue: $0.kind.rawValue) }
+        if resolvedKind == nil {
+            resolvedKind = await Self.probeKind(server)
+        }
+        let finalKind = resolvedKind!
+        var sourceID = stored.first(where: { $0.kind == finalKind.sourceKind })?.id
+        if sourceID == nil && (create || override != nil) {
+            sourceID = try guarded.run { vault in
+                try vault.write {
+                    try SourceRepository(vault.db).findOrCreate(kind: finalKind.sourceKind, baseURL: server.description,
+                                                                displayName: server.displayName, now: Self.nowText())
+                }
+            }
+        }
+        if let override, let id = sourceID {
+            let (authKind, json) = StoredCredentials.encode(override)
+            try guarded.run { vault in
+                try vault.write { try SourceRepository(vault.db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText()) }
+            }
+        }
+        if let id = sourceID { return try connection(sourceID: id, guarded: guarded) }
+        return SourceConnection(kind: finalKind, server: server, authenticator: Authenticator(.none, placement: finalKind == .rhex ? .query : .header))
+    }
+
+    /// FHIR when `[base]/metadata` answers with a CapabilityStatement, else RHEx.
+    static func probeKind(_ server: ServerURL) async -> ServerKind {
+        guard let client = try? FHIRClient(base: server.url) else { return .fhir }
+        return (try? await client.capability()) != nil ? .fhir : .rhex
+    }
+}
+
+extension OpenVault {
+    /// The kind of a server: its stored source's, else found by asking for a CapabilityStatement.
+    public func serverKind(_ server: ServerURL) async throws -> ServerKind {
+        let stored = try read { try SourceRepository(db).stored(baseURL: server.description) }
+        if let first = stored.first, let kind = ServerKind(rawValue: first.kind.rawValue) { return kind }
+        return await Self.probeKind(server)
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import HReaderNet
+import HReaderRecords
+import HReaderStore
+
+/// One remote patient's record, fetched and mapped, ready to store.
+struct FetchedRecord: Sendable {
+    var sourceID: Int64
+    var remoteID: String
+    var record: MappedRecord
+    var resources: Int
+}
+
+/// What `sync` did: the import summary plus the patients that failed (the others are complete).
+public struct SyncSummary: Sendable {
+    public var imports = ImportSummary()
+    public var sources = 0
+    public var failures: [(patient: String, message: String, exitCode: Int32)] = []
+}
+
+extension SourceConnection {
+    /// The whole record of one remote patient, mapped; nothing is stored here.
+    func fetch(remoteID: String, sourceID: Int64) async throws -> FetchedRecord {
+        switch kind {
+        case .fhir:
+            let (batch, resources, _) = try await fhir().everything(patientID: remoteID)
+            guard var record = batch.records.first(where: { $0.patient.remoteID == remoteID }) ?? (batch.records.count == 1 ? batch.records.first : nil) else {
+                throw HReaderError.badInput("the server's record for patient \(remoteID) holds no Patient resource with that id")
+            }
+            // $everything is the patient's compartment: entries whose reference the mapper could not
+            // resolve (absolute URLs of another form, contained patients) are still this patient's.
+            record.entries += batch.unattached.map(\.entry)
+            record.skipped += batch.skipped
+            for other in batch.records where other.patient.remoteID != record.patient.remoteID {
+                record.skipped.append(Skip(kind: "Patient", remoteID: other.patient.remoteID,
+                                           reason: "another Patient in the record of \(remoteID) (linked or related)"))
+            }
+            return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: resources)
+        case .rhex:
+            let (record, _) = try await rhex().record(id: remoteID)
+            let count = record.entries.count + record.skipped.count + 1
+            return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: count)
+        }
+    }
+
+    /// The remote ids of every patient the server holds.
+    func allPatientIDs() async throws -> [String] {
+        switch kind {
+        case .fhir: return try await fhir().searchPatients([("_count", "100")]).records.map(\.patient.remoteID)
+        case .rhex: return try await rhex().patients().map(\.id)
+        }
+    }
+}
+
+extension OpenVault {
+    /// `hreader import --server`: fetches each patient's whole record and stores it in one
+    /// transaction per patient, in order. The first failure stops the import: earlier patients
+    /// are complete, the failing one untouched, and a re-run finishes the job without duplicates.
+    public func importFromServer(_ server: ServerURL, kind: ServerKind?, remoteIDs: [String]?, relationship: Relationship?,
+                                 credential: AuthMethod? = nil, progress: @escaping (String) -> Void = { _ in })
+        async throws -> (kind: ServerKind, summary: ImportSummary, resources: Int) {
+        let guarded = GuardedVault(self)
+        var summary = ImportSummary()
+        var resources = 0
+        do {
+            let connection = try await resolveConnection(server: server, kind: kind, guarded: guarded, create: true, override: credential)
+            let sourceID = try guarded.run { vault in
+                try vault.read { try SourceRepository(vault.db).stored(kind: connection.kind.sourceKind, baseURL: server.description)!.id }
+            }
+            let ids: [String]
+            if let remoteIDs { ids = remoteIDs } else { ids = try await connection.allPatientIDs() }
+            let importer = RecordImporter(vault: self, sourceID: sourceID, isSnapshot: true)
+            for (index, id) in ids.enumerated() {
+                progress("patient \(index + 1) of \(ids.count) (\(id))")
+                let fetched = try await connection.fetch(remoteID: id, sourceID: sourceID)
+                resources += fetched.resources
+                try guarded.run { _ in
+                    try importer.store(RecordImporter.Batch(owner: .described(fetched.record.patient), entries: fetched.record.entries,
+                                                            skipped: fetched.record.skipped), relationship: relationship, summary: &summary)
+                }
+            }
+            try guarded.run { vault in
+                try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
+            }
+            return (connection.kind, summary, resources)
+        } catch let error as NetError {
+            throw HReaderError.from(network: error)
+        }
+    }
+
+    /// `hreader sync`: re-imports every stored remote patient (or one), serial per host and parallel
+    /// across hosts. Updates in place, keeps the user's fields, marks what the server no longer has.
+    /// A failing patient is reported and the others go on; each patient commits on its own.
+    public func sync(patient only: Patient? = nil, progress: @escaping (String) -> Void = { _ in }) async throws -> SyncSummary {
+        let guarded = GuardedVault(self)
+        // Remote patients by source.
+        let targets: [(source: StoredSource, remoteIDs: [String])] = try read {
+            let sources = try SourceRepository(db).allStored().filter { $0.kind == .fhir || $0.kind == .rhex }
+            return try sources.compactMap { source in
+                let ids = try db.query("SELECT remote_id FROM patients WHERE source_id = ? AND remote_id IS NOT NULL"
+                                       + (only == nil ? "" : " AND id = ?") + " ORDER BY display_order, id",
+                                       only == nil ? [source.id] : [source.id, only!.id]) { $0.string(0)! }
+                return ids.isEmpty ? nil : (source, ids)
+            }
+        }
+        if let only, targets.isEmpty {
+            throw HReaderError.usage("patient \(only.id) was not imported from a server; nothing to sync")
+        }
+        var summary = SyncSummary()
+        summary.sources = targets.count
+        // One lane per host: a host's patients one after another (its client is serial anyway).
+        var lanes: [Origin: [(connection: SourceConnection, sourceID: Int64, remoteID: String)]] = [:]
+        for (source, ids) in targets {
+            let connection = try connection(sourceID: source.id, guarded: guarded)
+            let origin = Origin(connection.server.url)!
+            for id in ids { lanes[origin, default: []].append((connection, source.id, id)) }
+        }
+        let total = lanes.values.reduce(0) { $0 + $1.count }
+
+        enum Outcome: Sendable {
+            case fetched(FetchedRecord)
+            case failed(remoteID: String, server: String, error: HReaderError)
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: Outcome.self)
+        let producer = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for lane in lanes.values {
+                    group.addTask {
+                        for item in lane {
+                            do {
+                                continuation.yield(.fetched(try await item.connection.fetch(remoteID: item.remoteID, sourceID: item.sourceID)))
+                            } catch {
+                                let translated = (error as? NetError).map { HReaderError.from(network: $0) } ?? HReaderError.from(error)
+                                continuation.yield(.failed(remoteID: item.remoteID, server: item.connection.server.description, error: translated))
+                            }
+                        }
+                    }
+                }
+            }
+            continuation.finish()
+        }
+        var done = 0
+        var synced: Set<Int64> = []
+        for await outcome in stream {
+            done += 1
+            switch outcome {
+            case let .fetched(fetched):
+                progress("patient \(done) of \(total) (\(fetched.remoteID))")
+                let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, isSnapshot: true)
+                do {
+                    try guarded.run { _ in
+                        try importer.store(RecordImporter.Batch(owner: .described(fetched.record.patient), entries: fetched.record.entries,
+                                                                skipped: fetched.record.skipped), relationship: nil, summary: &summary.imports)
+                    }
+                    synced.insert(fetched.sourceID)
+                } catch {
+                    summary.failures.append((fetched.remoteID, HReaderError.from(error).message, HReaderError.from(error).exitCode))
+                }
+            case let .failed(remoteID, server, error):
+                summary.failures.append(("\(remoteID) at \(server)", error.message, error.exitCode))
+            }
+        }
+        await producer.value
+        for sourceID in synced {
+            try guarded.run { vault in
+                try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
+            }
+        }
+        return summary
+    }
+}

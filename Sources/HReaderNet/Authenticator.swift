@@ -1,0 +1,157 @@
+import Foundation
+
+/// How a source proves who is asking. Secrets live in the vault's `sources` row (encrypted) and in
+/// memory; never in argv, logs or messages.
+public enum AuthMethod: Sendable, Equatable {
+    case none
+    case bearer(token: String)
+    case basic(user: String, password: String)
+    case oauth2(OAuth2Tokens)
+
+    public var kindName: String {
+        switch self {
+        case .none: "none"
+        case .bearer: "bearer"
+        case .basic: "basic"
+        case .oauth2: "oauth2"
+        }
+    }
+}
+
+/// OAuth2 tokens of one source: the access token (short-lived) and the refresh token that renews it.
+public struct OAuth2Tokens: Codable, Sendable, Equatable {
+    public var tokenURL: String
+    public var clientID: String?
+    public var clientSecret: String?
+    public var accessToken: String?
+    /// Seconds since 1970 when the access token stops working, if the server said.
+    public var expiresAt: Double?
+    public var refreshToken: String
+    public var scope: String?
+
+    public init(tokenURL: String, clientID: String? = nil, clientSecret: String? = nil, accessToken: String? = nil,
+                expiresAt: Double? = nil, refreshToken: String, scope: String? = nil) {
+        self.tokenURL = tokenURL
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.accessToken = accessToken
+        self.expiresAt = expiresAt
+        self.refreshToken = refreshToken
+        self.scope = scope
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case tokenURL = "token_url", clientID = "client_id", clientSecret = "client_secret", accessToken = "access_token"
+        case expiresAt = "expires_at", refreshToken = "refresh_token", scope
+    }
+}
+
+/// Adds a source's credential to its requests and renews OAuth2 access tokens: before a request when
+/// under 60 s are left, and once after a 401. Renewed tokens (refresh tokens rotate) are handed to
+/// `onChange` at once, so the caller stores them before anything else can fail.
+public final class Authenticator: @unchecked Sendable {
+    /// Where a token goes: an Authorization header, or `?access_token=` as RHEx servers took it.
+    public enum Placement: Sendable { case header, query }
+
+    public static let refreshMargin: Double = 60
+
+    private let lock = NSLock()
+    private var method: AuthMethod
+    public let placement: Placement
+    private let onChange: @Sendable (AuthMethod) -> Void
+    private let now: @Sendable () -> Double
+
+    public init(_ method: AuthMethod, placement: Placement = .header,
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+                onChange: @escaping @Sendable (AuthMethod) -> Void = { _ in }) {
+        self.method = method
+        self.placement = placement
+        self.now = now
+        self.onChange = onChange
+    }
+
+    public var current: AuthMethod { lock.withLock { method } }
+
+    var canRefresh: Bool {
+        if case .oauth2 = current { return true }
+        return false
+    }
+
+    func apply(to request: inout HTTPRequest, using transport: HTTPTransport) throws {
+        let token: String
+        switch current {
+        case .none:
+            return
+        case let .basic(user, password):
+            request.setHeader("Authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+            return
+        case let .bearer(value):
+            token = value
+        case let .oauth2(tokens):
+            let remaining = tokens.expiresAt.map { $0 - now() } ?? .infinity
+            if let access = tokens.accessToken, remaining > Self.refreshMargin {
+                token = access
+            } else {
+                token = try refresh(using: transport)
+            }
+        }
+        switch placement {
+        case .header:
+            request.setHeader("Authorization", "Bearer \(token)")
+        case .query:
+            guard var parts = URLComponents(url: request.url, resolvingAgainstBaseURL: false) else { return }
+            var items = (parts.queryItems ?? []).filter { $0.name != "access_token" }
+            items.append(URLQueryItem(name: "access_token", value: token))
+            parts.percentEncodedQuery = items.map { item in
+                "\(Self.formEncode(item.name))=\(Self.formEncode(item.value ?? ""))"
+            }.joined(separator: "&")
+            if let url = parts.url { request.url = url }
+        }
+    }
+
+    /// Exchanges the refresh token for a new access token (RFC 6749 §6). Returns the access token.
+    @discardableResult
+    func refresh(using transport: HTTPTransport) throws -> String {
+        guard case let .oauth2(tokens) = current else { throw NetError.authentication("this source has no refresh token") }
+        guard let url = URL(string: tokens.tokenURL), Origin(url) != nil else {
+            throw NetError.authentication("the source's token URL is not an http(s) URL; run 'hreader sources login' again")
+        }
+        var form = [("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken)]
+        var request = HTTPRequest(method: "POST", url: url, headers: [
+            "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
+        ])
+        if let id = tokens.clientID {
+            if let secret = tokens.clientSecret {
+                request.setHeader("Authorization", "Basic " + Data("\(Self.formEncode(id)):\(Self.formEncode(secret))".utf8).base64EncodedString())
+            } else {
+                form.append(("client_id", id))
+            }
+        }
+        request.body = Data(form.map { "\($0.0)=\(Self.formEncode($0.1))" }.joined(separator: "&").utf8)
+        let response = try transport.perform(request)
+        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        guard response.isSuccess else {
+            let code = object?["error"] as? String
+            let why = [code, object?["error_description"] as? String].compactMap { $0 }.joined(separator: ": ")
+            throw NetError.authentication("the token endpoint \(url.redactedForDisplay) refused to renew the access token"
+                + (why.isEmpty ? " (\(response.status))" : " (\(why))") + "; run 'hreader sources login' again")
+        }
+        guard let object, let access = object["access_token"] as? String, !access.isEmpty else {
+            throw NetError.authentication("the token endpoint \(url.redactedForDisplay) answered without an access_token")
+        }
+        var renewed = tokens
+        renewed.accessToken = access
+        renewed.expiresAt = (object["expires_in"] as? NSNumber).map { now() + $0.doubleValue }
+        if let rotated = object["refresh_token"] as? String, !rotated.isEmpty { renewed.refreshToken = rotated }
+        if let scope = object["scope"] as? String { renewed.scope = scope }
+        lock.withLock { method = .oauth2(renewed) }
+        onChange(.oauth2(renewed))
+        return access
+    }
+
+    /// application/x-www-form-urlencoded: everything but unreserved characters escaped.
+    static func formEncode(_ text: String) -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}

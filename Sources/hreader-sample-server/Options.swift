@@ -1,0 +1,111 @@
+import Foundation
+
+/// The command line, parsed by hand (the target depends on swift-nio and Foundation only).
+struct Options: Sendable {
+    var port = 0
+    var patients = 3
+    var entriesPerPatient = 24
+    var seed: UInt64 = 1
+    var rhexRecordsDirectory: String?
+    var requireAuth = false
+    var refreshTokenFile: String?
+    var tokenLifetime = 3600
+    var basicCredentialsFile: String?
+    var delayMilliseconds = 0
+    var faults = false
+    var redirectTarget: String?
+    var verbose = false
+
+    static let usage = """
+        usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
+                                     [--rhex-records DIR] [--require-auth] [--refresh-token-file F]
+                                     [--token-lifetime SECONDS] [--basic-credentials-file F]
+                                     [--delay-ms N] [--faults] [--redirect-target URL] [--verbose]
+        A FHIR R4, RHEx/hData and OAuth2 server over invented patients, on 127.0.0.1 only.
+        """
+
+    struct UsageError: Error {
+        let message: String
+        /// Worth showing the usage text: a wrong option rather than an unreadable file.
+        var showUsage = true
+    }
+
+    enum Parsed {
+        case run(Options)
+        case help
+    }
+
+    static func parse(_ arguments: [String]) throws(UsageError) -> Parsed {
+        var options = Options()
+        var rest = arguments[...]
+
+        func value(_ name: String) throws(UsageError) -> String {
+            guard let v = rest.popFirst() else { throw UsageError(message: "\(name) needs a value") }
+            return v
+        }
+        func integer(_ name: String, _ range: ClosedRange<Int>) throws(UsageError) -> Int {
+            let text = try value(name)
+            guard let n = Int(text), range.contains(n) else {
+                throw UsageError(message: "\(name): expected an integer from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+            }
+            return n
+        }
+
+        while let argument = rest.popFirst() {
+            // Accept `--name=value` as well as `--name value`.
+            if argument.hasPrefix("--"), let eq = argument.firstIndex(of: "=") {
+                rest.insert(String(argument[argument.index(after: eq)...]), at: rest.startIndex)
+                rest.insert(String(argument[..<eq]), at: rest.startIndex)
+                continue
+            }
+            switch argument {
+            case "--port": options.port = try integer(argument, 0...65_535)
+            case "--patients": options.patients = try integer(argument, 0...100_000)
+            case "--entries-per-patient": options.entriesPerPatient = try integer(argument, 0...100_000)
+            case "--seed":
+                let text = try value(argument)
+                guard let seed = UInt64(text) else { throw UsageError(message: "--seed: expected a non-negative integer, got '\(text)'") }
+                options.seed = seed
+            case "--rhex-records": options.rhexRecordsDirectory = try value(argument)
+            case "--require-auth": options.requireAuth = true
+            case "--refresh-token-file": options.refreshTokenFile = try value(argument)
+            case "--token-lifetime": options.tokenLifetime = try integer(argument, 0...315_360_000)
+            case "--basic-credentials-file": options.basicCredentialsFile = try value(argument)
+            case "--delay-ms": options.delayMilliseconds = try integer(argument, 0...600_000)
+            case "--faults": options.faults = true
+            case "--redirect-target": options.redirectTarget = try value(argument)
+            case "--verbose": options.verbose = true
+            case "--help", "-h": return .help
+            default: throw UsageError(message: "unknown option '\(argument)'")
+            }
+        }
+        return .run(options)
+    }
+}
+
+/// What the option files hold, read once at start.
+struct Secrets: Sendable {
+    var initialRefreshToken: String?
+    var basicCredentials: String?
+
+    static func load(_ options: Options) throws(Options.UsageError) -> Secrets {
+        func read(_ path: String, _ name: String) throws(Options.UsageError) -> String {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw Options.UsageError(message: "\(name): cannot read '\(path)'", showUsage: false)
+            }
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { throw Options.UsageError(message: "\(name): '\(path)' is empty", showUsage: false) }
+            return text
+        }
+        var secrets = Secrets()
+        if let path = options.refreshTokenFile { secrets.initialRefreshToken = try read(path, "--refresh-token-file") }
+        if let path = options.basicCredentialsFile {
+            let credentials = try read(path, "--basic-credentials-file")
+            guard credentials.contains(":") else {
+                throw Options.UsageError(message: "--basic-credentials-file: expected 'user:password'", showUsage: false)
+            }
+            secrets.basicCredentials = credentials
+        }
+        return secrets
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import NIOHTTP1
+
+/// `/probe/...`: lets a test see how a client spreads its requests (is a host's queue serial?)
+/// and whether it sent credentials where it should not.
+final class Probe: Sendable {
+    private struct Counters {
+        var generation = 0  // bumped by reset, so requests begun before it do not touch the new counts
+        var inFlight = 0
+        var maxInFlight = 0
+        var order: [Int] = []
+        var intervals: [(start: Double, end: Double?)] = []
+        var requests = 0
+        var requestsWithCredentials = 0
+    }
+
+    private let counters = LockedBox(Counters())
+
+    static func isProbePath(_ path: String) -> Bool { path == "/probe" || path.hasPrefix("/probe/") }
+
+    /// Counts a request other than /probe/stats and /probe/reset.
+    func count(_ request: HTTPRequest) {
+        let credentials = request.header("Authorization") != nil || request.queryValue("access_token") != nil
+        counters.withLock { counters in
+            counters.requests += 1
+            if credentials { counters.requestsWithCredentials += 1 }
+        }
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        switch (request.method, request.path) {
+        case (.GET, "/probe/work"):
+            count(request)
+            return await work(request)
+        case (.GET, "/probe/stats"):
+            return stats()
+        case (.POST, "/probe/reset"):
+            counters.withLock { counters in counters = Counters(generation: counters.generation + 1) }
+            return Self.json(["reset": true])
+        default:
+            return HTTPResponse(status: .notFound, contentType: "application/json", text: #"{"error":"not_found"}"#)
+        }
+    }
+
+    /// Waits `ms` on a timer (never blocking a thread), recording arrival order and overlap.
+    private func work(_ request: HTTPRequest) async -> HTTPResponse {
+        let i = request.queryValue("i").flatMap { Int($0) } ?? -1
+        let milliseconds = min(max(request.queryValue("ms").flatMap { Int($0) } ?? 0, 0), 60_000)
+        let start = Clock.nowEpochMilliseconds()
+        let (generation, slot) = counters.withLock { counters in
+            counters.order.append(i)
+            counters.intervals.append((start, nil))
+            counters.inFlight += 1
+            counters.maxInFlight = max(counters.maxInFlight, counters.inFlight)
+            return (counters.generation, counters.intervals.count - 1)
+        }
+        if milliseconds > 0 { try? await Task.sleep(nanoseconds: UInt64(milliseconds) * 1_000_000) }
+        let end = Clock.nowEpochMilliseconds()
+        counters.withLock { counters in
+            guard counters.generation == generation else { return }
+            counters.inFlight -= 1
+            counters.intervals[slot].end = end
+        }
+        return Self.json(["i": .int(i)])
+    }
+
+    private func stats() -> HTTPResponse {
+        let body: JSON = counters.withLock { counters in
+            [
+                "max_in_flight": .int(counters.maxInFlight),
+                "in_flight": .int(counters.inFlight),
+                "order": .array(counters.order.map { .int($0) }),
+                // An unfinished request's end is null.
+                "intervals": .array(counters.intervals.map { [Self.number($0.start), $0.end.map(Self.number) ?? .null] }),
+                "requests": .int(counters.requests),
+                "requests_with_credentials": .int(counters.requestsWithCredentials),
+            ]
+        }
+        return Self.json(body)
+    }
+
+    private static func number(_ value: Double) -> JSON { .decimal(value, places: 3) }
+
+    private static func json(_ body: JSON) -> HTTPResponse {
+        HTTPResponse(status: .ok, contentType: "application/json", body: body.serialized())
+    }
+}

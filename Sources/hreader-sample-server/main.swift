@@ -1,0 +1,79 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// Start-up and shutdown: parse the command line, build the data, listen on 127.0.0.1, print the
+/// one `listening` line, and exit 0 on SIGTERM or SIGINT.
+enum Main {
+    static func run() async -> Int32 {
+        let options: Options
+        let secrets: Secrets
+        let rhexDirectory: RHExStore?
+        do {
+            switch try Options.parse(Array(CommandLine.arguments.dropFirst())) {
+            case .help:
+                FileHandle.standardOutput.write(Data((Options.usage + "\n").utf8))
+                return 0
+            case .run(let parsed):
+                options = parsed
+            }
+            secrets = try Secrets.load(options)
+            rhexDirectory = try options.rhexRecordsDirectory.map { (directory) throws(Options.UsageError) in try RHExStore.load(directory: directory) }
+        } catch {
+            writeStandardError("hreader-sample-server: \(error.message)" + (error.showUsage ? "\n" + Options.usage : ""))
+            return 2
+        }
+
+        let (store, records) = await makeData(options, rhexDirectory: rhexDirectory)
+        let router = Router(
+            fhir: FHIRAPI(store: store),
+            rhex: RHExAPI(store: records),
+            oauth: OAuthServer(initialRefreshToken: secrets.initialRefreshToken, lifetime: options.tokenLifetime),
+            basic: secrets.basicCredentials.map(BasicAuth.init),
+            probe: Probe(),
+            faults: options.faults ? Faults(redirectTarget: options.redirectTarget) : nil,
+            requireAuth: options.requireAuth,
+            delayMilliseconds: options.delayMilliseconds,
+            verbose: options.verbose)
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+        let channel: Channel
+        do {
+            channel = try await HTTPServer.start(group: group, port: options.port, responder: router)
+        } catch {
+            writeStandardError("hreader-sample-server: cannot listen on 127.0.0.1:\(options.port): \(error)")
+            try? await group.shutdownGracefully()
+            return 1
+        }
+
+        // Signals arrive on a dispatch queue; closing the listening channel ends the wait below.
+        let signalSources = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { channel.close(promise: nil) }
+            source.resume()
+            return source
+        }
+
+        FileHandle.standardOutput.write(Data("listening http://127.0.0.1:\(channel.localAddress?.port ?? options.port)\n".utf8))
+
+        try? await channel.closeFuture.get()
+        // Shutting the group down closes every open connection, stalled ones included.
+        try? await group.shutdownGracefully()
+        signalSources.forEach { $0.cancel() }
+        return 0
+    }
+
+    /// The two data sets are independent: build them on both cores (1000 × 100 must start quickly).
+    private static func makeData(_ options: Options, rhexDirectory: RHExStore?) async -> (FHIRStore, RHExStore) {
+        func fhir() -> FHIRStore {
+            FHIRStore(SyntheticFHIR.make(patients: options.patients, entriesPerPatient: options.entriesPerPatient, seed: options.seed))
+        }
+        if let rhexDirectory { return (fhir(), rhexDirectory) }
+        async let records = SyntheticRHEx.make(count: options.patients, seed: options.seed)
+        let store = fhir()
+        return (store, RHExStore(records: await records))
+    }
+}
+
+exit(await Main.run())

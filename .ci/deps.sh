@@ -17,7 +17,7 @@ have_sqlcipher() {
 all_present() {
   command -v pkg-config >/dev/null 2>&1 && have_sqlcipher \
     && pkg-config --exists libcrypto 2>/dev/null && pkg-config --exists libxml-2.0 2>/dev/null \
-    && command -v sqlcipher >/dev/null 2>&1
+    && command -v sqlcipher >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1
 }
 
 if all_present; then
@@ -48,7 +48,8 @@ if [ "${ID:-}" = debian ] && [ "${VERSION_CODENAME:-}" = bookworm ]; then
 fi
 echo "deps: installing SQLCipher, OpenSSL, libxml2 headers (apt-get)" >&2
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev >/dev/null
+# openssl (the command) makes the test certificates of the TLS tests.
+apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev openssl >/dev/null
 apt-get install -y -qq --no-install-recommends "${target[@]}" libsqlcipher-dev sqlcipher >/dev/null
 
 if ! have_sqlcipher; then

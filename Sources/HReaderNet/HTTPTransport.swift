@@ -27,12 +27,15 @@ struct HTTPTransport: Sendable {
                     throw NetError.tls(origin: "(configuration)", reason: "cannot read CA certificates from \(caFile)")
                 }
             }
-            let config = HTTPClient.Configuration(
+            var config = HTTPClient.Configuration(
                 tlsConfiguration: tls,
                 redirectConfiguration: .disallow,   // redirects are decided by APIClient (credentials, origins)
                 timeout: .init(connect: .milliseconds(Int64(configuration.connectTimeout * 1000)),
                                read: .milliseconds(Int64(configuration.readTimeout * 1000))),
                 decompression: .enabled(limit: .size(configuration.maxResponseBytes)))
+            // A refused connection or a failed TLS handshake is reported at once (AsyncHTTPClient
+            // would otherwise retry until the connect timeout); APIClient decides about retries.
+            config.connectionPool.retryConnectionEstablishment = false
             let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: config)
             clients[configuration] = client
             return client
@@ -68,11 +71,11 @@ struct HTTPTransport: Sendable {
         } catch let error as HTTPClientError {
             throw Self.translate(error, url: display, origin: origin, readTimeout: configuration.readTimeout, limit: limit)
         } catch let error as NIOSSLError {
-            throw NetError.tls(origin: origin, reason: "\(error)")
+            throw NetError.tls(origin: origin, reason: Self.tlsReason(error))
         } catch let error as BoringSSLError {
             throw NetError.tls(origin: origin, reason: Self.tlsReason(error))
         } catch let error as NIOSSLExtraError {
-            throw NetError.tls(origin: origin, reason: "\(error)")
+            throw NetError.tls(origin: origin, reason: Self.tlsReason(error))
         } catch {
             throw NetError.connectionFailed(origin: origin, reason: Self.describe(error))
         }
@@ -99,10 +102,13 @@ struct HTTPTransport: Sendable {
         }
     }
 
-    private static func tlsReason(_ error: BoringSSLError) -> String {
+    /// BoringSSL's errors as a phrase (its own text names source files and error numbers).
+    private static func tlsReason(_ error: Error) -> String {
         let text = "\(error)"
-        if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the server's certificate is not trusted" }
-        return text
+        if text.contains("CERTIFICATE_VERIFY_FAILED") { return "the server's certificate is not signed by a trusted CA" }
+        if text.contains("failedToValidateHostname") || text.contains("hostname") { return "the server's certificate does not name this host" }
+        if text.contains("WRONG_VERSION_NUMBER") { return "the server does not speak TLS here (try http://)" }
+        return "the TLS handshake failed"
     }
 
     /// System errors (connection refused, no such host) as a short phrase.

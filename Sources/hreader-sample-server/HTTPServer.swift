@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// One request, read whole (bodies here are small FHIR resources and forms).
 struct HTTPRequest: Sendable {
@@ -15,7 +16,11 @@ struct HTTPRequest: Sendable {
     /// `host:port` to build absolute URLs with: the Host header, else our own address.
     let authority: String
 
-    init(head: HTTPRequestHead, body: [UInt8], localPort: Int) {
+    /// Whether the connection is TLS (links are then built with https).
+    let secure: Bool
+
+    init(head: HTTPRequestHead, body: [UInt8], localPort: Int, secure: Bool = false) {
+        self.secure = secure
         // HEAD is answered as GET; NIO's encoder then leaves the body out.
         method = head.method == .HEAD ? .GET : head.method
         uri = head.uri
@@ -34,7 +39,7 @@ struct HTTPRequest: Sendable {
         authority = sane ? host : "127.0.0.1:\(localPort)"
     }
 
-    var origin: String { "http://\(authority)" }
+    var origin: String { "\(secure ? "https" : "http")://\(authority)" }
 
     func header(_ name: String) -> String? { headers.first(name: name) }
 
@@ -98,11 +103,15 @@ final class HTTPChannelHandler: ChannelInboundHandler {
 
     private static let maxBodyBytes = 64 << 20
     private let responder: any HTTPResponder
+    private let secure: Bool
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var bodyTooLarge = false
 
-    init(responder: any HTTPResponder) { self.responder = responder }
+    init(responder: any HTTPResponder, secure: Bool) {
+        self.responder = responder
+        self.secure = secure
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -124,7 +133,7 @@ final class HTTPChannelHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
-            let request = HTTPRequest(head: head, body: body, localPort: context.channel.localAddress?.port ?? 0)
+            let request = HTTPRequest(head: head, body: body, localPort: context.channel.localAddress?.port ?? 0, secure: secure)
             body = []
             let writer = ResponseWriter(channel: context.channel, version: head.version, keepAlive: head.isKeepAlive)
             if bodyTooLarge {
@@ -193,15 +202,17 @@ private struct ResponseWriter: Sendable {
 
 enum HTTPServer {
     /// Binds 127.0.0.1 only: this server holds invented data, but it is still nobody else's business.
-    static func start(group: EventLoopGroup, port: Int, responder: any HTTPResponder) async throws -> Channel {
+    /// With `tls`, every connection is TLS first (for testing clients' certificate verification).
+    static func start(group: EventLoopGroup, port: Int, responder: any HTTPResponder, tls: NIOSSLContext? = nil) async throws -> Channel {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls)) }
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(HTTPChannelHandler(responder: responder))
+                    try channel.pipeline.syncOperations.addHandler(HTTPChannelHandler(responder: responder, secure: tls != nil))
                 }
             }
         return try await bootstrap.bind(host: "127.0.0.1", port: port).get()

@@ -15,12 +15,15 @@ struct Options: Sendable {
     var faults = false
     var redirectTarget: String?
     var verbose = false
+    var tlsCertificate: String?
+    var tlsKey: String?
 
     static let usage = """
         usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
                                      [--rhex-records DIR] [--require-auth] [--refresh-token-file F]
                                      [--token-lifetime SECONDS] [--basic-credentials-file F]
                                      [--delay-ms N] [--faults] [--redirect-target URL] [--verbose]
+                                     [--tls-cert PEM --tls-key PEM]
         A FHIR R4, RHEx/hData and OAuth2 server over invented patients, on 127.0.0.1 only.
         """
 
@@ -75,9 +78,14 @@ struct Options: Sendable {
             case "--faults": options.faults = true
             case "--redirect-target": options.redirectTarget = try value(argument)
             case "--verbose": options.verbose = true
+            case "--tls-cert": options.tlsCertificate = try value(argument)
+            case "--tls-key": options.tlsKey = try value(argument)
             case "--help", "-h": return .help
             default: throw UsageError(message: "unknown option '\(argument)'")
             }
+        }
+        guard (options.tlsCertificate == nil) == (options.tlsKey == nil) else {
+            throw UsageError(message: "--tls-cert and --tls-key go together")
         }
         return .run(options)
     }

@@ -12,6 +12,9 @@ final class Probe: Sendable {
         var intervals: [(start: Double, end: Double?)] = []
         var requests = 0
         var requestsWithCredentials = 0
+        /// When the first and the latest counted request arrived: a client's activity span on this server.
+        var firstArrival: Double?
+        var lastArrival: Double?
     }
 
     private let counters = LockedBox(Counters())
@@ -21,9 +24,12 @@ final class Probe: Sendable {
     /// Counts a request other than /probe/stats and /probe/reset.
     func count(_ request: HTTPRequest) {
         let credentials = request.header("Authorization") != nil || request.queryValue("access_token") != nil
+        let now = Clock.nowEpochMilliseconds()
         counters.withLock { counters in
             counters.requests += 1
             if credentials { counters.requestsWithCredentials += 1 }
+            if counters.firstArrival == nil { counters.firstArrival = now }
+            counters.lastArrival = now
         }
     }
 
@@ -74,6 +80,8 @@ final class Probe: Sendable {
                 "intervals": .array(counters.intervals.map { [Self.number($0.start), $0.end.map(Self.number) ?? .null] }),
                 "requests": .int(counters.requests),
                 "requests_with_credentials": .int(counters.requestsWithCredentials),
+                "first_arrival": counters.firstArrival.map(Self.number) ?? .null,
+                "last_arrival": counters.lastArrival.map(Self.number) ?? .null,
             ]
         }
         return Self.json(body)

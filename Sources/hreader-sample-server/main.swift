@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// Start-up and shutdown: parse the command line, build the data, listen on 127.0.0.1, print the
 /// one `listening` line, and exit 0 on SIGTERM or SIGINT.
@@ -36,10 +37,22 @@ enum Main {
             delayMilliseconds: options.delayMilliseconds,
             verbose: options.verbose)
 
+        var tls: NIOSSLContext?
+        if let certificate = options.tlsCertificate, let key = options.tlsKey {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+                tls = try NIOSSLContext(configuration: .makeServerConfiguration(
+                    certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))))
+            } catch {
+                writeStandardError("hreader-sample-server: cannot load the TLS certificate or key: \(error)")
+                return 2
+            }
+        }
+
         let group = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
         let channel: Channel
         do {
-            channel = try await HTTPServer.start(group: group, port: options.port, responder: router)
+            channel = try await HTTPServer.start(group: group, port: options.port, responder: router, tls: tls)
         } catch {
             writeStandardError("hreader-sample-server: cannot listen on 127.0.0.1:\(options.port): \(error)")
             try? await group.shutdownGracefully()
@@ -55,7 +68,7 @@ enum Main {
             return source
         }
 
-        FileHandle.standardOutput.write(Data("listening http://127.0.0.1:\(channel.localAddress?.port ?? options.port)\n".utf8))
+        FileHandle.standardOutput.write(Data("listening \(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)\n".utf8))
 
         try? await channel.closeFuture.get()
         // Shutting the group down closes every open connection, stalled ones included.

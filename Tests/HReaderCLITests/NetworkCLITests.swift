@@ -186,6 +186,57 @@ final class NetworkCLITests: CLITestCase {
         XCTAssertEqual(try patients().count, 2)
     }
 
+    /// TLS is always verified: a server whose certificate comes from an unknown CA is refused; with
+    /// --ca-file naming that CA it is trusted.
+    func testTLSCertificatesAreVerified() throws {
+        let tls = workDir.appendingPathComponent("tls")
+        try FileManager.default.createDirectory(at: tls, withIntermediateDirectories: true)
+        func openssl(_ arguments: [String]) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["openssl"] + arguments
+            process.currentDirectoryURL = tls
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0, "openssl \(arguments.joined(separator: " "))")
+        }
+        try "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n".write(to: tls.appendingPathComponent("ext"), atomically: true, encoding: .utf8)
+        try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=hreader test CA"])
+        try openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"])
+        try openssl(["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem",
+                     "-days", "2", "-extfile", "ext"])
+        let secure = try SampleServer(["--tls-cert", tls.appendingPathComponent("server.pem").path,
+                                       "--tls-key", tls.appendingPathComponent("server.key").path], workDir: workDir)
+        XCTAssertEqual(secure.base.scheme, "https")
+        let untrusted = try hreader(withPassword(["import", "--server", secure.fhir, "--kind", "fhir", "--all"]))
+        XCTAssertEqual(untrusted.status, 6, untrusted.stderr)
+        XCTAssertTrue(untrusted.stderr.contains("TLS"), untrusted.stderr)
+        XCTAssertEqual(untrusted.stderr.split(separator: "\n").count, 1, untrusted.stderr)
+        XCTAssertEqual(try patients().count, 0)
+        let trusted = try ok(withPassword(["import", "--server", secure.fhir, "--all", "--ca-file", tls.appendingPathComponent("ca.pem").path]))
+        XCTAssertTrue(trusted.stdout.contains("Imported 3 patient(s)"), trusted.stdout)
+    }
+
+    /// sync: one lane per host, the hosts at the same time (their request spans overlap), each host
+    /// served one request at a time.
+    func testSyncRunsHostsInParallel() throws {
+        let a = try SampleServer(["--delay-ms", "150"], workDir: workDir)
+        let b = try SampleServer(["--delay-ms", "150"], workDir: workDir)
+        try ok(withPassword(["import", "--server", a.fhir, "--all"]))
+        try ok(withPassword(["import", "--server", b.rhex, "--all"]))
+        for server in [a, b] { _ = try server.json("/probe/reset", method: "POST") }
+        let sync = try ok(withPassword(["sync"]))
+        XCTAssertTrue(sync.stdout.contains("Synced 6 patient(s) from 2 source(s)"), sync.stdout)
+        let sa = try a.json("/probe/stats"), sb = try b.json("/probe/stats")
+        let (a0, a1) = (sa["first_arrival"] as! Double, sa["last_arrival"] as! Double)
+        let (b0, b1) = (sb["first_arrival"] as! Double, sb["last_arrival"] as! Double)
+        XCTAssertGreaterThanOrEqual(sa["requests"] as! Int, 3)
+        XCTAssertGreaterThanOrEqual(sb["requests"] as! Int, 3)
+        XCTAssertTrue(a0 < b1 && b0 < a1, "the two hosts were synced one after the other: [\(a0), \(a1)] and [\(b0), \(b1)]")
+    }
+
     /// kill -9 in the middle of an import: earlier patients complete, the vault opens, and a re-run
     /// finishes the job with no duplicates.
     func testKillDuringImportLeavesCompletePatientsAndRerunFinishes() throws {

@@ -107,9 +107,26 @@ public struct FHIRMapper: Sendable {
                     }
                     continue
                 }
+                if resource.type != "Medication", reference != nil {
+                    // About the patient but of a type without a mapping (CarePlan, Goal, …): kept, raw
+                    // and all, as an `observation` entry, and said so; never dropped silently.
+                    var content = entries.unmapped(resource.reader, type: resource.type)
+                    content.raw = resource.object.json.serialized()
+                    let entry = MappedEntry(remoteID: remoteID, content: content)
+                    let note = Skip(kind: resource.type, remoteID: remoteID,
+                                    reason: "resource type \(resource.type) has no mapping; kept as an observation entry with its raw resource")
+                    if let recordIndex {
+                        batch.records[recordIndex].entries.append(entry)
+                        batch.records[recordIndex].keptUnmapped.append(note)
+                    } else {
+                        batch.unattached.append(UnattachedEntry(patientReference: reference, entry: entry))
+                        batch.keptUnmapped.append(note)
+                    }
+                    continue
+                }
                 skip = Skip(kind: resource.type, remoteID: remoteID, reason: resource.type == "Medication"
                     ? "Medication resources are read only through the medication entries that reference them"
-                    : "unsupported resource type \(resource.type)")
+                    : "unsupported resource type \(resource.type) (not about a patient)")
             } catch {
                 skip = Skip(kind: resource.type, remoteID: remoteID, reason: Self.reason(error))
             }

@@ -12,6 +12,9 @@ public struct MappedRecord: Sendable {
     public var entries: [MappedEntry]
     /// Parts of the source that belong to this patient but were not mapped to entries.
     public var skipped: [Skip]
+    /// Resources of a type without a mapping that are about this patient: kept among `entries` as
+    /// `observation` entries with their raw resource, and listed here so the summary can say so.
+    public var keptUnmapped: [Skip] = []
 
     public init(patient: MappedPatient, entries: [MappedEntry] = [], skipped: [Skip] = []) {
         self.patient = patient; self.entries = entries; self.skipped = skipped
@@ -80,6 +83,8 @@ public struct MappedBatch: Sendable {
     public var unattached: [UnattachedEntry]
     /// What belongs to no patient of the input and was not mapped (Practitioner, Organization, …).
     public var skipped: [Skip]
+    /// Unmapped-type resources kept as entries among `unattached`.
+    public var keptUnmapped: [Skip] = []
 
     public init(records: [MappedRecord] = [], unattached: [UnattachedEntry] = [], skipped: [Skip] = []) {
         self.records = records; self.unattached = unattached; self.skipped = skipped

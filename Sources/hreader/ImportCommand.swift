@@ -100,6 +100,9 @@ struct ImportCommand: AsyncParsableCommand {
         if !summary.byType.isEmpty {
             print("  by type: " + summary.byType.keys.sorted().map { "\($0) \(summary.byType[$0]!)" }.joined(separator: ", "))
         }
+        for type in summary.keptUnmapped.keys.sorted() {
+            print("  kept \(summary.keptUnmapped[type]!) \(type) resource(s) as observation entries (no mapping for the type; raw kept)")
+        }
         for reason in summary.skipped.keys.sorted() {
             print("  skipped \(summary.skipped[reason]!): \(reason)")
         }

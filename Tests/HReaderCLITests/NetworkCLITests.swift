@@ -36,7 +36,7 @@ final class NetworkCLITests: CLITestCase {
         let first = try ok(withPassword(["import", "--server", server.fhir, "--all", "--as", "family"]))
         XCTAssertTrue(first.stdout.contains("Imported 3 patient(s)"), first.stdout)
         XCTAssertTrue(first.stdout.contains("(fhir)"), first.stdout)
-        XCTAssertTrue(first.stdout.contains("unsupported resource type CarePlan"), "unknown types are counted: \(first.stdout)")
+        XCTAssertTrue(first.stdout.contains("kept 3 CarePlan resource(s) as observation entries"), "unknown types are kept and counted: \(first.stdout)")
         let counts = try entryCounts()
         XCTAssertEqual(counts.count, 3)
         XCTAssertTrue(counts.values.allSatisfy { $0 > 10 }, "\(counts)")

@@ -145,10 +145,11 @@ final class FHIRMapperTests: XCTestCase {
             "Observation/hr", "Observation/glucose", "Observation/steps", "Observation/smoking", "Condition/htn",
             "AllergyIntolerance/pcn", "MedicationRequest/rx1", "MedicationRequest/rx2", "MedicationStatement/ms1",
             "Encounter/enc1", "Encounter/enc2", "Immunization/flu", "Procedure/appx", "DiagnosticReport/cbc",
+            "CarePlan/cp1",   // no mapping, kept as an observation
         ])
         XCTAssertEqual(record.entries.map(\.content.type), [
             .vitalSign, .result, .activity, .observation, .condition, .allergy, .medication, .medication, .medication,
-            .encounter, .encounter, .immunization, .procedure, .result,
+            .encounter, .encounter, .immunization, .procedure, .result, .observation,
         ])
     }
 
@@ -280,19 +281,23 @@ final class FHIRMapperTests: XCTestCase {
         XCTAssertEqual(report.date?.text, "2021-03-05")
     }
 
-    func testUnsupportedResourcesAreSkippedAndCounted() throws {
+    func testUnsupportedResourcesAreKeptOrSkippedAndCounted() throws {
         let batch = try mapBundle(everything)
         XCTAssertEqual(batch.skipped, [
             Skip(kind: "Medication", remoteID: "Medication/asa",
                  reason: "Medication resources are read only through the medication entries that reference them"),
-            Skip(kind: "Practitioner", remoteID: "Practitioner/dr1", reason: "unsupported resource type Practitioner"),
-            Skip(kind: "Organization", remoteID: "Organization/org1", reason: "unsupported resource type Organization"),
+            Skip(kind: "Practitioner", remoteID: "Practitioner/dr1", reason: "unsupported resource type Practitioner (not about a patient)"),
+            Skip(kind: "Organization", remoteID: "Organization/org1", reason: "unsupported resource type Organization (not about a patient)"),
         ])
-        XCTAssertEqual(batch.records[0].skipped, [
-            Skip(kind: "CarePlan", remoteID: "CarePlan/cp1", reason: "unsupported resource type CarePlan"),
-        ], "a skipped resource about the patient stays with the patient's record")
-        XCTAssertEqual(batch.allSkipped.count, 4)
-        XCTAssertEqual(batch.entryCount, 14)
+        XCTAssertEqual(batch.records[0].skipped, [])
+        XCTAssertEqual(batch.records[0].keptUnmapped.map(\.remoteID), ["CarePlan/cp1"],
+                       "a resource about the patient of a type without a mapping is kept and said so")
+        let carePlan = try entry(batch.records[0], "CarePlan/cp1")
+        XCTAssertEqual(carePlan.type, .observation)
+        XCTAssertTrue(carePlan.description.hasPrefix("CarePlan"), carePlan.description)
+        XCTAssertTrue(carePlan.raw?.contains("\"resourceType\":\"CarePlan\"") == true, "the raw resource is kept")
+        XCTAssertEqual(batch.allSkipped.count, 3)
+        XCTAssertEqual(batch.entryCount, 15)
         XCTAssertTrue(batch.unattached.isEmpty)
     }
 

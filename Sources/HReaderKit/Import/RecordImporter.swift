@@ -15,6 +15,8 @@ public struct ImportSummary: Sendable {
     public var byType: [String: Int] = [:]
     /// Reasons for what was not imported, with counts.
     public var skipped: [String: Int] = [:]
+    /// Resources of types without a mapping, kept as observation entries (raw kept), with counts.
+    public var keptUnmapped: [String: Int] = [:]
     public var patientIDs: [Int64] = []
 
     public var jsonValue: JSONValue {
@@ -26,6 +28,7 @@ public struct ImportSummary: Sendable {
                                  ("unchanged", .number(Double(unchanged))), ("marked_missing", .number(Double(markedMissing))),
                                  ("by_type", .object(byType.keys.sorted().map { ($0, .number(Double(byType[$0]!))) }))])),
             ("skipped", .object(skipped.keys.sorted().map { ($0, .number(Double(skipped[$0]!))) })),
+            ("kept_unmapped", .object(keptUnmapped.keys.sorted().map { ($0, .number(Double(keptUnmapped[$0]!))) })),
         ])
     }
 }
@@ -53,6 +56,15 @@ struct RecordImporter {
         var owner: Owner
         var entries: [MappedEntry]
         var skipped: [Skip]
+        var keptUnmapped: [Skip] = []
+
+        init(owner: Owner, entries: [MappedEntry], skipped: [Skip], keptUnmapped: [Skip] = []) {
+            self.owner = owner; self.entries = entries; self.skipped = skipped; self.keptUnmapped = keptUnmapped
+        }
+
+        init(_ record: MappedRecord) {
+            self.init(owner: .described(record.patient), entries: record.entries, skipped: record.skipped, keptUnmapped: record.keptUnmapped)
+        }
     }
 
     func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws {
@@ -86,6 +98,7 @@ struct RecordImporter {
                                                                        keeping: Set(batch.entries.map(\.remoteID)))
             }
             for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+            for kept in batch.keptUnmapped { summary.keptUnmapped[kept.kind, default: 0] += 1 }
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
         }
@@ -138,6 +151,7 @@ extension OpenVault {
         }
         var records: [MappedRecord]
         var unattached: [MappedEntry] = []
+        var keptLoose: [Skip] = []   // unmapped-type resources among `unattached`
         var summary = ImportSummary()
         do {
             switch format {
@@ -147,7 +161,9 @@ extension OpenVault {
                 let batch = format == .fhirJSON ? try FHIRMapper().mapBundle(data) : try FHIRMapper().mapNDJSON(data)
                 records = batch.records
                 unattached = batch.unattached.map(\.entry)
+                keptLoose = batch.keptUnmapped
                 for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+            for kept in batch.keptUnmapped { summary.keptUnmapped[kept.kind, default: 0] += 1 }
             }
         } catch let error as RecordsError {
             throw HReaderError.badInput("\(url.lastPathComponent): \(error.description)")
@@ -161,12 +177,13 @@ extension OpenVault {
                 throw HReaderError.usage("\(url.lastPathComponent) holds \(records.count) patients; --patient takes a file about one")
             }
             batches = [RecordImporter.Batch(owner: .existing(patient), entries: (records.first?.entries ?? []) + unattached,
-                                            skipped: records.first?.skipped ?? [])]
+                                            skipped: records.first?.skipped ?? [], keptUnmapped: (records.first?.keptUnmapped ?? []) + keptLoose)]
         } else {
-            batches = records.map { RecordImporter.Batch(owner: .described($0.patient), entries: $0.entries, skipped: $0.skipped) }
+            batches = records.map { RecordImporter.Batch($0) }
             if !unattached.isEmpty {
                 if batches.count == 1 {
                     batches[0].entries += unattached
+                    batches[0].keptUnmapped += keptLoose
                 } else {
                     summary.skipped["no Patient in the file for its subject (use --patient)", default: 0] += unattached.count
                 }

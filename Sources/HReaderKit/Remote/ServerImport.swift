@@ -30,6 +30,7 @@ extension SourceConnection {
             // $everything is the patient's compartment: entries whose reference the mapper could not
             // resolve (absolute URLs of another form, contained patients) are still this patient's.
             record.entries += batch.unattached.map(\.entry)
+            record.keptUnmapped += batch.keptUnmapped
             record.skipped += batch.skipped
             for other in batch.records where other.patient.remoteID != record.patient.remoteID {
                 record.skipped.append(Skip(kind: "Patient", remoteID: other.patient.remoteID,
@@ -75,8 +76,7 @@ extension OpenVault {
                 let fetched = try await connection.fetch(remoteID: id, sourceID: sourceID)
                 resources += fetched.resources
                 try guarded.run { _ in
-                    try importer.store(RecordImporter.Batch(owner: .described(fetched.record.patient), entries: fetched.record.entries,
-                                                            skipped: fetched.record.skipped), relationship: relationship, summary: &summary)
+                    try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
                 }
             }
             try guarded.run { vault in
@@ -149,8 +149,7 @@ extension OpenVault {
                 let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, isSnapshot: true)
                 do {
                     try guarded.run { _ in
-                        try importer.store(RecordImporter.Batch(owner: .described(fetched.record.patient), entries: fetched.record.entries,
-                                                                skipped: fetched.record.skipped), relationship: nil, summary: &summary.imports)
+                        try importer.store(RecordImporter.Batch(fetched.record), relationship: nil, summary: &summary.imports)
                     }
                     synced.insert(fetched.sourceID)
                 } catch {

@@ -11,10 +11,13 @@ public struct FHIRClient: Sendable {
     /// Pages followed in one paging loop before it is declared runaway.
     public var maxPages = 2000
 
-    /// The resource types searched one by one when `$everything` is not supported.
+    /// The resource types searched one by one when `$everything` is not supported: those hreader
+    /// maps, and the common patient-compartment types it keeps as observation entries. A type the
+    /// server does not have (404, or 400 for an unknown search) is passed over.
     public static let fallbackTypes = [
         "Observation", "Condition", "AllergyIntolerance", "MedicationRequest", "MedicationStatement", "Encounter",
         "Immunization", "Procedure", "DiagnosticReport",
+        "CarePlan", "Goal", "ServiceRequest", "DocumentReference", "FamilyMemberHistory",
     ]
 
     public init(base: URL, auth: Authenticator? = nil, clients: APIClients = .shared) throws {

@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .systemLibrary(
@@ -46,7 +47,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        .target(name: "HReaderKit", dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
+        .target(
+            name: "HReaderKit",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto",
+                           .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+        ),
         .executableTarget(
             name: "hreader",
             dependencies: ["HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -62,6 +67,11 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
+        ),
+        // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size.
+        .executableTarget(
+            name: "hreader-health-generator",
+            dependencies: [.product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),

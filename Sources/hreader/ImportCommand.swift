@@ -18,6 +18,8 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --server https://rhex.example.org --kind rhex --patient 4f4e9fcb
               hreader import --file everything.json
               hreader import --file labs.ndjson --patient 1
+              hreader import --apple-health export.zip --as me
+              hreader import --apple-health export.zip --patient 2
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -26,6 +28,8 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "fhir or rhex (default: the stored source's kind, else found by asking the server).") var kind: ServerKind?
     @Flag(help: "Import every patient the server holds.") var all = false
     @Option(help: ArgumentHelp("The file to import.", valueName: "file")) var file: String?
+    @Option(help: ArgumentHelp("An Apple Health export (export.zip or export.xml) to import, streamed.", valueName: "file"))
+    var appleHealth: String?
     @Option(help: "With --server: a remote patient id (repeatable). With --file: the local patient (id or uuid) to put every entry under.")
     var patient: [String] = []
     @Option(name: .customLong("as"), help: "Relationship of new patients to you.") var relationship: Relationship?
@@ -33,8 +37,15 @@ struct ImportCommand: AsyncParsableCommand {
     var tokenFile: String?
 
     func validate() throws {
-        guard (server == nil) != (file == nil) else { throw ValidationError("give one of --server URL or --file FILE") }
-        if server != nil {
+        guard [server, file, appleHealth].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give one of --server URL, --file FILE or --apple-health FILE")
+        }
+        if appleHealth != nil {
+            guard (patient.count == 1) != (relationship == .me), patient.count <= 1, relationship == nil || relationship == .me else {
+                throw ValidationError("with --apple-health give --patient P (a local patient) or --as me")
+            }
+            guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
+        } else if server != nil {
             guard all != !patient.isEmpty else { throw ValidationError("with --server give --all or one or more --patient REMOTE_ID") }
         } else {
             guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
@@ -43,7 +54,42 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if let server { try await importServer(server) } else if let file { try importFile(file) }
+        if let server { try await importServer(server) } else if let file { try importFile(file) } else if let appleHealth {
+            try importAppleHealth(appleHealth)
+        }
+    }
+
+    private func importAppleHealth(_ path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        guard FileManager.default.isReadableFile(atPath: url.path) else { throw HReaderError.usage("cannot read \(path)") }
+        let open = try global.open()
+        let target = try patient.first.map { try open.patient($0) }
+        let progress = ProgressLine(global: global)
+        let result: AppleHealthSummary
+        do {
+            result = try open.importAppleHealth(url, into: target) { progress.update("importing \(url.lastPathComponent): \($0)") }
+        } catch {
+            progress.finish()
+            throw error
+        }
+        progress.finish()
+        if global.json {
+            print(JSONValue.object([("import", .object([("apple_health", .string(url.path))])), ("apple_health", result.jsonValue)])
+                .serialized(pretty: true))
+            return
+        }
+        let s = result.imports
+        let records = result.recordsByType.values.reduce(0, +)
+        print("Imported \(url.lastPathComponent) (\(result.member)): \(records) records, \(result.correlations) correlations, "
+              + "\(result.workouts) workouts, \(result.activitySummaries) activity summaries, \(result.clinicalRecords) clinical records: "
+              + "\(s.inserted) new entries, \(s.updated) updated, \(s.unchanged) unchanged.")
+        if result.partOfCorrelation > 0 {
+            print("  \(result.partOfCorrelation) blood-pressure records repeat a correlation's readings and were counted once")
+        }
+        for type in result.unknownTypes.keys.sorted() {
+            print("  kept \(result.unknownTypes[type]!) \(type) sample(s) as observation entries (no mapping for the type)")
+        }
+        Self.printDetails(s)
     }
 
     private func importServer(_ text: String) async throws {

@@ -1,0 +1,165 @@
+import Foundation
+import HReaderRecords
+import HReaderStore
+
+/// What `import --apple-health` did.
+public struct AppleHealthSummary: Sendable {
+    public var imports = ImportSummary()
+    public var member = ""
+    /// Top-level `Record` elements read, by HealthKit type.
+    public var recordsByType: [String: Int] = [:]
+    public var correlations = 0
+    /// Top-level blood-pressure Records that repeat a correlation's children (not imported again).
+    public var partOfCorrelation = 0
+    public var workouts = 0
+    public var activitySummaries = 0
+    public var clinicalRecords = 0
+    /// HealthKit types without a mapping, kept as observation entries.
+    public var unknownTypes: [String: Int] = [:]
+
+    public var jsonValue: JSONValue {
+        .object([
+            ("member", .string(member)),
+            ("records_by_type", .object(recordsByType.keys.sorted().map { ($0, .number(Double(recordsByType[$0]!))) })),
+            ("correlations", .number(Double(correlations))), ("records_in_correlations", .number(Double(partOfCorrelation))),
+            ("workouts", .number(Double(workouts))), ("activity_summaries", .number(Double(activitySummaries))),
+            ("clinical_records", .number(Double(clinicalRecords))),
+            ("unknown_types", .object(unknownTypes.keys.sorted().map { ($0, .number(Double(unknownTypes[$0]!))) })),
+            ("summary", imports.jsonValue),
+        ])
+    }
+}
+
+extension OpenVault {
+    /// `hreader import --apple-health FILE (--patient P | --as me)`: streams the export (zip or XML)
+    /// into the vault in ONE transaction: a failed file (malformed XML, a truncated or damaged zip, a
+    /// zip bomb) commits nothing. Entries update in place by a hash of what each sample says, so
+    /// the same export twice adds nothing and a newer export adds only what is new.
+    public func importAppleHealth(_ url: URL, into patient: Patient?, progress: (String) -> Void = { _ in }) throws -> AppleHealthSummary {
+        let source = try AppleHealthExportSource(url: url)
+        var summary = AppleHealthSummary()
+        summary.member = source.xmlName
+        let mapper = AppleHealthMapper()
+        let now = RFC3339.utc(Int64(Date().timeIntervalSince1970))
+        let name = url.lastPathComponent
+
+        try write {
+            let sources = SourceRepository(db)
+            // With --patient the samples belong to that patient; with --as me to the patient the
+            // export's <Me> describes (created once, found again by the next export).
+            var target = patient
+            let sourceID = try sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + (patient?.uuid ?? "me"),
+                                                    displayName: patient == nil ? "Apple Health (me)" : "Apple Health", now: now)
+            func owner(_ me: (birthDate: String?, gender: String?)? = nil) throws -> Patient {
+                if let target { return target }
+                var new = NewPatient(firstName: "Me", lastName: "(Apple Health)")
+                new.relationship = .me
+                new.birthDate = me?.birthDate
+                new.gender = me?.gender
+                let stored: Patient, outcome: UpsertOutcome
+                if let existing = try patients.find(sourceID: sourceID, remoteID: "me") {
+                    (stored, outcome) = (existing, .unchanged)
+                } else {
+                    (stored, outcome) = try patients.upsert(sourceID: sourceID, remoteID: "me", new)
+                }
+                if outcome == .inserted { summary.imports.patientsCreated += 1 } else { summary.imports.patientsUnchanged += 1 }
+                target = stored
+                return stored
+            }
+
+            var bloodPressure: [String: AppleHealthElement] = [:]   // top-level BP records, until the correlations are read
+            var correlated: Set<String> = []
+            var clinicalPaths: [String] = []
+            var elements = 0
+
+            func store(_ result: AppleHealthMapper.Result, unknownType: String? = nil) throws {
+                switch result {
+                case let .skip(skip):
+                    summary.imports.skipped[skip.reason, default: 0] += 1
+                case let .entry(entry):
+                    let patient = try owner()
+                    switch try entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
+                    case .inserted: summary.imports.inserted += 1
+                    case .updated: summary.imports.updated += 1
+                    case .unchanged: summary.imports.unchanged += 1
+                    }
+                    summary.imports.byType[entry.content.type.rawValue, default: 0] += 1
+                    if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
+                }
+            }
+
+            do {
+                try source.withXML { bytes in
+                    try AppleHealthReader(source: bytes).read { element in
+                        elements += 1
+                        if elements % 10_000 == 0 { progress("\(elements) elements") }
+                        switch element.kind {
+                        case .me:
+                            if patient == nil { _ = try owner(AppleHealthMapper.me(element)) }
+                        case .exportDate:
+                            break
+                        case .record:
+                            let type = element.attribute("type") ?? ""
+                            summary.recordsByType[type, default: 0] += 1
+                            if type == "HKQuantityTypeIdentifierBloodPressureSystolic" || type == "HKQuantityTypeIdentifierBloodPressureDiastolic" {
+                                let key = AppleHealthMapper.correlationKey(element)
+                                if correlated.contains(key) { summary.partOfCorrelation += 1 } else { bloodPressure[key] = element }
+                                return
+                            }
+                            try store(mapper.record(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
+                        case .correlation:
+                            summary.correlations += 1
+                            for child in element.children {
+                                let key = AppleHealthMapper.correlationKey(child)
+                                correlated.insert(key)
+                                if bloodPressure.removeValue(forKey: key) != nil { summary.partOfCorrelation += 1 }
+                            }
+                            let type = element.attribute("type") ?? ""
+                            try store(mapper.correlation(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
+                        case .workout:
+                            summary.workouts += 1
+                            try store(mapper.workout(element))
+                        case .activitySummary:
+                            summary.activitySummaries += 1
+                            try store(mapper.activitySummary(element))
+                        case .clinicalRecord:
+                            summary.clinicalRecords += 1
+                            if let path = element.attribute("resourceFilePath") { clinicalPaths.append(path) } else {
+                                summary.imports.skipped["a ClinicalRecord without a resourceFilePath", default: 0] += 1
+                            }
+                        }
+                    }
+                }
+            } catch let error as RecordsError {
+                throw HReaderError.badInput("\(name): \(error.description)")
+            }
+            // Blood-pressure readings that belong to no correlation stand on their own.
+            for element in bloodPressure.values.sorted(by: { $0.line < $1.line }) { try store(mapper.record(element)) }
+
+            // Clinical records: the FHIR resources they point to, through the FHIR mapping.
+            for path in clinicalPaths {
+                guard let data = try source.clinicalRecord(path) else {
+                    summary.imports.skipped["a ClinicalRecord whose file is missing from the export", default: 0] += 1
+                    continue
+                }
+                do {
+                    let batch = try FHIRMapper().mapBundle(data)
+                    let mapped = batch.records.flatMap(\.entries) + batch.unattached.map(\.entry)
+                    for kept in batch.keptUnmapped + batch.records.flatMap(\.keptUnmapped) {
+                        summary.imports.keptUnmapped[kept.kind, default: 0] += 1
+                    }
+                    for skip in batch.allSkipped { summary.imports.skipped[skip.reason, default: 0] += 1 }
+                    for entry in mapped { try store(.entry(MappedEntry(remoteID: "clinical:" + entry.remoteID, content: entry.content))) }
+                } catch let error as RecordsError {
+                    summary.imports.skipped["a clinical record that is not FHIR JSON (\(error.description))", default: 0] += 1
+                }
+            }
+            let owner = try owner()
+            if !summary.imports.patientIDs.contains(owner.id) { summary.imports.patientIDs.append(owner.id) }
+            try sources.touchLastSync(id: sourceID, now: now)
+            try audit.record("import.apple-health", subject: owner.uuid,
+                             detail: "\(summary.imports.inserted) new, \(summary.imports.updated) updated, \(summary.imports.unchanged) unchanged entries")
+        }
+        return summary
+    }
+}

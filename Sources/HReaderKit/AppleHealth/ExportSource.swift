@@ -1,0 +1,218 @@
+import Foundation
+import HReaderRecords
+import ZIPFoundation
+
+/// Where an Apple Health export comes from: `export.xml` on disk, or the XML member of the Health
+/// app's `export.zip`, streamed out of the zip as it is parsed. Nothing is written to disk: the zip
+/// member is inflated chunk by chunk on a second thread into a small bounded pipe that the XML
+/// reader pulls from.
+final class AppleHealthExportSource {
+    /// Refuse members that inflate more than this many times their compressed size (a zip bomb);
+    /// real exports compress about 20 to 30 times.
+    static let maxCompressionRatio: UInt64 = 250
+    static let maxClinicalRecordBytes = 10 << 20
+
+    let url: URL
+    private let archive: Archive?
+    private let xmlEntry: Entry?
+    let xmlName: String
+
+    init(url: URL) throws {
+        self.url = url
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+        let magic = (try? handle.read(upToCount: 4)) ?? Data()
+        try? handle.close()
+        guard magic.starts(with: [0x50, 0x4B, 0x03, 0x04]) || magic.starts(with: [0x50, 0x4B, 0x05, 0x06]) else {
+            archive = nil
+            xmlEntry = nil
+            xmlName = url.lastPathComponent
+            return
+        }
+        let archive: Archive
+        do {
+            archive = try Archive(url: url, accessMode: .read)
+        } catch {
+            throw HReaderError.badInput("\(url.lastPathComponent) is not a readable zip file (truncated or damaged)")
+        }
+        self.archive = archive
+        // The export by content, not by name: the Health app localises the file name.
+        var found: Entry?
+        for entry in archive where entry.type == .file && entry.path.lowercased().hasSuffix(".xml") {
+            if Self.isHealthData(Self.head(of: entry, in: archive)) { found = entry; break }
+        }
+        guard let found else {
+            throw HReaderError.badInput("\(url.lastPathComponent) holds no Apple Health export (no XML member with <HealthData>)")
+        }
+        if found.compressedSize > 0, found.uncompressedSize / max(found.compressedSize, 1) > Self.maxCompressionRatio {
+            throw HReaderError.badInput("\(url.lastPathComponent): \(found.path) inflates \(found.uncompressedSize / found.compressedSize) times its size; refusing it as a zip bomb")
+        }
+        xmlEntry = found
+        xmlName = found.path
+    }
+
+    private struct Enough: Error {}
+
+    /// The first bytes of a member: enough to see its DOCTYPE or root element.
+    private static func head(of entry: Entry, in archive: Archive) -> Data {
+        var data = Data()
+        do {
+            _ = try archive.extract(entry, bufferSize: 16 << 10, skipCRC32: true) { chunk in
+                data.append(chunk)
+                if data.count >= 64 << 10 { throw Enough() }
+            }
+        } catch {}
+        return data
+    }
+
+    static func isHealthData(_ head: Data) -> Bool {
+        head.range(of: Data("<!DOCTYPE HealthData".utf8)) != nil || head.range(of: Data("<HealthData".utf8)) != nil
+    }
+
+    /// Runs `body` with a byte source for the XML. For a zip, the member is inflated on another
+    /// thread; its size, CRC and compression ratio are checked as it streams.
+    func withXML<T>(_ body: (@escaping AppleHealthReader.Source) throws -> T) throws -> T {
+        guard let archive, let entry = xmlEntry else {
+            guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+            defer { try? handle.close() }
+            return try body { buffer in
+                let data = try handle.read(upToCount: buffer.count) ?? Data()
+                data.copyBytes(to: buffer)
+                return data.count
+            }
+        }
+        let pipe = ChunkPipe(capacity: 8)
+        let declared = entry.uncompressedSize, compressed = max(entry.compressedSize, 1)
+        let name = url.lastPathComponent
+        let handoff = Handoff(archive: archive, entry: entry)
+        let producer = Thread {
+            var produced: UInt64 = 0
+            let (archive, entry) = (handoff.archive, handoff.entry)
+            do {
+                let crc = try archive.extract(entry, bufferSize: 256 << 10) { chunk in
+                    produced += UInt64(chunk.count)
+                    if produced > declared || produced / compressed > Self.maxCompressionRatio {
+                        throw HReaderError.badInput("\(name): the export inflates beyond its declared size; refusing it as a zip bomb")
+                    }
+                    try pipe.put(chunk)
+                }
+                if crc != entry.checksum {
+                    throw HReaderError.badInput("\(name): the export's checksum does not match (the zip is damaged)")
+                }
+                pipe.finish(nil)
+            } catch let error as HReaderError {
+                pipe.finish(error)
+            } catch ChunkPipe.Cancelled.cancelled {
+                pipe.finish(nil)
+            } catch {
+                pipe.finish(HReaderError.badInput("\(name): the zip cannot be read (\(error)); it may be truncated or damaged"))
+            }
+        }
+        producer.stackSize = 1 << 20
+        producer.start()
+        defer {
+            pipe.cancel()
+            pipe.waitUntilFinished()
+        }
+        return try body { buffer in try pipe.read(into: buffer) }
+    }
+
+    /// The archive goes to the producer thread and is not touched here until that thread has
+    /// finished (`waitUntilFinished`), so it is never used by two threads at once.
+    private struct Handoff: @unchecked Sendable {
+        let archive: Archive
+        let entry: Entry
+    }
+
+    /// The FHIR JSON a ClinicalRecord points to (`resourceFilePath` such as `/clinical-records/x.json`).
+    func clinicalRecord(_ path: String) throws -> Data? {
+        let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
+        guard !relative.split(separator: "/").contains("..") else { return nil }
+        if let archive, let xmlEntry {
+            let directory = (xmlEntry.path as NSString).deletingLastPathComponent
+            let candidates = [directory.isEmpty ? relative : directory + "/" + relative, relative]
+            guard let entry = candidates.lazy.compactMap({ archive[$0] }).first else { return nil }
+            guard entry.uncompressedSize <= UInt64(Self.maxClinicalRecordBytes) else { return nil }
+            var data = Data()
+            _ = try archive.extract(entry) { chunk in
+                data.append(chunk)
+                if data.count > Self.maxClinicalRecordBytes { throw HReaderError.badInput("a clinical record is larger than 10 MiB") }
+            }
+            return data
+        }
+        let file = url.deletingLastPathComponent().appendingPathComponent(relative)
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path),
+              (attributes[.size] as? Int ?? 0) <= Self.maxClinicalRecordBytes else { return nil }
+        return FileManager.default.contents(atPath: file.path)
+    }
+}
+
+/// A bounded queue of chunks from one producer thread to one consumer: the producer waits when it
+/// is full (memory stays bounded), the consumer when it is empty.
+final class ChunkPipe: @unchecked Sendable {
+    enum Cancelled: Error { case cancelled }
+
+    private let condition = NSCondition()
+    private var chunks: [Data] = []
+    private var current = Data()
+    private var offset = 0
+    private var finished = false
+    private var cancelled = false
+    private var error: Error?
+    private let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func put(_ chunk: Data) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while chunks.count >= capacity && !cancelled { condition.wait() }
+        if cancelled { throw Cancelled.cancelled }
+        chunks.append(chunk)
+        condition.broadcast()
+    }
+
+    func finish(_ error: Error?) {
+        condition.lock()
+        finished = true
+        self.error = error
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        while offset >= current.count {
+            if !chunks.isEmpty {
+                current = chunks.removeFirst()
+                offset = 0
+                condition.broadcast()
+                continue
+            }
+            if finished {
+                if let error { throw error }
+                return 0
+            }
+            condition.wait()
+        }
+        let count = min(buffer.count, current.count - offset)
+        current.withUnsafeBytes { source in
+            buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + count)]))
+        }
+        offset += count
+        return count
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import HReaderStore
+
+/// Apple Health export elements → entries (DESIGN.md §7), pure: the reader hands over elements, the
+/// importer stores what this returns.
+///
+/// - `Record`s by the type table (`appleHealthTypeTable`); types not in it become `observation`
+///   entries (the summary counts them). Units and values as recorded; category values
+///   (`HKCategoryValueSeverityModerate`) as text.
+/// - A blood-pressure `Correlation` is one entry ("120/80"); the top-level systolic and diastolic
+///   Records that repeat its children are not imported again (`correlationKey` matches them).
+/// - `Workout`s and `ActivitySummary`s are `activity` entries.
+/// - Remote ids hash what the element says (type, source, dates, value, unit), so the same sample
+///   in a later export updates in place instead of being added twice.
+public struct AppleHealthMapper: Sendable {
+    public struct KnownType: Sendable {
+        public var entryType: EntryType
+        public var loinc: String?
+        public var description: String
+    }
+
+    public enum Result: Sendable {
+        case entry(MappedEntry)
+        case skip(Skip)
+    }
+
+    /// The code system key HealthKit identifiers are stored under.
+    public static let codeSystem = "com.apple.health"
+
+    public static let types: [String: KnownType] = {
+        var table: [String: KnownType] = [:]
+        for line in appleHealthTypeTable.split(separator: "\n") {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 4, let type = EntryType(rawValue: fields[1]) else { continue }
+            table[fields[0]] = KnownType(entryType: type, loinc: fields[2] == "-" ? nil : fields[2], description: fields[3])
+        }
+        return table
+    }()
+
+    public init() {}
+
+    public static func isKnown(_ type: String) -> Bool { types[type] != nil }
+
+    // MARK: Elements
+
+    public func record(_ element: AppleHealthElement) -> Result {
+        guard let type = element.attribute("type"), !type.isEmpty else {
+            return .skip(Skip(kind: "Record", reason: "a Record without a type (line \(element.line))"))
+        }
+        guard let start = time(element.attribute("startDate")) else {
+            return .skip(Skip(kind: type, reason: "a Record with a missing or unreadable startDate"))
+        }
+        let end = time(element.attribute("endDate"))
+        let known = Self.types[type]
+        var content = EntryContent(type: known?.entryType ?? .observation, description: known?.description ?? Self.readable(type))
+        place(start: start, end: end, into: &content)
+        content.codes = codes(known?.loinc, type)
+        let value = element.attribute("value")
+        if let value, let number = Double(value), number.isFinite {
+            content.valueNumber = number
+        } else if let value, !value.isEmpty {
+            content.valueText = Self.readable(value)
+        }
+        content.unit = nonEmpty(element.attribute("unit"))
+        content.raw = Self.raw(element)
+        return .entry(MappedEntry(remoteID: Self.remoteID(element), content: content))
+    }
+
+    /// A blood-pressure correlation as one reading; any other correlation type as an observation.
+    public func correlation(_ element: AppleHealthElement) -> Result {
+        let type = element.attribute("type") ?? "Correlation"
+        guard let start = time(element.attribute("startDate")) else {
+            return .skip(Skip(kind: type, reason: "a Correlation with a missing or unreadable startDate"))
+        }
+        let known = Self.types[type]
+        var content = EntryContent(type: known?.entryType ?? .observation, description: known?.description ?? Self.readable(type))
+        place(start: start, end: time(element.attribute("endDate")), into: &content)
+        content.codes = codes(known?.loinc, type)
+        if type == "HKCorrelationTypeIdentifierBloodPressure" {
+            let systolic = element.children.first { $0.attribute("type") == "HKQuantityTypeIdentifierBloodPressureSystolic" }
+            let diastolic = element.children.first { $0.attribute("type") == "HKQuantityTypeIdentifierBloodPressureDiastolic" }
+            guard let s = systolic?.attribute("value").flatMap(Double.init), let d = diastolic?.attribute("value").flatMap(Double.init) else {
+                return .skip(Skip(kind: type, reason: "a blood-pressure correlation without a systolic and a diastolic value"))
+            }
+            content.valueText = "\(Self.plain(s))/\(Self.plain(d))"
+            content.unit = nonEmpty(systolic?.attribute("unit"))
+        } else {
+            content.valueText = element.children.compactMap { child in
+                child.attribute("value").map { "\(Self.readable(child.attribute("type") ?? "")) \($0)" }
+            }.joined(separator: ", ")
+        }
+        content.raw = Self.raw(element)
+        return .entry(MappedEntry(remoteID: Self.remoteID(element), content: content))
+    }
+
+    public func workout(_ element: AppleHealthElement) -> Result {
+        guard let start = time(element.attribute("startDate")) else {
+            return .skip(Skip(kind: "Workout", reason: "a Workout with a missing or unreadable startDate"))
+        }
+        let activity = element.attribute("workoutActivityType") ?? "HKWorkoutActivityTypeOther"
+        var content = EntryContent(type: .activity, description: "\(Self.readable(activity)) workout")
+        place(start: start, end: time(element.attribute("endDate")), into: &content)
+        content.codes = [Self.codeSystem: [activity]]
+        if let duration = element.attribute("duration").flatMap(Double.init) {
+            content.valueNumber = duration
+            content.unit = nonEmpty(element.attribute("durationUnit"))
+        }
+        var parts: [String] = []
+        if let distance = element.attribute("totalDistance") { parts.append("\(Self.rounded(distance)) \(element.attribute("totalDistanceUnit") ?? "")") }
+        if let energy = element.attribute("totalEnergyBurned") { parts.append("\(Self.rounded(energy)) \(element.attribute("totalEnergyBurnedUnit") ?? "")") }
+        if !parts.isEmpty { content.valueText = parts.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ") }
+        content.raw = Self.raw(element)
+        return .entry(MappedEntry(remoteID: Self.remoteID(element), content: content))
+    }
+
+    public func activitySummary(_ element: AppleHealthElement, timeZone: TimeZone = .current) -> Result {
+        guard let day = element.attribute("dateComponents"), let date = ClinicalTime.parse(day, timeZone: timeZone) else {
+            return .skip(Skip(kind: "ActivitySummary", reason: "an ActivitySummary with a missing or unreadable dateComponents"))
+        }
+        var content = EntryContent(type: .activity, description: "Activity summary", date: date)
+        content.codes = [Self.codeSystem: ["HKActivitySummary"]]
+        var parts: [String] = []
+        if let energy = element.attribute("activeEnergyBurned") {
+            parts.append("\(Self.rounded(energy)) \(element.attribute("activeEnergyBurnedUnit") ?? "kcal") active energy")
+            content.valueNumber = Double(energy)
+            content.unit = element.attribute("activeEnergyBurnedUnit") ?? "kcal"
+        }
+        if let exercise = element.attribute("appleExerciseTime") { parts.append("\(Self.rounded(exercise)) min exercise") }
+        if let stand = element.attribute("appleStandHours") { parts.append("\(Self.rounded(stand)) h stand") }
+        content.valueText = parts.isEmpty ? nil : parts.joined(separator: ", ")
+        content.raw = Self.raw(element)
+        return .entry(MappedEntry(remoteID: "HKActivitySummary:\(day)", content: content))
+    }
+
+    /// The `Me` element: birth date (yyyy-MM-dd) and sex as hreader stores them.
+    public static func me(_ element: AppleHealthElement) -> (birthDate: String?, gender: String?) {
+        let birth = element.attribute("HKCharacteristicTypeIdentifierDateOfBirth").flatMap(nonEmpty)
+        let gender: String? = switch element.attribute("HKCharacteristicTypeIdentifierBiologicalSex") {
+        case "HKBiologicalSexFemale": "female"
+        case "HKBiologicalSexMale": "male"
+        case "HKBiologicalSexOther": "other"
+        default: nil
+        }
+        return (birth, gender)
+    }
+
+    /// What identifies a sample across the export: a correlation's child and the top-level Record
+    /// repeating it have the same key.
+    public static func correlationKey(_ element: AppleHealthElement) -> String {
+        ["type", "sourceName", "startDate", "endDate", "value", "unit"].map { element.attribute($0) ?? "" }.joined(separator: "\u{1F}")
+    }
+
+    // MARK: Pieces
+
+    static func remoteID(_ element: AppleHealthElement) -> String {
+        let key = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
+            .map { element.attribute($0) ?? "" }.joined(separator: "\u{1F}")
+        return "HK:" + StableID.fnv1a64(element.kind.rawValue + "\u{1F}" + key)
+    }
+
+    private func codes(_ loinc: String?, _ type: String) -> [String: [String]] {
+        var codes = [Self.codeSystem: [type]]
+        if let loinc { codes["LOINC"] = [loinc] }
+        return codes
+    }
+
+    private func place(start: ClinicalTime, end: ClinicalTime?, into content: inout EntryContent) {
+        if let end, end.epoch != start.epoch {
+            content.start = start
+            content.end = end
+        } else {
+            content.date = start
+        }
+    }
+
+    /// `yyyy-MM-dd HH:mm:ss ±HHMM` (Apple Health's format) → an RFC 3339 time keeping the offset.
+    func time(_ text: String?) -> ClinicalTime? {
+        guard let text else { return nil }
+        let b = Array(text.utf8)
+        guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
+              b[20] == 0x2B || b[20] == 0x2D else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for i in range {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                value = value * 10 + Int(b[i] - 0x30)
+            }
+            return value
+        }
+        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+              let minute = number(14..<16), let second = number(17..<19), let offsetHours = number(21..<23), let offsetMinutes = number(23..<25),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61, offsetHours < 24, offsetMinutes < 60 else { return nil }
+        let sign = b[20] == 0x2D ? -1 : 1
+        let offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        let epoch = Int64(Self.daysFromCivil(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset)
+        let date = String(decoding: b[0..<10], as: UTF8.self), clock = String(decoding: b[11..<19], as: UTF8.self)
+        let zone = offset == 0 ? "Z" : "\(sign < 0 ? "-" : "+")\(String(decoding: b[21..<23], as: UTF8.self)):\(String(decoding: b[23..<25], as: UTF8.self))"
+        return ClinicalTime(text: "\(date)T\(clock)\(zone)", epoch: epoch)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// The element as JSON (attributes, metadata, children): the lossless raw form.
+    static func raw(_ element: AppleHealthElement) -> String {
+        var out = "{\"element\":"
+        JSONText.quote(element.kind.rawValue, into: &out)
+        for (name, value) in element.attributes {
+            out += ","
+            JSONText.quote(name, into: &out)
+            out += ":"
+            JSONText.quote(value, into: &out)
+        }
+        if !element.metadata.isEmpty {
+            out += ",\"metadata\":{"
+            for (i, entry) in element.metadata.enumerated() {
+                if i > 0 { out += "," }
+                JSONText.quote(entry.key, into: &out)
+                out += ":"
+                JSONText.quote(entry.value, into: &out)
+            }
+            out += "}"
+        }
+        if !element.children.isEmpty {
+            out += ",\"children\":[" + element.children.map(raw).joined(separator: ",") + "]"
+        }
+        return out + "}"
+    }
+
+    /// `HKQuantityTypeIdentifierUnderwaterDepth` → "Underwater depth";
+    /// `HKCategoryValueSeverityModerate` → "Moderate".
+    static func readable(_ identifier: String) -> String {
+        var name = identifier
+        for prefix in ["HKQuantityTypeIdentifier", "HKCategoryTypeIdentifier", "HKCorrelationTypeIdentifier", "HKWorkoutActivityType",
+                       "HKCategoryValueSeverity", "HKCategoryValueSleepAnalysis", "HKCategoryValue", "HKDataType"] where name.hasPrefix(prefix) {
+            name.removeFirst(prefix.count)
+            break
+        }
+        guard !name.isEmpty, name != identifier || identifier.hasPrefix("HK") else { return identifier }
+        var words = ""
+        for (i, character) in name.enumerated() {
+            if character.isUppercase, i > 0 { words += " " + character.lowercased() } else { words.append(character) }
+        }
+        return words.prefix(1).uppercased() + words.dropFirst()
+    }
+
+    static func plain(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    static func rounded(_ text: String) -> String {
+        guard let value = Double(text) else { return text }
+        return value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import HReaderCrypto
+import HReaderKit
+import HReaderStore
+
+/// `import --apple-health` of generated exports (100k and 1M records): records/s and peak memory of
+/// the hreader process, against the reference importer healthkit-to-sqlite on the same files.
+func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
+    let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "100000,1000000")
+        .split(separator: ",").compactMap { Int($0) }
+    let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let generator = binDir.appendingPathComponent("hreader-health-generator"), hreader = binDir.appendingPathComponent("hreader")
+    say("\n== import --apple-health: generated exports (real format, streamed) ==")
+    guard FileManager.default.isExecutableFile(atPath: generator.path), FileManager.default.isExecutableFile(atPath: hreader.path) else {
+        say("  (hreader-health-generator or hreader not built beside hreader-bench; skipped)")
+        return
+    }
+    let packageRoot = binDir.deletingLastPathComponent().deletingLastPathComponent()
+    let reference = [ProcessInfo.processInfo.environment["HREADER_HEALTHKIT_TO_SQLITE"],
+                     packageRoot.appendingPathComponent(".build/pyenv/bin/healthkit-to-sqlite").path,
+                     packageRoot.appendingPathComponent("pyenv/bin/healthkit-to-sqlite").path]
+        .compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    for size in sizes {
+        let zip = scratch.appendingPathComponent("export-\(size).zip")
+        _ = try runMeasured(generator, ["--out", zip.path, "--records", String(size), "--days", "730"])
+        let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("health-\(size)")))
+        _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+        let token = try service.startSession(.password(password), for: 3600).token
+        let run = try runMeasured(hreader, ["import", "--apple-health", zip.path, "--as", "me", "--vault", service.vault.root.path, "--quiet"],
+                                  environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"])
+        row("  \(size) records: hreader", ms(run.seconds),
+            String(format: "%.0f records/s, peak RSS %.0f MB", Double(size) / run.seconds, Double(run.peakKB) / 1024))
+        if let reference {
+            let db = scratch.appendingPathComponent("reference-\(size).db")
+            do {
+                let ref = try runMeasured(URL(fileURLWithPath: reference), [zip.path, db.path])
+                row("    healthkit-to-sqlite (reference)", ms(ref.seconds),
+                    String(format: "%.0f records/s, peak RSS %.0f MB; hreader takes %.2fx its time", Double(size) / ref.seconds,
+                           Double(ref.peakKB) / 1024, run.seconds / ref.seconds))
+            } catch {
+                say("    healthkit-to-sqlite (reference) failed on this export: \(error.localizedDescription)")
+            }
+            try? FileManager.default.removeItem(at: db)
+        } else {
+            say("    (healthkit-to-sqlite not installed: `make bench` installs it into .build/pyenv)")
+        }
+        try? FileManager.default.removeItem(at: zip)
+        try? FileManager.default.removeItem(at: service.vault.root)
+    }
+}
+
+/// Runs a program to the end; its wall time and peak resident memory (VmHWM, sampled from /proc).
+func runMeasured(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (seconds: Double, peakKB: Int) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    process.standardOutput = FileHandle.nullDevice
+    let started = DispatchTime.now().uptimeNanoseconds
+    try process.run()
+    var peak = 0
+    while process.isRunning {
+        if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+           let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
+            peak = max(peak, kb)
+        }
+        usleep(20_000)
+    }
+    process.waitUntilExit()
+    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+    guard process.terminationStatus == 0 else {
+        throw NSError(domain: "bench", code: Int(process.terminationStatus),
+                      userInfo: [NSLocalizedDescriptionKey: "\(executable.lastPathComponent) failed (\(process.terminationStatus))"])
+    }
+    return (seconds, peak)
+}

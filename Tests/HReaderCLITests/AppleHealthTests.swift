@@ -1,0 +1,224 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `hreader import --apple-health`: streamed exports (XML and zip), through the real binary.
+final class AppleHealthTests: CLITestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try initVault()
+    }
+
+    static let doctype = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE HealthData [
+        <!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary|ClinicalRecord)*)>
+        <!ATTLIST HealthData
+          locale CDATA #REQUIRED
+        >
+        <!ELEMENT Record ((MetadataEntry|HeartRateVariabilityMetadataList)*)>
+        <!ATTLIST Record
+          type          CDATA #REQUIRED
+          unit          CDATA #IMPLIED
+          value         CDATA #IMPLIED
+          sourceName    CDATA #REQUIRED
+          startDate     CDATA #REQUIRED
+          endDate       CDATA #REQUIRED
+        >
+        ]>
+        """
+
+    static func record(_ type: String, _ value: String, _ unit: String, _ start: String, end: String? = nil, source: String = "Test Watch") -> String {
+        #"<Record type="\#(type)" sourceName="\#(source)" unit="\#(unit)" creationDate="\#(start)" startDate="\#(start)" endDate="\#(end ?? start)" value="\#(value)"/>"#
+    }
+
+    static func bp(_ s: Int, _ d: Int, _ at: String) -> (records: String, correlation: String) {
+        let sys = record("HKQuantityTypeIdentifierBloodPressureSystolic", "\(s)", "mmHg", at)
+        let dia = record("HKQuantityTypeIdentifierBloodPressureDiastolic", "\(d)", "mmHg", at)
+        return (sys + "\n" + dia, #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Test Watch" creationDate="\#(at)" startDate="\#(at)" endDate="\#(at)">"# + "\n"
+                + #"<MetadataEntry key="HKWasUserEntered" value="1"/>"# + "\n" + sys + "\n" + dia + "\n</Correlation>")
+    }
+
+    /// A small export with the DTD, correlations, a category sample, an unknown type, a workout and a summary.
+    static func export(extraRecords: [String] = [], badDate: Bool = false) -> String {
+        let bp1 = bp(128, 82, "2026-03-01 08:00:00 +0100"), bp2 = bp(121, 79, "2026-03-02 08:00:00 +0100")
+        var body = [
+            #"<ExportDate value="2026-11-20 10:00:00 +0100"/>"#,
+            #"<Me HKCharacteristicTypeIdentifierDateOfBirth="1984-07-02" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexFemale" HKCharacteristicTypeIdentifierBloodType="HKBloodTypeNotSet" HKCharacteristicTypeIdentifierFitzpatrickSkinType="HKFitzpatrickSkinTypeNotSet"/>"#,
+            record("HKQuantityTypeIdentifierStepCount", "1200", "count", "2026-03-01 09:00:00 +0100", end: "2026-03-01 09:10:00 +0100"),
+            record("HKQuantityTypeIdentifierStepCount", "800", "count", "2026-03-01 10:00:00 +0100", end: "2026-03-01 10:10:00 +0100"),
+            record("HKQuantityTypeIdentifierStepCount", "640", "count", "2026-03-01 10:00:00 +0100", end: "2026-03-01 10:10:00 +0100", source: "Zoë’s iPhone"),
+            "<Record type=\"HKQuantityTypeIdentifierHeartRate\" sourceName=\"Test Watch\" unit=\"count/min\" startDate=\"2026-03-01 09:05:00 +0100\" endDate=\"2026-03-01 09:05:00 +0100\" value=\"71\">\n<MetadataEntry key=\"HKMetadataKeyHeartRateMotionContext\" value=\"1\"/>\n</Record>",
+            record("HKCategoryTypeIdentifierHeadache", "HKCategoryValueSeverityModerate", "", "2026-03-01 13:00:00 +0100", end: "2026-03-01 15:00:00 +0100"),
+            record("HKQuantityTypeIdentifierUnderwaterDepth", "3.5", "m", "2026-03-01 16:00:00 +0100"),
+            bp1.records, bp2.records,
+            record("HKQuantityTypeIdentifierBloodPressureSystolic", "140", "mmHg", "2026-03-05 08:00:00 +0100"),   // no correlation
+        ] + extraRecords
+        if badDate { body.append(record("HKQuantityTypeIdentifierHeartRate", "80", "count/min", "yesterday-ish")) }
+        body += [bp1.correlation, bp2.correlation,
+                 #"<Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="31.5" durationUnit="min" totalDistance="5.2" totalDistanceUnit="km" totalEnergyBurned="320" totalEnergyBurnedUnit="kcal" sourceName="Test Watch" startDate="2026-03-01 18:00:00 +0100" endDate="2026-03-01 18:31:30 +0100"><MetadataEntry key="HKIndoorWorkout" value="0"/></Workout>"#,
+                 #"<ActivitySummary dateComponents="2026-03-01" activeEnergyBurned="512" activeEnergyBurnedGoal="500" activeEnergyBurnedUnit="kcal" appleExerciseTime="41" appleExerciseTimeGoal="30" appleStandHours="11" appleStandHoursGoal="12"/>"#]
+        return doctype + "\n<HealthData locale=\"en_US\">\n" + body.joined(separator: "\n") + "\n</HealthData>\n"
+    }
+
+    /// Writes a zip with Python's zipfile (an independent writer), members name → contents.
+    func zip(_ name: String, _ members: [(String, Data)]) throws -> String {
+        let dir = workDir.appendingPathComponent("zip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        var script = "import zipfile, sys\nz = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)\n"
+        for (i, member) in members.enumerated() {
+            let path = dir.appendingPathComponent("m\(i)")
+            try member.1.write(to: path)
+            script += "z.write(\(pythonString(path.path)), \(pythonString(member.0)))\n"
+        }
+        script += "z.close()\n"
+        let out = workDir.appendingPathComponent(name).path
+        try python(script, [out])
+        return out
+    }
+
+    func pythonString(_ s: String) -> String { "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+
+    func python(_ script: String, _ arguments: [String] = []) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "python failed")
+    }
+
+    func entries(_ patient: Any) throws -> [[String: Any]] {
+        try json(try ok(withPassword(["entries", "list", "--patient", "\(patient)", "--json"])))["entries"] as! [[String: Any]]
+    }
+
+    func countsByHealthKitType(_ patient: Any) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entry in try entries(patient) {
+            let codes = entry["codes"] as? [String: [String]] ?? [:]
+            if let type = codes["com.apple.health"]?.first { counts[type, default: 0] += 1 }
+        }
+        return counts
+    }
+
+    func testImportsAnExportWithItsDTDCountingBloodPressureOnce() throws {
+        let path = try file("export.xml", Self.export())
+        let result = try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+        XCTAssertTrue(result.stdout.contains("11 records, 2 correlations, 1 workouts, 1 activity summaries"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("4 blood-pressure records repeat"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("kept 1 HKQuantityTypeIdentifierUnderwaterDepth"), result.stdout)
+        let patients = try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as! [[String: Any]]
+        XCTAssertEqual(patients.count, 1)
+        XCTAssertEqual(patients[0]["relationship"] as? String, "me")
+        XCTAssertEqual(patients[0]["birth_date"] as? String, "1984-07-02")
+        XCTAssertEqual(patients[0]["gender"] as? String, "female")
+        let id = patients[0]["id"]!
+        XCTAssertEqual(try countsByHealthKitType(id), [
+            "HKQuantityTypeIdentifierStepCount": 3, "HKQuantityTypeIdentifierHeartRate": 1, "HKCategoryTypeIdentifierHeadache": 1,
+            "HKQuantityTypeIdentifierUnderwaterDepth": 1, "HKCorrelationTypeIdentifierBloodPressure": 2,
+            "HKQuantityTypeIdentifierBloodPressureSystolic": 1,   // the reading without a correlation
+            "HKWorkoutActivityTypeRunning": 1, "HKActivitySummary": 1,
+        ])
+        let all = try entries(id)
+        let bp = all.first { ($0["codes"] as? [String: [String]])?["LOINC"] == ["85354-9"] }!
+        XCTAssertEqual(bp["type"] as? String, "vital_sign")
+        XCTAssertEqual(bp["unit"] as? String, "mmHg", "units as recorded")
+        XCTAssertTrue(["128/82", "121/79"].contains(bp["value"] as? String ?? ""))
+        let headache = all.first { $0["description"] as? String == "Headache" }!
+        XCTAssertEqual(headache["type"] as? String, "symptom")
+        XCTAssertEqual(headache["value"] as? String, "Moderate")
+        XCTAssertEqual(headache["start"] as? String, "2026-03-01T13:00:00+01:00")
+        let steps = all.filter { $0["description"] as? String == "Step count" }
+        XCTAssertEqual(steps.count, 3, "two sources measuring the same interval are two samples")
+        XCTAssertEqual((all.first { $0["description"] as? String == "Heart rate" })?["date"] as? String, "2026-03-01T09:05:00+01:00")
+        XCTAssertEqual((all.first { $0["description"] as? String == "Underwater depth" })?["type"] as? String, "observation")
+
+        // The same export again adds nothing.
+        let again = try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+        XCTAssertTrue(again.stdout.contains(": 0 new entries, 0 updated, \(all.count) unchanged"), again.stdout)
+        XCTAssertEqual(try entries(id).count, all.count)
+        XCTAssertEqual((try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as! [Any]).count, 1)
+
+        // A newer export adds only what is new.
+        let newer = try file("newer.xml", Self.export(extraRecords: [
+            Self.record("HKQuantityTypeIdentifierStepCount", "300", "count", "2026-03-03 09:00:00 +0100", end: "2026-03-03 09:05:00 +0100"),
+            Self.record("HKQuantityTypeIdentifierBodyMass", "61.2", "kg", "2026-03-03 07:00:00 +0100"),
+        ]))
+        let third = try ok(withPassword(["import", "--apple-health", newer, "--as", "me"]))
+        XCTAssertTrue(third.stdout.contains(": 2 new entries, 0 updated, \(all.count) unchanged"), third.stdout)
+    }
+
+    func testZipFoundByContentUnderALocalisedNameWithClinicalRecords() throws {
+        let observation = #"{"resourceType":"Observation","id":"lab1","status":"final","category":[{"coding":[{"system":"http://terminology.hl7.org/CodeSystem/observation-category","code":"laboratory"}]}],"code":{"coding":[{"system":"http://loinc.org","code":"2093-3","display":"Cholesterol"}]},"subject":{"reference":"Patient/x"},"effectiveDateTime":"2025-05-05","valueQuantity":{"value":182,"unit":"mg/dL"}}"#
+        var xml = Self.export()
+        xml = xml.replacingOccurrences(of: "</HealthData>", with: #"<ClinicalRecord type="HKClinicalTypeIdentifierLabResultRecord" identifier="lab1" sourceName="Test Clinic" sourceURL="https://clinic.invalid/fhir" fhirVersion="4.0.1" receivedDate="2025-05-06 10:00:00 +0100" resourceFilePath="/clinical-records/Observation-lab1.json"/>"# + "\n</HealthData>")
+        let zip = try zip("export.zip", [
+            ("apple_health_export/export_cda.xml", Data("<?xml version=\"1.0\"?><ClinicalDocument/>".utf8)),
+            ("apple_health_export/Exportieren.xml", Data(xml.utf8)),
+            ("apple_health_export/clinical-records/Observation-lab1.json", Data(observation.utf8)),
+        ])
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Testperson"]))
+        let result = try ok(withPassword(["import", "--apple-health", zip, "--patient", "1"]))
+        XCTAssertTrue(result.stdout.contains("Exportieren.xml"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("1 clinical records"), result.stdout)
+        let cholesterol = try entries(1).first { ($0["codes"] as? [String: [String]])?["LOINC"] == ["2093-3"] }
+        XCTAssertEqual(cholesterol?["type"] as? String, "result")
+        XCTAssertEqual(cholesterol?["value"] as? Double, 182)
+    }
+
+    /// Failed files commit nothing: malformed XML, a truncated zip, a zip bomb. A bad date is a
+    /// counted skip.
+    func testBadInputCommitsNothing() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Testperson"]))
+        let good = Self.export()
+        let truncatedXML = try file("truncated.xml", String(good.prefix(good.count - 300)))
+        let malformed = try file("malformed.xml", good.replacingOccurrences(of: "<Workout ", with: "<Workout <<"))
+        let notExport = try file("other.xml", "<?xml version=\"1.0\"?><ClinicalDocument/>")
+        let zipped = try zip("good.zip", [("apple_health_export/export.xml", Data(good.utf8))])
+        let zipData = try Data(contentsOf: URL(fileURLWithPath: zipped))
+        let truncatedZip = workDir.appendingPathComponent("truncated.zip")
+        try zipData.prefix(zipData.count / 2).write(to: truncatedZip)
+        let bomb = try zip("bomb.zip", [("apple_health_export/export.xml", Data((good.replacingOccurrences(of: "</HealthData>", with: "")
+                                                                               + String(repeating: "<!-- padding -->", count: 3_000_000) + "</HealthData>").utf8))])
+        for path in [truncatedXML, malformed, notExport, truncatedZip.path, bomb] {
+            let result = try hreader(withPassword(["import", "--apple-health", path, "--patient", "1"]))
+            XCTAssertEqual(result.status, 5, "\(path): \(result.stderr)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "\(path): \(result.stderr)")
+            XCTAssertTrue(try entries(1).isEmpty, "nothing committed after \(path)")
+        }
+        let bombResult = try hreader(withPassword(["import", "--apple-health", bomb, "--patient", "1"]))
+        XCTAssertTrue(bombResult.stderr.contains("zip bomb"), bombResult.stderr)
+
+        let badDate = try file("bad-date.xml", Self.export(badDate: true))
+        let result = try ok(withPassword(["import", "--apple-health", badDate, "--patient", "1"]))
+        XCTAssertTrue(result.stdout.contains("skipped 1: a Record with a missing or unreadable startDate"), result.stdout)
+    }
+
+    /// Per type, the entries equal the export's top-level Records (blood pressure: correlations once),
+    /// on an export written by the repository's generator in the real format.
+    func testGeneratedExportCountsPerType() throws {
+        let generator = BuiltProducts.url(of: "hreader-health-generator")
+        let zip = workDir.appendingPathComponent("generated.zip"), counts = workDir.appendingPathComponent("counts.json")
+        let process = Process()
+        process.executableURL = generator
+        process.arguments = ["--out", zip.path, "--records", "3000", "--days", "60", "--counts", counts.path, "--export-name", "Export.xml"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: counts)) as! [String: Any]
+        let byType = expected["records_by_type"] as! [String: Int]
+        let correlations = expected["correlations_by_type"] as? [String: Int] ?? [:]
+
+        try ok(withPassword(["import", "--apple-health", zip.path, "--as", "me"]))
+        let patient = (try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as! [[String: Any]])[0]["id"]!
+        let imported = try countsByHealthKitType(patient)
+        for (type, count) in byType {
+            if type.hasPrefix("HKQuantityTypeIdentifierBloodPressure") { continue }
+            XCTAssertEqual(imported[type], count, type)
+        }
+        XCTAssertEqual(imported["HKCorrelationTypeIdentifierBloodPressure"], correlations["HKCorrelationTypeIdentifierBloodPressure"])
+        XCTAssertEqual(imported["HKActivitySummary"], expected["activity_summaries"] as? Int)
+        XCTAssertEqual(imported.filter { $0.key.hasPrefix("HKWorkoutActivityType") }.values.reduce(0, +), expected["workouts"] as? Int)
+    }
+}

@@ -24,6 +24,7 @@ release: deps schema
 # Builds everything (the hreader binary the integration tests run, and the tests), then runs them
 # (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.
 test: deps schema
+	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt
 	@awk '/^Test Suite .All tests. (passed|failed)/ { getline; n=$$2; f=$$5 } END { if (n == "") exit 1; printf "tests: %d passed, %d failed\n", n - f, f }' $(BUILD_DIR)/test-output.txt
@@ -32,6 +33,7 @@ demo: build
 	@.ci/demo.sh $(BUILD_DIR)/debug/hreader
 
 bench: release
+	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	$(BUILD_DIR)/release/hreader-bench
 
 install: release

@@ -45,12 +45,21 @@ public struct EntryRepository {
     @discardableResult
     public func insert(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64? = nil,
                        remoteID: String? = nil, now: Date = Date()) throws -> Int64 {
+        try insert(patientID: patientID, content: content, user: user, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: false)
+        return db.lastInsertRowID
+    }
+
+    /// With `ifNew`, an entry whose (patient, source, remote id) exists is left alone: returns
+    /// whether a row was inserted (one statement where a lookup and an insert would be two).
+    @discardableResult
+    func insert(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64?,
+                remoteID: String?, now: Date, ifNew: Bool) throws -> Bool {
         let uuid = UUID().uuidString.lowercased()
         let source = try sourceID ?? SourceRepository(db).manualSourceID()
         let stamp = Timestamps.now(now)
         let c = content
         try db.execute("""
-            INSERT INTO entries (uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch,
+            INSERT \(ifNew ? "OR IGNORE " : "")INTO entries (uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch,
                 start_text, start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity,
                 raw, comments, patient_quantity, patient_dose, patient_directions, patient_prescriber, user_deleted,
                 created, updated)
@@ -60,7 +69,7 @@ public struct EntryRepository {
                   Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
                   user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
                   user.deleted, stamp, stamp])
-        return db.lastInsertRowID
+        return db.changes > 0
     }
 
     public func get(id: Int64) throws -> Entry? {

@@ -33,6 +33,10 @@ extension EntryRepository {
     /// Never touches the user's own fields (comments, patient comments, strike-through): hReader lost
     /// them on every sync. A re-appearing entry is no longer marked missing.
     public func upsert(patientID: Int64, sourceID: Int64, remoteID: String, content c: EntryContent, now: Date = Date()) throws -> UpsertOutcome {
+        // Most rows of a first import are new: try the insert first, look up only on a conflict.
+        if try insert(patientID: patientID, content: c, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: true) {
+            return .inserted
+        }
         let existing = try db.query("SELECT id, raw, type, description, missing_at_source FROM entries WHERE patient_id = ? AND source_id = ? AND remote_id = ?",
                                     [patientID, sourceID, remoteID]) { ($0.int64(0)!, $0.string(1), $0.string(2), $0.string(3), $0.string(4)) }.first
         guard let (id, raw, type, description, missing) = existing else {

@@ -1,0 +1,204 @@
+import Foundation
+import HReaderCrypto
+import HReaderStore
+
+/// The FHIR R4 JSON that `hreader export` sends: the Patient, the Observations, the transaction
+/// Bundles around them, and the reading of the server's transaction-response.
+enum ExportResources {
+    static let loincSystem = "http://loinc.org"
+    static let ucumSystem = "http://unitsofmeasure.org"
+    static let categorySystem = "http://terminology.hl7.org/CodeSystem/observation-category"
+    static let categoryDisplays = [
+        "vital-signs": "Vital Signs", "activity": "Activity", "laboratory": "Laboratory", "survey": "Survey",
+        "exam": "Exam", "social-history": "Social History", "procedure": "Procedure", "therapy": "Therapy", "imaging": "Imaging",
+    ]
+
+    // MARK: Patient
+
+    /// The identifier hreader gives a patient on every server: its local uuid.
+    static func patientIdentifier(_ patient: Patient) -> ObservationDraft.Identifier {
+        .init(system: ObservationDraft.patientSystem, value: patient.uuid)
+    }
+
+    /// A Patient with hreader's identifier, the name, gender and birth date of the vault.
+    static func patient(_ patient: Patient) -> JSONValue {
+        let identifier = patientIdentifier(patient)
+        var members: [(String, JSONValue)] = [
+            ("resourceType", .string("Patient")),
+            ("identifier", .array([.object([("system", .string(identifier.system)), ("value", .string(identifier.value))])])),
+        ]
+        var name: [(String, JSONValue)] = []
+        let family = patient.lastName.trimmingCharacters(in: .whitespaces)
+        let given = patient.firstName.trimmingCharacters(in: .whitespaces)
+        if !family.isEmpty { name.append(("family", .string(family))) }
+        if !given.isEmpty { name.append(("given", .array([.string(given)]))) }
+        if !name.isEmpty { members.append(("name", .array([.object(name)]))) }
+        if let gender = fhirGender(patient.gender) { members.append(("gender", .string(gender))) }
+        if let birthDate = patient.birthDate, isFHIRDate(birthDate) { members.append(("birthDate", .string(birthDate))) }
+        return .object(members)
+    }
+
+    /// FHIR's administrative gender (male, female, other, unknown), nil for anything else.
+    static func fhirGender(_ text: String?) -> String? {
+        switch text?.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "male"?, "m"?: "male"
+        case "female"?, "f"?: "female"
+        case "other"?: "other"
+        case "unknown"?: "unknown"
+        default: nil
+        }
+    }
+
+    /// YYYY, YYYY-MM or YYYY-MM-DD.
+    static func isFHIRDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), parts[0].count == 4, parts.dropFirst().allSatisfy({ $0.count == 2 }),
+              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }) else { return false }
+        let numbers = parts.compactMap { Int($0) }
+        return numbers[0] >= 1 && (numbers.count < 2 || (1...12).contains(numbers[1]))
+            && (numbers.count < 3 || (1...31).contains(numbers[2]))
+    }
+
+    // MARK: Observation
+
+    static func observation(_ draft: ObservationDraft, subject: String) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("resourceType", .string("Observation")),
+            ("identifier", .array([.object([("system", .string(draft.identifier.system)), ("value", .string(draft.identifier.value))])])),
+            ("status", .string("final")),
+        ]
+        if let category = draft.category {
+            var coding: [(String, JSONValue)] = [("system", .string(categorySystem)), ("code", .string(category))]
+            if let display = categoryDisplays[category] { coding.append(("display", .string(display))) }
+            members.append(("category", .array([.object([("coding", .array([.object(coding)]))])])))
+        }
+        var codings: [JSONValue] = [coding(loincSystem, draft.loinc, display: draft.display)]
+        if let healthKit = draft.healthKitType { codings.append(coding(ObservationDraft.healthKitSystem, healthKit, display: nil)) }
+        var code: [(String, JSONValue)] = [("coding", .array(codings))]
+        if !draft.text.isEmpty { code.append(("text", .string(draft.text))) }
+        members.append(("code", .object(code)))
+        members.append(("subject", .object([("reference", .string(subject))])))
+        switch draft.effective {
+        case .none: break
+        case .instant(let time): members.append(("effectiveDateTime", .string(time)))
+        case .period(let start, let end): members.append(("effectivePeriod", .object([("start", .string(start)), ("end", .string(end))])))
+        }
+        switch draft.value {
+        case .none: break
+        case .quantity(let quantity): members.append(("valueQuantity", self.quantity(quantity)))
+        case .text(let text): members.append(("valueString", .string(text)))
+        case .bloodPressure(let systolic, let diastolic):
+            let catalog = ObservationCatalog.standard
+            func component(_ loinc: String, _ value: ObservationDraft.Quantity) -> JSONValue {
+                .object([("code", .object([("coding", .array([coding(loincSystem, loinc, display: catalog.code(loinc)?.display)]))])),
+                         ("valueQuantity", quantity(value))])
+            }
+            members.append(("component", .array([component(ObservationCatalog.systolic, systolic),
+                                                 component(ObservationCatalog.diastolic, diastolic)])))
+        }
+        return .object(members)
+    }
+
+    static func coding(_ system: String, _ code: String, display: String?) -> JSONValue {
+        var members: [(String, JSONValue)] = [("system", .string(system)), ("code", .string(code))]
+        if let display, !display.isEmpty { members.append(("display", .string(display))) }
+        return .object(members)
+    }
+
+    static func quantity(_ quantity: ObservationDraft.Quantity) -> JSONValue {
+        var members: [(String, JSONValue)] = [("value", .number(quantity.value))]
+        if !quantity.unit.isEmpty { members.append(("unit", .string(quantity.unit))) }
+        if let ucum = quantity.ucum { members += [("system", .string(ucumSystem)), ("code", .string(ucum))] }
+        return .object(members)
+    }
+
+    // MARK: Bundles
+
+    /// One entry of a transaction Bundle: a conditional create.
+    struct Create {
+        var fullURL: String
+        var type: String
+        var resource: JSONValue
+        var identifier: ObservationDraft.Identifier
+    }
+
+    static func create(_ draft: ObservationDraft, subject: String) -> Create {
+        Create(fullURL: fullURL(for: "Observation " + draft.identifier.token), type: "Observation",
+               resource: observation(draft, subject: subject), identifier: draft.identifier)
+    }
+
+    static func create(_ patient: Patient) -> Create {
+        let identifier = patientIdentifier(patient)
+        return Create(fullURL: fullURL(for: "Patient " + identifier.token), type: "Patient", resource: self.patient(patient), identifier: identifier)
+    }
+
+    static func transaction(_ creates: [Create]) -> JSONValue {
+        .object([
+            ("resourceType", .string("Bundle")),
+            ("type", .string("transaction")),
+            ("entry", .array(creates.map { create in
+                .object([
+                    ("fullUrl", .string(create.fullURL)),
+                    ("resource", create.resource),
+                    ("request", .object([("method", .string("POST")), ("url", .string(create.type)),
+                                         ("ifNoneExist", .string(ifNoneExist(create.identifier)))])),
+                ])
+            })),
+        ])
+    }
+
+    /// `identifier=system|value`, percent-encoded as a query (a `+` in a time would read as a space).
+    static func ifNoneExist(_ identifier: ObservationDraft.Identifier) -> String {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/|")
+        return "identifier=" + (identifier.token.addingPercentEncoding(withAllowedCharacters: allowed) ?? identifier.token)
+    }
+
+    /// A `urn:uuid:` that is the same for the same resource in every export (a UUID made from a
+    /// SHA-256 of the key, version 8), so a Bundle written twice is the same file.
+    static func fullURL(for key: String) -> String {
+        var bytes = Array(SHA256.hash(Array(("hreader export " + key).utf8)).prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x80
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let groups = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return "urn:uuid:" + groups.joined(separator: "-")
+    }
+
+    // MARK: Answers
+
+    /// Created (201) and already there (another 2xx, a conditional create that matched) in a
+    /// transaction-response of `expected` entries.
+    static func outcomes(of data: Data, expected: Int) throws -> (created: Int, existing: Int) {
+        guard let bundle = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], bundle["resourceType"] as? String == "Bundle" else {
+            throw HReaderError.badInput("the server's answer to a transaction is not a Bundle")
+        }
+        let entries = bundle["entry"] as? [[String: Any]] ?? []
+        guard entries.count == expected else {
+            throw HReaderError.badInput("the server's transaction-response has \(entries.count) entries for the \(expected) sent")
+        }
+        var created = 0, existing = 0
+        for (index, entry) in entries.enumerated() {
+            let status = (entry["response"] as? [String: Any])?["status"] as? String ?? ""
+            let code = Int(status.prefix { $0.isNumber }) ?? 0
+            switch code {
+            case 201: created += 1
+            case 200..<300: existing += 1
+            default:
+                throw HReaderError.badInput("the server's transaction-response gives entry \(index) the status '\(status)'")
+            }
+        }
+        return (created, existing)
+    }
+
+    /// The logical id of a resource the server returned (its body's `id`, else its Location).
+    static func resourceID(body: Data, location: String?, type: String) -> String? {
+        if let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], object["resourceType"] as? String == type,
+           let id = object["id"] as? String, !id.isEmpty {
+            return id
+        }
+        guard let location else { return nil }
+        let parts = location.split(separator: "/").map(String.init)
+        guard let index = parts.lastIndex(of: type), index + 1 < parts.count else { return nil }
+        return parts[index + 1]
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+/// What `hreader export` knows about the codes and units it sends: LOINC display names, the
+/// Observation category a code belongs to, its UCUM unit, and which codes are summed by `--group`.
+/// The tables are data (tab-separated text below), so a row is added without touching code.
+///
+/// ```swift
+/// let heartRate = ObservationCatalog.standard.code("8867-4")   // display "Heart rate", unit /min
+/// let unit = ObservationCatalog.standard.unit("count/min")     // UCUM "/min"
+/// ```
+struct ObservationCatalog: Sendable {
+    /// One LOINC code.
+    struct Code: Sendable, Equatable {
+        var loinc: String
+        var display: String
+        /// An `observation-category` code: vital-signs, activity, laboratory.
+        var category: String
+        /// The UCUM unit of the code's values (used when HealthKit records a bare `count`).
+        var ucum: String?
+        /// The code's samples may be added up per hour or day (`--group`).
+        var summable: Bool
+    }
+
+    /// One unit as a source writes it, and what FHIR gets.
+    struct Unit: Sendable, Equatable {
+        /// The UCUM code (`system` http://unitsofmeasure.org).
+        var ucum: String
+        /// `Quantity.unit`, the human-readable form.
+        var display: String
+        /// The value is multiplied by this (kJ stay kJ; only HealthKit's fractions of `%` scale, see below).
+        var factor: Double
+    }
+
+    // LOINC code, display (LOINC's long common name), category, UCUM unit, "sum" when --group adds it up.
+    static let codeTable = """
+        8867-4\tHeart rate\tvital-signs\t/min\t
+        40443-4\tHeart rate --resting\tvital-signs\t/min\t
+        80404-7\tR-R interval.standard deviation (Heart rate variability)\tvital-signs\tms\t
+        8480-6\tSystolic blood pressure\tvital-signs\tmm[Hg]\t
+        8462-4\tDiastolic blood pressure\tvital-signs\tmm[Hg]\t
+        85354-9\tBlood pressure panel with all children optional\tvital-signs\tmm[Hg]\t
+        9279-1\tRespiratory rate\tvital-signs\t/min\t
+        2708-6\tOxygen saturation in Arterial blood\tvital-signs\t%\t
+        59408-5\tOxygen saturation in Arterial blood by Pulse oximetry\tvital-signs\t%\t
+        8310-5\tBody temperature\tvital-signs\tCel\t
+        29463-7\tBody weight\tvital-signs\tkg\t
+        8302-2\tBody height\tvital-signs\tcm\t
+        39156-5\tBody mass index (BMI) [Ratio]\tvital-signs\tkg/m2\t
+        41653-7\tGlucose [Mass/volume] in Capillary blood by Glucometer\tlaboratory\tmg/dL\t
+        2339-0\tGlucose [Mass/volume] in Blood\tlaboratory\tmg/dL\t
+        55423-8\tNumber of steps in unspecified time Pedometer\tactivity\t{steps}\tsum
+        41981-2\tCalories burned\tactivity\tkcal\tsum
+        9052-2\tCalorie intake total\tactivity\tkcal\tsum
+        """
+
+    // Unit as recorded (HealthKit's spelling, or already UCUM), UCUM code, display, factor.
+    // HealthKit's `count` is missing on purpose: what it counts depends on the code (see `quantity`).
+    static let unitTable = """
+        count/min\t/min\t/min\t1
+        /min\t/min\t/min\t1
+        beats/min\t/min\t/min\t1
+        bpm\t/min\t/min\t1
+        breaths/min\t/min\t/min\t1
+        mmHg\tmm[Hg]\tmm[Hg]\t1
+        mm[Hg]\tmm[Hg]\tmm[Hg]\t1
+        degC\tCel\tCel\t1
+        Cel\tCel\tCel\t1
+        °C\tCel\tCel\t1
+        degF\t[degF]\t°F\t1
+        [degF]\t[degF]\t°F\t1
+        kg\tkg\tkg\t1
+        g\tg\tg\t1
+        lb\t[lb_av]\tlb\t1
+        [lb_av]\t[lb_av]\tlb\t1
+        cm\tcm\tcm\t1
+        m\tm\tm\t1
+        km\tkm\tkm\t1
+        in\t[in_i]\tin\t1
+        [in_i]\t[in_i]\tin\t1
+        ft\t[ft_i]\tft\t1
+        mi\t[mi_i]\tmi\t1
+        %\t%\t%\t1
+        mg/dL\tmg/dL\tmg/dL\t1
+        mmol/L\tmmol/L\tmmol/L\t1
+        kcal\tkcal\tkcal\t1
+        Cal\tkcal\tkcal\t1
+        kJ\tkJ\tkJ\t1
+        ms\tms\tms\t1
+        s\ts\ts\t1
+        min\tmin\tmin\t1
+        h\th\th\t1
+        hr\th\th\t1
+        kg/m2\tkg/m2\tkg/m2\t1
+        kg/m^2\tkg/m2\tkg/m2\t1
+        {steps}\t{steps}\tsteps\t1
+        steps\t{steps}\tsteps\t1
+        """
+
+    static let standard = ObservationCatalog(codes: codeTable, units: unitTable)
+
+    private let codes: [String: Code]
+    private let units: [String: Unit]
+
+    init(codes codeText: String, units unitText: String) {
+        var codes: [String: Code] = [:]
+        for fields in Self.rows(codeText) where fields.count >= 3 {
+            let ucum = fields.count > 3 && !fields[3].isEmpty ? fields[3] : nil
+            codes[fields[0]] = Code(loinc: fields[0], display: fields[1], category: fields[2], ucum: ucum,
+                                    summable: fields.count > 4 && fields[4] == "sum")
+        }
+        var units: [String: Unit] = [:]
+        for fields in Self.rows(unitText) where fields.count == 4 {
+            units[fields[0]] = Unit(ucum: fields[1], display: fields[2], factor: Double(fields[3]) ?? 1)
+        }
+        self.codes = codes
+        self.units = units
+    }
+
+    private static func rows(_ text: String) -> [[String]] {
+        text.split(separator: "\n").map { line in
+            line.split(separator: "\t", omittingEmptySubsequences: false).map { String($0).trimmingCharacters(in: .whitespaces) }
+        }.filter { !($0.first ?? "").isEmpty }
+    }
+
+    func code(_ loinc: String) -> Code? { codes[loinc] }
+    func unit(_ recorded: String) -> Unit? { units[recorded] }
+
+    /// The blood-pressure panels, sent with systolic and diastolic components.
+    static let bloodPressurePanels: Set<String> = ["85354-9", "55284-4", "35094-2"]
+    static let systolic = "8480-6"
+    static let diastolic = "8462-4"
+    static let steps = "55423-8"
+}

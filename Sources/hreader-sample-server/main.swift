@@ -59,21 +59,18 @@ enum Main {
             return 1
         }
 
-        // Signals arrive on a dispatch queue; closing the listening channel ends the wait below.
-        let signalSources = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { channel.close(promise: nil) }
-            source.resume()
-            return source
-        }
+        // SIGTERM and SIGINT end the process at once with status 0 (the kernel closes the
+        // connections; nothing here needs flushing). A C handler is installed synchronously, so a
+        // signal that arrives right after the `listening` line is never lost, as it could be with
+        // a dispatch signal source, which registers asynchronously.
+        signal(SIGTERM) { _ in _exit(0) }
+        signal(SIGINT) { _ in _exit(0) }
 
         FileHandle.standardOutput.write(Data("listening \(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)\n".utf8))
 
         try? await channel.closeFuture.get()
         // Shutting the group down closes every open connection, stalled ones included.
         try? await group.shutdownGracefully()
-        signalSources.forEach { $0.cancel() }
         return 0
     }
 

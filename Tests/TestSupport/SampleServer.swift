@@ -67,9 +67,13 @@ public final class SampleServer {
         base = url
     }
 
+    /// SIGTERM, and SIGKILL if it has not gone within 5 s: a test never hangs on a server.
     public func stop() {
         guard process.isRunning else { return }
         process.terminate()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 

@@ -8,7 +8,7 @@ import HReaderStore
 ///   entries (the summary counts them). Units and values as recorded; category values
 ///   (`HKCategoryValueSeverityModerate`) as text.
 /// - A blood-pressure `Correlation` is one entry ("120/80"); the top-level systolic and diastolic
-///   Records that repeat its children are not imported again (`correlationKey` matches them).
+///   Records that repeat its children (same `remoteID`) are not imported again.
 /// - `Workout`s and `ActivitySummary`s are `activity` entries.
 /// - Remote ids hash what the element says (type, source, dates, value, unit), so the same sample
 ///   in a later export updates in place instead of being added twice.
@@ -144,15 +144,9 @@ public struct AppleHealthMapper: Sendable {
         return (birth, gender)
     }
 
-    /// What identifies a sample across the export: a correlation's child and the top-level Record
-    /// repeating it have the same key.
-    public static func correlationKey(_ element: AppleHealthElement) -> String {
-        ["type", "sourceName", "startDate", "endDate", "value", "unit"].map { element.attribute($0) ?? "" }.joined(separator: "\u{1F}")
-    }
-
     // MARK: Pieces
 
-    static func remoteID(_ element: AppleHealthElement) -> String {
+    public static func remoteID(_ element: AppleHealthElement) -> String {
         let key = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
             .map { element.attribute($0) ?? "" }.joined(separator: "\u{1F}")
         return "HK:" + StableID.fnv1a64(element.kind.rawValue + "\u{1F}" + key)

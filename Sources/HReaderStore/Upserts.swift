@@ -69,3 +69,11 @@ extension EntryRepository {
         return marked
     }
 }
+
+extension EntryRepository {
+    /// Removes the entry a source knows by `remoteID` (within the caller's transaction): for an
+    /// import that finds out later in the same file that a row repeats another.
+    public func removeFromSource(patientID: Int64, sourceID: Int64, remoteID: String) throws {
+        try db.execute("DELETE FROM entries WHERE patient_id = ? AND source_id = ? AND remote_id = ?", [patientID, sourceID, remoteID])
+    }
+}

@@ -146,6 +146,13 @@ final class AppleHealthTests: CLITestCase {
         ]))
         let third = try ok(withPassword(["import", "--apple-health", newer, "--as", "me"]))
         XCTAssertTrue(third.stdout.contains(": 2 new entries, 0 updated, \(all.count) unchanged"), third.stdout)
+
+        // Nothing of the export in plaintext in the vault or the temporary directory.
+        for (file, data) in filesWithContents(under: vaultDir) + filesWithContents(under: childTemp) {
+            for canary in ["Zoë’s iPhone", "HKCategoryValueSeverityModerate", "HKQuantityTypeIdentifierUnderwaterDepth"] {
+                XCTAssertNil(data.range(of: Data(canary.utf8)), "\(canary) in plaintext in \(file)")
+            }
+        }
     }
 
     func testZipFoundByContentUnderALocalisedNameWithClinicalRecords() throws {

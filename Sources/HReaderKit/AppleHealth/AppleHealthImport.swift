@@ -67,24 +67,36 @@ extension OpenVault {
                 return stored
             }
 
-            var bloodPressure: [String: AppleHealthElement] = [:]   // top-level BP records, until the correlations are read
-            var correlated: Set<String> = []
+            // Top-level blood-pressure Records repeat the children of the correlations, which real
+            // exports write after all Records. Each is stored at once and removed again, in this
+            // same transaction, when its correlation turns up: memory holds remote ids only.
+            var looseBloodPressure: [String: UpsertOutcome] = [:]   // remote id → how it was stored
+            var correlated: Set<String> = []                           // remote ids of correlation children
             var clinicalPaths: [String] = []
             var elements = 0
 
-            func store(_ result: AppleHealthMapper.Result, unknownType: String? = nil) throws {
+            func count(_ outcome: UpsertOutcome, _ type: EntryType, by delta: Int) {
+                switch outcome {
+                case .inserted: summary.imports.inserted += delta
+                case .updated: summary.imports.updated += delta
+                case .unchanged: summary.imports.unchanged += delta
+                }
+                summary.imports.byType[type.rawValue, default: 0] += delta
+                if summary.imports.byType[type.rawValue] == 0 { summary.imports.byType[type.rawValue] = nil }
+            }
+
+            @discardableResult
+            func store(_ result: AppleHealthMapper.Result, unknownType: String? = nil) throws -> UpsertOutcome? {
                 switch result {
                 case let .skip(skip):
                     summary.imports.skipped[skip.reason, default: 0] += 1
+                    return nil
                 case let .entry(entry):
                     let patient = try owner()
-                    switch try entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
-                    case .inserted: summary.imports.inserted += 1
-                    case .updated: summary.imports.updated += 1
-                    case .unchanged: summary.imports.unchanged += 1
-                    }
-                    summary.imports.byType[entry.content.type.rawValue, default: 0] += 1
+                    let outcome = try entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content)
+                    count(outcome, entry.content.type, by: 1)
                     if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
+                    return outcome
                 }
             }
 
@@ -102,17 +114,25 @@ extension OpenVault {
                             let type = element.attribute("type") ?? ""
                             summary.recordsByType[type, default: 0] += 1
                             if type == "HKQuantityTypeIdentifierBloodPressureSystolic" || type == "HKQuantityTypeIdentifierBloodPressureDiastolic" {
-                                let key = AppleHealthMapper.correlationKey(element)
-                                if correlated.contains(key) { summary.partOfCorrelation += 1 } else { bloodPressure[key] = element }
+                                let id = AppleHealthMapper.remoteID(element)
+                                if correlated.contains(id) {
+                                    summary.partOfCorrelation += 1
+                                } else if let outcome = try store(mapper.record(element)) {
+                                    looseBloodPressure[id] = outcome
+                                }
                                 return
                             }
                             try store(mapper.record(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
                         case .correlation:
                             summary.correlations += 1
                             for child in element.children {
-                                let key = AppleHealthMapper.correlationKey(child)
-                                correlated.insert(key)
-                                if bloodPressure.removeValue(forKey: key) != nil { summary.partOfCorrelation += 1 }
+                                let id = AppleHealthMapper.remoteID(child)
+                                correlated.insert(id)
+                                if let outcome = looseBloodPressure.removeValue(forKey: id) {
+                                    try entries.removeFromSource(patientID: try owner().id, sourceID: sourceID, remoteID: id)
+                                    count(outcome, .vitalSign, by: -1)
+                                    summary.partOfCorrelation += 1
+                                }
                             }
                             let type = element.attribute("type") ?? ""
                             try store(mapper.correlation(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
@@ -133,8 +153,6 @@ extension OpenVault {
             } catch let error as RecordsError {
                 throw HReaderError.badInput("\(name): \(error.description)")
             }
-            // Blood-pressure readings that belong to no correlation stand on their own.
-            for element in bloodPressure.values.sorted(by: { $0.line < $1.line }) { try store(mapper.record(element)) }
 
             // Clinical records: the FHIR resources they point to, through the FHIR mapping.
             for path in clinicalPaths {

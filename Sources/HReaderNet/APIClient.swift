@@ -125,11 +125,10 @@ public final class APIClient: @unchecked Sendable {
             do {
                 response = try RedirectPolicy(transport: transport, maxHops: configuration.maxRedirects)
                     .follow(request, auth: auth)
-            } catch let NetError.connectionFailed(origin, reason) where idempotent && retries < configuration.maxRetries
+            } catch let NetError.connectionFailed(_, reason) where idempotent && retries < configuration.maxRetries
                 && reason.contains("closed the connection") {
                 retries += 1
                 Thread.sleep(forTimeInterval: backoff(retries, configuration))
-                _ = origin
                 continue
             }
             if response.status == 401, let auth, !refreshed, auth.canRefresh {

@@ -21,12 +21,9 @@ public struct FHIRClient: Sendable {
     ]
 
     public init(base: URL, auth: Authenticator? = nil, clients: APIClients = .shared) throws {
-        var text = base.absoluteString
-        while text.hasSuffix("/") { text.removeLast() }
-        guard let trimmed = URL(string: text), Origin(trimmed) != nil else { throw NetError.invalidURL(base.redactedForDisplay) }
-        self.base = trimmed
+        self.base = try Origin.serviceBase(base)
         self.auth = auth
-        self.client = try clients.client(for: trimmed)
+        self.client = try clients.client(for: self.base)
     }
 
     // MARK: - Reads

@@ -59,7 +59,7 @@ struct HTTPTransport: Sendable {
         let limit = configuration.maxResponseBytes
         let response: HTTPClient.Response
         let started = DispatchTime.now().uptimeNanoseconds
-        defer { NetworkStatistics.record(bytes: 0, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) }
+        defer { NetworkStatistics.record(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) }
         do {
             response = try client()
                 .execute(request: ahcRequest, delegate: ResponseAccumulator(request: ahcRequest, maxBodySize: limit))
@@ -137,13 +137,13 @@ final class Locked<Value>: @unchecked Sendable {
 /// Process-wide counters of time spent waiting on servers, for `make bench` (how much of an
 /// import's wall time is hreader's own work).
 public enum NetworkStatistics {
-    private static let totals = Locked<(requests: Int, bytes: Int, seconds: Double)>((0, 0, 0))
+    private static let totals = Locked<(requests: Int, seconds: Double)>((0, 0))
 
-    static func record(bytes: Int, seconds: Double) {
-        totals.withLock { $0 = ($0.requests + 1, $0.bytes + bytes, $0.seconds + seconds) }
+    static func record(seconds: Double) {
+        totals.withLock { $0 = ($0.requests + 1, $0.seconds + seconds) }
     }
 
-    public static var snapshot: (requests: Int, bytes: Int, seconds: Double) { totals.withLock { $0 } }
+    public static var snapshot: (requests: Int, seconds: Double) { totals.withLock { $0 } }
 
-    public static func reset() { totals.withLock { $0 = (0, 0, 0) } }
+    public static func reset() { totals.withLock { $0 = (0, 0) } }
 }

@@ -16,6 +16,14 @@ public struct Origin: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(scheme)://\(host):\(port)" }
+
+    /// A service's base URL as the clients use it: http(s), no trailing slash (paths are appended).
+    static func serviceBase(_ url: URL) throws -> URL {
+        var text = url.absoluteString
+        while text.hasSuffix("/") { text.removeLast() }
+        guard let trimmed = URL(string: text), Origin(trimmed) != nil else { throw NetError.invalidURL(url.redactedForDisplay) }
+        return trimmed
+    }
 }
 
 extension URL {

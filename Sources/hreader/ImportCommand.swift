@@ -65,13 +65,8 @@ struct ImportCommand: AsyncParsableCommand {
         let open = try global.open()
         let target = try patient.first.map { try open.patient($0) }
         let progress = ProgressLine(global: global)
-        let result: AppleHealthSummary
-        do {
-            result = try open.importAppleHealth(url, into: target) { progress.update("importing \(url.lastPathComponent): \($0)") }
-        } catch {
-            progress.finish()
-            throw error
-        }
+        defer { progress.finish() }
+        let result = try open.importAppleHealth(url, into: target) { progress.update("importing \(url.lastPathComponent): \($0)") }
         progress.finish()
         if global.json {
             print(JSONValue.object([("import", .object([("apple_health", .string(url.path))])), ("apple_health", result.jsonValue)])
@@ -98,14 +93,9 @@ struct ImportCommand: AsyncParsableCommand {
         let credential = try tokenFile.map { AuthMethod.bearer(token: try AuthOptions.secret($0, "--token-file")) }
         let open = try global.open()
         let progress = ProgressLine(global: global)
-        let result: (kind: ServerKind, summary: ImportSummary, resources: Int)
-        do {
-            result = try await open.importFromServer(url, kind: kind, remoteIDs: all ? nil : patient, relationship: relationship,
+        defer { progress.finish() }
+        let result = try await open.importFromServer(url, kind: kind, remoteIDs: all ? nil : patient, relationship: relationship,
                                                      credential: credential) { progress.update("importing \($0)") }
-        } catch {
-            progress.finish()
-            throw error
-        }
         progress.finish()
         let summary = result.summary
         if global.json {

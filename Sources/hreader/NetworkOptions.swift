@@ -89,24 +89,3 @@ struct AuthOptions: ParsableArguments {
         return line
     }
 }
-
-/// One progress line on a terminal (rewritten in place), nothing when piped or quiet.
-final class ProgressLine {
-    private let enabled: Bool
-    private var shown = false
-
-    init(global: GlobalOptions) {
-        enabled = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
-    }
-
-    func update(_ message: String) {
-        guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(message)".utf8))
-        shown = true
-    }
-
-    func finish() {
-        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-        shown = false
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -39,20 +40,7 @@ class CLITestCase: XCTestCase {
     }
 
     /// The hreader binary built beside the test bundle (or $HREADER_BINARY).
-    static let binary: URL = {
-        if let path = ProcessInfo.processInfo.environment["HREADER_BINARY"] { return URL(fileURLWithPath: path) }
-        var candidates = [Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()]
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.appendingPathComponent(".build/debug"))
-        for directory in candidates {
-            let url = directory.appendingPathComponent("hreader")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        fatalError("the hreader binary was not found; run 'swift build' first (or set HREADER_BINARY)")
-    }()
+    static let binary: URL = BuiltProducts.url(of: "hreader", environmentOverride: "HREADER_BINARY")
 
     /// Writes a file in the work directory (mode 0600) and returns its path.
     @discardableResult

@@ -172,6 +172,13 @@ final class NetworkCLITests: CLITestCase {
         XCTAssertEqual(try other.json("/probe/stats")["requests_with_credentials"] as? Int, 0)
         _ = before
 
+        // The limit is the user's to raise: the same 12 MB answer goes through with --max-response-size 20M.
+        let raised = try hreader(withPassword(["import", "--server", server.base.absoluteString + "/faults/huge/fhir", "--kind", "fhir",
+                                               "--patient", "p1", "--max-response-size", "20M"]))
+        XCTAssertEqual(raised.status, 0, raised.stderr)
+        try ok(withPassword(["sources", "remove", server.base.absoluteString + "/faults/huge/fhir", "--with-patients"]))
+        XCTAssertEqual(try patients().count, 0)
+
         // 429 with Retry-After: waited for, then imported.
         try ok(withPassword(["import", "--server", server.base.absoluteString + "/faults/429/fhir", "--kind", "fhir", "--patient", "p1"]))
         XCTAssertEqual(try patients().count, 1)

@@ -1,8 +1,8 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // Layers (DESIGN.md §1), each importing only what is below it:
-//   hreader → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
+//   hreader → HReaderWeb (serve) → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        // The local web view. Its default traits would build swift-configuration, which hreader does not use.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         .systemLibrary(
@@ -52,9 +54,16 @@ let package = Package(
             dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
+        // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.
+        .target(
+            name: "HReaderWeb",
+            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "HummingbirdCore", package: "hummingbird")],
+            resources: [.embedInCode("Assets/app.js"), .embedInCode("Assets/app.css")]
+        ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.
         // A FHIR R4 + RHEx + OAuth2 server over synthetic patients, on 127.0.0.1 only: for tests, demo, bench.

@@ -89,7 +89,9 @@ public struct EntryRepository {
 
     /// A patient's entries in timeline order; with a range, those whose date, start or end falls in
     /// [from, to] (epoch seconds, inclusive), each found through its own index.
-    public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil) throws -> [Entry] {
+    /// `limit` and `offset` page through the answer in that order (the web API's paging).
+    public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil,
+                     limit: Int? = nil, offset: Int = 0) throws -> [Entry] {
         var sql: String
         var args: [DatabaseValueConvertible?]
         if from != nil || to != nil {
@@ -109,7 +111,15 @@ public struct EntryRepository {
         }
         if let type { sql += " AND type = ?"; args.append(type.rawValue) }
         sql += " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id"
+        if let limit { sql += " LIMIT ? OFFSET ?"; args.append(limit); args.append(offset) }
         return try db.query(sql, args, Self.row)
+    }
+
+    /// The latest `date ?? start ?? end` among a patient's entries that are not struck.
+    public func latestTime(patientID: Int64) throws -> Int64? {
+        try db.scalarInt("""
+            SELECT max(coalesce(date_epoch, start_epoch, end_epoch)) FROM entries WHERE patient_id = ? AND user_deleted = 0
+            """, [patientID])
     }
 
     public func count(patientID: Int64? = nil) throws -> Int {
@@ -146,7 +156,9 @@ extension EntryRepository {
     /// Entries of a patient whose date, start or end falls in [from, to], ordered by date ?? start ?? end,
     /// without struck entries; each time column is searched through its own index. Codes are decoded only
     /// when asked for.
-    public func timelineRows(patientID: Int64, from: Int64, to: Int64, withCodes: Bool = false) throws -> [TimelineRow] {
+    public func timelineRows(patientID: Int64, from: Int64, to: Int64, type: EntryType? = nil, withCodes: Bool = false) throws -> [TimelineRow] {
+        var args: [DatabaseValueConvertible?] = [patientID, from, to, patientID, from, to, patientID, from, to]
+        if let type { args.append(type.rawValue) }
         let sql = """
             SELECT id, uuid, source_id, type, description, coalesce(date_epoch, start_epoch, end_epoch) AS t,
                    value_number, value_text, unit, \(withCodes ? "codes" : "NULL")
@@ -154,10 +166,10 @@ extension EntryRepository {
                 SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
                 UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
                 UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
-              AND user_deleted = 0
+              AND user_deleted = 0\(type == nil ? "" : " AND type = ?")
             ORDER BY t, id
             """
-        return try db.query(sql, [patientID, from, to, patientID, from, to, patientID, from, to]) { s in
+        return try db.query(sql, args) { s in
             TimelineRow(id: s.int64(0)!, uuid: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
                         description: s.string(4) ?? "", time: s.int64(5)!, valueNumber: s.double(6), valueText: s.string(7),
                         unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])

@@ -14,7 +14,7 @@ struct HReaderCommand: ParsableCommand {
         subcommands: [
             InitCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self, CheckCommand.self,
             PasswdCommand.self, RecoverCommand.self, KeyCommand.self,
-            PatientsCommand.self, EntriesCommand.self, ImportCommand.self, RemoteCommand.self, SyncCommand.self, SourcesCommand.self, ExportCommand.self, TimelineCommand.self, AppletsCommand.self, SummaryCommand.self,
+            PatientsCommand.self, EntriesCommand.self, ImportCommand.self, RemoteCommand.self, SyncCommand.self, SourcesCommand.self, ExportCommand.self, TimelineCommand.self, AppletsCommand.self, SummaryCommand.self, ServeCommand.self,
         ]
     )
 }

@@ -4,7 +4,7 @@ import HReaderStore
 
 /// hReader's patient summary: who the patient is (name, age as hReader showed it, gender, relationship),
 /// their active conditions and allergies, then one tile per applet in the patient's order.
-public struct PatientSummary {
+public struct PatientSummary: Sendable {
     public let patient: Patient
     /// "5 weeks" under 6 months, "14 months" under 2 years, then "42 years" (hReader's `hr_ageString`).
     public let age: String?

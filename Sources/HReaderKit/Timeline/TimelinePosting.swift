@@ -30,13 +30,15 @@ extension OpenVault {
     /// Stores a timeline item for `patient` at `time`; `data` must be a non-empty JSON object.
     /// Values of `levels` are kept as posted (hReader posted strings).
     public func postTimelineItem(patient: Patient, key: TimelinePostKey, data: [String: Any], at time: Date = Date()) throws -> TimelineItem {
-        guard !data.isEmpty else { throw HReaderError.badInput("a timeline item needs at least one field") }
-        guard JSONSerialization.isValidJSONObject(data),
-              let encoded = try? JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]) else {
-            throw HReaderError.badInput("the timeline item is not a JSON object")
-        }
+        guard JSONSerialization.isValidJSONObject(data) else { throw HReaderError.badInput("the timeline item is not a JSON object") }
+        return try postTimelineItem(patient: patient, key: key, data: JSONValue(any: data), at: time)
+    }
+
+    public func postTimelineItem(patient: Patient, key: TimelinePostKey, data: JSONValue, at time: Date = Date()) throws -> TimelineItem {
+        guard case let .object(members) = data else { throw HReaderError.badInput("the timeline item is not a JSON object") }
+        guard !members.isEmpty else { throw HReaderError.badInput("a timeline item needs at least one field") }
         return try write {
-            let item = try timelineItems.add(patientID: patient.id, type: key.itemType, data: String(decoding: encoded, as: UTF8.self),
+            let item = try timelineItems.add(patientID: patient.id, type: key.itemType, data: data.serialized(),
                                              time: Int64(time.timeIntervalSince1970.rounded(.down)))
             try audit.record("timeline.add", subject: patient.uuid, detail: key.itemType)
             return item

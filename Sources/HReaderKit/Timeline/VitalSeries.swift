@@ -1,0 +1,79 @@
+import Foundation
+import HReaderStore
+
+/// One vital sign over a range, with the time of every reading: what a chart needs and the timeline's
+/// `vitals` groups (values only, as hReader had them) do not carry.
+public struct VitalSeries: Sendable, Equatable {
+    public struct Point: Sendable, Equatable {
+        /// Epoch seconds; for a bucket, the mean time of its readings.
+        public let time: Double
+        /// The reading; for a bucket, the mean of its readings.
+        public let value: Double
+    }
+
+    public let description: String
+    public let unit: String?
+    /// Time-ordered points, at most the `maximumPoints` asked for.
+    public let points: [Point]
+    /// How many readings the range holds (more than `points.count` when buckets were averaged).
+    public let readings: Int
+    public let minimum: Double
+    public let maximum: Double
+
+    public var json: JSONValue {
+        .object([("description", .string(description)), ("unit", unit.map(JSONValue.string) ?? .null),
+                 ("readings", .number(Double(readings))), ("min", .number(minimum)), ("max", .number(maximum)),
+                 ("points", .array(points.map { .array([.number($0.time.rounded()), .number($0.value)]) }))])
+    }
+
+    /// Averages consecutive readings into at most `maximumPoints` buckets of equal time width, so a decade
+    /// of heart-rate samples from a watch draws as a few hundred points that keep its shape. A bucket with
+    /// no reading is left out rather than drawn as zero.
+    static func downsample(_ readings: [Point], range: TimelineRange, maximumPoints: Int) -> [Point] {
+        guard readings.count > maximumPoints, maximumPoints > 0 else { return readings }
+        let span = Double(max(range.end - range.start, 1))
+        var sums = [(time: Double, value: Double, count: Int)](repeating: (0, 0, 0), count: maximumPoints)
+        for reading in readings {
+            let position = (reading.time - Double(range.start)) / span
+            let bucket = min(max(Int(position * Double(maximumPoints)), 0), maximumPoints - 1)
+            sums[bucket].time += reading.time
+            sums[bucket].value += reading.value
+            sums[bucket].count += 1
+        }
+        return sums.compactMap { $0.count == 0 ? nil : Point(time: $0.time / Double($0.count), value: $0.value / Double($0.count)) }
+    }
+}
+
+extension OpenVault {
+    /// The patient's vital signs in `range`, one series per description in the timeline's order
+    /// (blood pressure last, systolic before diastolic); struck entries and text values are left out.
+    public func vitalSeries(patient: Patient, range: TimelineRange, maximumPoints: Int = 400) throws -> [VitalSeries] {
+        let rows = try read { try entries.timelineRows(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign) }
+        var groups: [String: (unit: String?, points: [VitalSeries.Point])] = [:]
+        for row in rows {
+            for (description, number) in TimelineQuery.vitalReadings(row) {
+                guard let number else { continue }
+                groups[description, default: (row.unit, [])].points.append(VitalSeries.Point(time: Double(row.time), value: number))
+            }
+        }
+        return TimelineQuery.orderedVitals(groups).map { description, group in
+            let values = group.points.map(\.value)
+            return VitalSeries(description: description, unit: group.unit,
+                               points: VitalSeries.downsample(group.points, range: range, maximumPoints: maximumPoints),
+                               readings: group.points.count, minimum: values.min() ?? 0, maximum: values.max() ?? 0)
+        }
+    }
+
+    /// When the patient's latest entry happened (date, else start, else end), for "jump to the latest".
+    public func latestEntryTime(of patient: Patient) throws -> Int64? {
+        try read { try entries.latestTime(patientID: patient.id) }
+    }
+
+    /// A page of the patient's entries in timeline order.
+    public func entries(of patient: Patient, type: EntryType?, from: Date?, to: Date?, limit: Int, offset: Int) throws -> [Entry] {
+        try read {
+            try entries.list(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },
+                             to: to.map { Int64($0.timeIntervalSince1970) }, limit: limit, offset: offset)
+        }
+    }
+}

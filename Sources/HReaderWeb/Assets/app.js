@@ -1,0 +1,252 @@
+// hreader's local web view. Plain JavaScript, no libraries, nothing fetched from outside this origin.
+// Data from the vault only ever reaches the page through textContent and SVG attributes, never as HTML.
+"use strict";
+
+(function () {
+  const SVG = "http://www.w3.org/2000/svg"; // a namespace name, not a request
+  const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+
+  // hReader's five scopes, each ending at `at` and starting this much earlier.
+  const SPANS = {
+    day: (d) => d.setDate(d.getDate() - 1),
+    week: (d) => d.setDate(d.getDate() - 7),
+    month: (d) => d.setMonth(d.getMonth() - 1),
+    year: (d) => d.setFullYear(d.getFullYear() - 1),
+    decade: (d) => d.setFullYear(d.getFullYear() - 10),
+  };
+  const LATER = {
+    day: (d) => d.setDate(d.getDate() + 1),
+    week: (d) => d.setDate(d.getDate() + 7),
+    month: (d) => d.setMonth(d.getMonth() + 1),
+    year: (d) => d.setFullYear(d.getFullYear() + 1),
+    decade: (d) => d.setFullYear(d.getFullYear() + 10),
+  };
+  const SECTIONS = [
+    ["conditions", "Conditions"], ["allergies", "Allergies"], ["medications", "Medications"],
+    ["encounters", "Encounters"], ["procedures", "Procedures"], ["results", "Results"],
+    ["immunizations", "Immunizations"], ["symptoms", "Symptoms"], ["observations", "Other observations"],
+  ];
+
+  function el(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
+    for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    return node;
+  }
+
+  function svg(tag, attributes) {
+    const node = document.createElementNS(SVG, tag);
+    for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, String(value));
+    return node;
+  }
+
+  const dateText = (seconds) => new Date(seconds * 1000).toLocaleDateString(undefined, { year: "numeric", month: "short", day: "numeric" });
+  const timeText = (seconds) => new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const numberText = (n) => (Math.abs(n) >= 100 ? n.toFixed(0) : Number(n.toFixed(2)).toString());
+
+  async function getJSON(url) {
+    const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(body.error || response.status + " " + response.statusText);
+    return body;
+  }
+
+  // MARK: The timeline page
+
+  function setUpTimeline(root) {
+    const state = {
+      patient: root.dataset.patient,
+      page: root.dataset.page || "week",
+      at: root.dataset.at ? new Date(isNaN(root.dataset.at) ? root.dataset.at : Number(root.dataset.at) * 1000) : null,
+      latest: root.dataset.latest ? Number(root.dataset.latest) : null,
+      loads: 0,
+    };
+    const status = document.getElementById("status");
+
+    function end() { return state.at ? new Date(state.at) : new Date(); }
+
+    function remember() {
+      const query = new URLSearchParams({ page: state.page });
+      if (state.at) query.set("at", String(Math.floor(state.at.getTime() / 1000)));
+      history.replaceState(null, "", "?" + query.toString());
+      for (const link of document.querySelectorAll(".scopes .scope")) {
+        link.classList.toggle("active", link.dataset.scope === state.page);
+      }
+      for (const input of document.querySelectorAll('input[name="return_to"]')) {
+        input.value = location.pathname + "?" + query.toString();
+      }
+    }
+
+    async function load() {
+      remember();
+      const load = ++state.loads;
+      status.textContent = "Loading the timeline…";
+      root.dataset.loaded = "";
+      const query = new URLSearchParams({ patient: state.patient, page: state.page });
+      if (state.at) query.set("at", String(Math.floor(state.at.getTime() / 1000)));
+      try {
+        const timeline = await getJSON("/timeline.json?" + query.toString());
+        const vitals = await getJSON(`/api/patients/${encodeURIComponent(state.patient)}/vitals?from=${timeline.start_date}&to=${timeline.end_date}`);
+        if (load !== state.loads) return; // a newer load started while this one waited
+        root.dataset.start = timeline.start_date; // charts share the range's time axis
+        root.dataset.end = timeline.end_date;
+        render(timeline, vitals);
+        root.dataset.loaded = state.page;
+      } catch (error) {
+        status.textContent = "Could not load the timeline: " + error.message;
+      }
+    }
+
+    function render(timeline, vitals) {
+      document.getElementById("range-label").textContent = `${timeText(timeline.start_date)} – ${timeText(timeline.end_date)}`;
+      const charts = document.getElementById("charts");
+      charts.replaceChildren(...vitals.vitals.filter((s) => s.points.length > 0).map(chart));
+      if (charts.childElementCount > 0) charts.prepend(el("h2", {}, "Vital signs"));
+
+      const posted = document.getElementById("posted");
+      posted.replaceChildren();
+      const levels = Object.entries(timeline.levels || {});
+      if (levels.length > 0) {
+        posted.append(el("h2", {}, "Levels"), el("dl", { class: "levels" },
+          ...levels.flatMap(([name, values]) => [el("dt", {}, name), el("dd", { "data-level": name }, values.join(", "))])));
+      }
+      postedList(posted, "Medications you added", timeline.timeline_medications, "posted-medications",
+        (m) => [m.name || m.medication || "(no name)", m.dose, m.directions].filter(Boolean).join(" · "));
+      postedList(posted, "Regimens", timeline.regimens, "posted-regimens",
+        (r) => [r.medication || r.name || "(no name)", r.dose, r.schedule].filter(Boolean).join(" · "));
+
+      const entries = document.getElementById("entries");
+      entries.replaceChildren();
+      let count = 0;
+      for (const [key, title] of SECTIONS) {
+        const items = timeline[key] || [];
+        if (items.length === 0) continue;
+        count += items.length;
+        entries.append(el("section", { class: "entry-list", "data-key": key }, el("h2", {}, `${title} (${items.length})`),
+          el("ul", {}, ...items.map((item) => {
+            const value = item.measurement && item.measurement.value !== null
+              ? ` — ${item.measurement.value}${item.measurement.unit ? " " + item.measurement.unit : ""}` : "";
+            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value);
+          }))));
+      }
+      const activity = timeline.activity || [];
+      if (activity.length > 0) {
+        count += activity.length;
+        entries.append(el("section", { class: "entry-list", "data-key": "activity" }, el("h2", {}, "Activity per day"),
+          el("table", {}, ...activity.map((a) => el("tr", {}, el("td", {}, a.day), el("td", {}, a.description),
+            el("td", { class: "number" }, numberText(a.total) + (a.unit ? " " + a.unit : "")))))));
+      }
+      const readings = vitals.vitals.reduce((sum, s) => sum + s.readings, 0);
+      const anything = count + readings + levels.length + timeline.timeline_medications.length + timeline.regimens.length;
+      status.textContent = anything === 0 ? "Nothing recorded in this range." :
+        `${count} records, ${readings} vital-sign readings in this range.`;
+      const latest = document.getElementById("latest");
+      latest.hidden = !(anything === 0 && state.latest !== null && (state.latest < timeline.start_date || state.latest > timeline.end_date));
+    }
+
+    function postedList(parent, title, items, cls, describe) {
+      if (!items || items.length === 0) return;
+      parent.append(el("h2", {}, title), el("ul", { class: cls }, ...items.map((item) => el("li", {}, describe(item)))));
+    }
+
+    // One line chart per vital sign over the whole range, so scopes compare at a glance.
+    function chart(series) {
+      const width = 640, height = 170, left = 52, right = 12, top = 14, bottom = 26;
+      const start = Number(root.dataset.start), finish = Number(root.dataset.end);
+      let low = series.min, high = series.max;
+      if (low === high) { low -= 1; high += 1; }
+      const pad = (high - low) * 0.08;
+      low -= pad; high += pad;
+      const x = (t) => left + ((t - start) / Math.max(finish - start, 1)) * (width - left - right);
+      const y = (v) => top + (1 - (v - low) / (high - low)) * (height - top - bottom);
+      const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img" });
+      picture.append(svg("rect", { x: left, y: top, width: width - left - right, height: height - top - bottom, class: "plot" }));
+      for (const v of [series.min, series.max]) {
+        const label = svg("text", { x: left - 6, y: y(v) + 4, "text-anchor": "end", class: "axis" });
+        label.textContent = numberText(v);
+        picture.append(label, svg("line", { x1: left, x2: width - right, y1: y(v), y2: y(v), class: "grid" }));
+      }
+      for (const [t, anchor] of [[start, "start"], [finish, "end"]]) {
+        const label = svg("text", { x: x(t), y: height - 8, "text-anchor": anchor, class: "axis" });
+        label.textContent = dateText(t);
+        picture.append(label);
+      }
+      const points = series.points.map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+      picture.append(svg("polyline", { points, class: "line" }));
+      if (series.points.length <= 80) {
+        for (const [t, v] of series.points) {
+          const dot = svg("circle", { cx: x(t).toFixed(1), cy: y(v).toFixed(1), r: 3, class: "dot" });
+          const tip = svg("title", {});
+          tip.textContent = `${numberText(v)} ${series.unit || ""} · ${timeText(t)}`;
+          dot.append(tip);
+          picture.append(dot);
+        }
+      }
+      const last = series.points[series.points.length - 1];
+      const heading = el("h3", {}, series.description, " ",
+        el("span", { class: "latest" }, `${numberText(last[1])}${series.unit ? " " + series.unit : ""}`),
+        el("span", { class: "readings" }, ` · ${series.readings} reading${series.readings === 1 ? "" : "s"}`));
+      return el("figure", { class: "vital", "data-description": series.description }, heading, picture);
+    }
+
+    for (const link of document.querySelectorAll(".scopes .scope")) {
+      link.addEventListener("click", (event) => {
+        event.preventDefault();
+        state.page = link.dataset.scope;
+        load();
+      });
+    }
+    document.getElementById("earlier").addEventListener("click", () => {
+      const d = end(); SPANS[state.page](d); state.at = d; load();
+    });
+    document.getElementById("later").addEventListener("click", () => {
+      const d = end(); LATER[state.page](d);
+      state.at = d > new Date() ? null : d;
+      load();
+    });
+    document.getElementById("latest").addEventListener("click", () => {
+      state.at = new Date(state.latest * 1000 + 1000);
+      load();
+    });
+
+    // The forms post to timeline.json with the session's CSRF token, then the timeline shows what was saved.
+    for (const form of document.querySelectorAll("form.post-form")) {
+      for (const range of form.querySelectorAll('input[type="range"]')) {
+        range.addEventListener("input", () => { range.nextElementSibling.textContent = range.value; });
+      }
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        const data = {};
+        for (const [name, value] of new FormData(form)) {
+          if (name !== "csrf_token" && name !== "return_to" && value !== "") data[name] = value;
+        }
+        const button = form.querySelector('button[type="submit"]');
+        button.disabled = true;
+        try {
+          const response = await fetch(form.getAttribute("action"), {
+            method: "POST", credentials: "same-origin",
+            headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+            body: JSON.stringify(data),
+          });
+          const body = await response.json().catch(() => ({}));
+          if (!response.ok) throw new Error(body.error || response.statusText);
+          for (const input of form.querySelectorAll("input:not([type=hidden]):not([type=range])")) input.value = "";
+          state.at = null; // what was just posted happened now
+          await load();
+          status.textContent = "Saved. " + status.textContent;
+        } catch (error) {
+          status.textContent = "Could not save: " + error.message;
+        } finally {
+          button.disabled = false;
+        }
+      });
+    }
+
+    load();
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const root = document.getElementById("timeline");
+    if (root) setUpTimeline(root);
+  });
+})();

@@ -1,0 +1,236 @@
+import Foundation
+import HReaderKit
+import HReaderStore
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import NIOCore
+
+/// The pages, hReader's `timeline.json`, and the JSON API (docs/web.md). Handlers parse the request,
+/// run one use case of HReaderKit through the gate, and render; nothing here knows SQL.
+struct Routes {
+    let gate: VaultGate
+    let registry: AppletRegistry
+
+    func register(on router: Router<WebContext>) {
+        router.get("/") { _, context in
+            let patients = try await gate.run { try $0.allPatients() }
+            return HTMLResponse.make(Pages.patients(patients, csrf: context.csrfToken))
+        }
+        router.get("/patients/:patient") { _, context in
+            let reference = try context.parameters.require("patient")
+            let registry = self.registry
+            let summary = try await gate.run { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
+            return HTMLResponse.make(Pages.summary(summary, csrf: context.csrfToken))
+        }
+        router.get("/patients/:patient/timeline") { request, context in
+            let reference = try context.parameters.require("patient")
+            let query = request.uri.queryParameters
+            let page = try Self.page(query.get("page") ?? "week")
+            let at = query.get("at")
+            let (patient, latest) = try await gate.run { open in
+                let patient = try Self.patient(reference, in: open)
+                return (patient, try open.latestEntryTime(of: patient))
+            }
+            return HTMLResponse.make(Pages.timeline(patient, page: page, at: at, latest: latest, csrf: context.csrfToken))
+        }
+
+        router.get("/timeline.json") { request, _ in
+            let query = request.uri.queryParameters
+            let range = try Self.range(query)
+            let keys = try query.get("types").map(Self.timelineKeys)
+            let detail = ["1", "true", "yes"].contains(query.get("detail")?.lowercased() ?? "")
+            let reference = query.get("patient")
+            let payload = try await gate.run { open in
+                try open.timeline(patient: try Self.patient(reference, in: open), query: TimelineQuery(range: range, keys: keys, detail: detail))
+            }
+            return JSONResponse.make(payload)
+        }
+        router.post("/timeline.json") { request, _ in try await post(request) }
+
+        router.get("/api/patients") { _, _ in
+            let patients = try await gate.run { try $0.allPatients() }
+            return try JSONResponse.make(object: ["patients": patients.map(Self.patientObject)])
+        }
+        router.get("/api/patients/:patient") { _, context in
+            let reference = try context.parameters.require("patient")
+            let patient = try await gate.run { try Self.patient(reference, in: $0) }
+            return try JSONResponse.make(object: ["patient": Self.patientObject(patient)])
+        }
+        router.get("/api/patients/:patient/summary") { _, context in
+            let reference = try context.parameters.require("patient")
+            let registry = self.registry
+            let summary = try await gate.run { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
+            return JSONResponse.make(summary.json)
+        }
+        router.get("/api/patients/:patient/entries") { request, context in
+            try await entries(request, reference: try context.parameters.require("patient"))
+        }
+        router.get("/api/patients/:patient/vitals") { request, context in
+            let reference = try context.parameters.require("patient")
+            let range = try Self.range(request.uri.queryParameters)
+            let points = try Self.integer(request.uri.queryParameters.get("points"), name: "points", default: 400, in: 2...5000)
+            let series = try await gate.run { open in
+                try open.vitalSeries(patient: try Self.patient(reference, in: open), range: range, maximumPoints: points)
+            }
+            return JSONResponse.make(.object([("start_date", .number(Double(range.start))), ("end_date", .number(Double(range.end))),
+                                              ("vitals", .array(series.map(\.json)))]))
+        }
+
+        router.get("/static/app.js") { _, _ in Self.asset(PackageResources.app_js, type: "text/javascript; charset=utf-8") }
+        router.get("/static/app.css") { _, _ in Self.asset(PackageResources.app_css, type: "text/css; charset=utf-8") }
+        router.get("/static/icon.svg") { _, _ in JSONResponse.body(Self.icon, contentType: "image/svg+xml") }
+        router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
+    }
+
+    // MARK: Posting to the timeline
+
+    /// hReader's `POST timeline.json?key=…`: a JSON object, or a plain form (then the answer redirects back
+    /// to the page the form was on, so the forms work without the script too).
+    func post(_ request: Request) async throws -> Response {
+        let query = request.uri.queryParameters
+        guard let key = query.get("key"), !key.isEmpty else { throw WebError.badRequest("give ?key=Levels, NewMedication or MedRegiment") }
+        var request = request
+        let body = try await request.collectBody(upTo: WebGuard.maximumPostBody)
+        let form = FormBody(body, of: request)
+        var data: [String: Any]
+        var returnTo: String?
+        if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+            data = [:]
+            for (name, value) in form.fields where !value.isEmpty {
+                switch name {
+                case AccessControl.csrfField: continue
+                case "return_to": returnTo = value
+                default: data[name] = value
+                }
+            }
+        } else {
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] else {
+                throw WebError.badRequest("the body must be a JSON object (or a form)")
+            }
+            data = object
+        }
+        let postKey = TimelinePostKey(key)
+        if postKey == .levels { try Self.checkLevels(data) }
+        let reference = query.get("patient")
+        let posted = JSONValue(any: data)
+        let item = try await gate.run { open in
+            try open.postTimelineItem(patient: try Self.patient(reference, in: open), key: postKey, data: posted)
+        }
+        if let returnTo, Self.isLocalPath(returnTo) {
+            return Response.redirect(to: returnTo, type: .found)   // 302 after POST: the browser follows with GET
+        }
+        return JSONResponse.make(.object([("item", .object([("id", .string(item.uuid)), ("type", .string(item.type)),
+                                                            ("time", .number(Double(item.time)))]))]), status: .created)
+    }
+
+    /// Pain, mood and energy are whole numbers from 0 to 10 (the forms' sliders); other level keys pass as posted.
+    static func checkLevels(_ data: [String: Any]) throws {
+        for name in ["pain", "mood", "energy"] {
+            guard let value = data[name] else { continue }
+            let number = (value as? String).flatMap { Int($0) } ?? (value as? NSNumber).flatMap { n in n.doubleValue == n.doubleValue.rounded() ? n.intValue : nil }
+            guard let number, (0...10).contains(number) else { throw WebError.badRequest("\(name) must be a whole number from 0 to 10") }
+        }
+    }
+
+    /// Only a path on this server: "/x", not "//other.example/x" or "https://…".
+    static func isLocalPath(_ path: String) -> Bool {
+        path.hasPrefix("/") && !path.hasPrefix("//") && !path.hasPrefix("/\\") && !path.contains("\r") && !path.contains("\n")
+    }
+
+    // MARK: Entries
+
+    func entries(_ request: Request, reference: String) async throws -> Response {
+        let query = request.uri.queryParameters
+        let type = try query.get("type").map { name -> EntryType in
+            guard let type = EntryType(rawValue: name) else {
+                throw WebError.badRequest("unknown entry type '\(name)'; use one of \(EntryType.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return type
+        }
+        let from = try query.get("from").map { try Self.time($0, name: "from").date }
+        let to = try query.get("to").map { try Self.time($0, name: "to").date }
+        let limit = try Self.integer(query.get("limit"), name: "limit", default: 500, in: 1...5000)
+        let offset = try Self.integer(query.get("offset"), name: "offset", default: 0, in: 0...Int(Int32.max))
+        let page = try await gate.run { open in
+            // One more than asked tells whether there is a next page without counting them all.
+            try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
+        }
+        var object: [String: Any] = ["entries": page.prefix(limit).map(\.jsonObject)]
+        if page.count > limit { object["next_offset"] = offset + limit }
+        return try JSONResponse.make(object: object)
+    }
+
+    // MARK: Parsing
+
+    /// A patient by local id or uuid; with none given, the selected patient (as on the command line).
+    static func patient(_ reference: String?, in open: OpenVault) throws -> Patient {
+        do {
+            return try open.patient(reference)
+        } catch let error as HReaderError where error.kind == .usage && reference != nil {
+            throw WebError.notFound("no patient matches '\(reference!)'")
+        }
+    }
+
+    static func patientObject(_ p: Patient) -> [String: Any] {
+        var object = p.jsonObject
+        object["relationship_text"] = PatientSummary.relationshipText(p.relationship, gender: p.gender)
+        if let age = PatientSummary.ageText(birthDate: p.birthDate) { object["age"] = age }
+        return object
+    }
+
+    static func page(_ name: String) throws -> TimelinePage {
+        guard let page = TimelinePage(rawValue: name) else { throw WebError.badRequest("unknown page '\(name)'; use one of \(TimelinePage.names)") }
+        return page
+    }
+
+    /// `page` (default week) ending at `at` (default now), or `from` and `to`, as `hreader timeline` takes them.
+    static func range(_ query: FlatDictionary<Substring, Substring>) throws -> TimelineRange {
+        let from = query.get("from"), to = query.get("to")
+        if from != nil || to != nil {
+            guard let from, let to else { throw WebError.badRequest("from and to go together") }
+            guard query.get("page") == nil, query.get("at") == nil else { throw WebError.badRequest("give page (and at) or from and to, not both") }
+            let start = try time(from, name: "from"), end = try time(to, name: "to")
+            guard start.epoch <= end.epoch else { throw WebError.badRequest("from is after to") }
+            return TimelineRange(start: start.epoch, end: end.epoch)
+        }
+        let page = try page(query.get("page") ?? "week")
+        let at = try query.get("at").map { try time($0, name: "at") } ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970))
+        return TimelineRange.page(page, at: at)
+    }
+
+    /// RFC 3339, a date, or epoch seconds (what the page's script sends).
+    static func time(_ text: String, name: String) throws -> ClinicalTime {
+        if let seconds = Int64(text) { return ClinicalTime(epoch: seconds) }
+        guard let time = ClinicalTime.parse(text) else {
+            throw WebError.badRequest("\(name) is not a time: use RFC 3339 (2012-05-01T00:00:00Z), a date (2012-05-01) or epoch seconds")
+        }
+        return time
+    }
+
+    static func timelineKeys(_ list: String) throws -> Set<String> {
+        let keys = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        let unknown = keys.subtracting(TimelineQuery.allKeys)
+        guard unknown.isEmpty else { throw WebError.badRequest("unknown timeline keys: \(unknown.sorted().joined(separator: ", "))") }
+        return keys
+    }
+
+    static func integer(_ text: String?, name: String, default value: Int, in bounds: ClosedRange<Int>) throws -> Int {
+        guard let text else { return value }
+        guard let number = Int(text), bounds.contains(number) else {
+            throw WebError.badRequest("\(name) must be a whole number from \(bounds.lowerBound) to \(bounds.upperBound)")
+        }
+        return number
+    }
+
+    // MARK: Assets
+
+    static func asset(_ bytes: [UInt8], type: String) -> Response {
+        Response(status: .ok, headers: [.contentType: type], body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path fill="#b3261e" \
+        d="M16 29 4.5 17.5A7 7 0 0 1 16 7.6a7 7 0 0 1 11.5 9.9Z"/></svg>
+        """
+}

@@ -1,0 +1,147 @@
+import Foundation
+import HReaderKit
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+
+/// What a request carries once `WebGuard` has let it through.
+public struct WebContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The browser session's CSRF token, which pages embed; nil for a request authenticated by bearer token.
+    var csrfToken: String?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+}
+
+/// An answer other than success, with a message safe to show (it never holds health data or secrets).
+struct WebError: Error {
+    let status: HTTPResponse.Status
+    let message: String
+
+    static func notFound(_ what: String) -> WebError { WebError(status: .notFound, message: what) }
+    static func badRequest(_ why: String) -> WebError { WebError(status: .badRequest, message: why) }
+}
+
+/// The middleware in front of every route, including unknown ones, in this order:
+/// 1. the `Host` must be exactly the loopback address and port we listen on (DNS rebinding);
+/// 2. the caller must hold the token: in the query (exchanged for a cookie and redirected), as a bearer
+///    token, or through a session cookie;
+/// 3. a POST authenticated by the cookie must come from our own origin and carry the session's CSRF token;
+/// 4. every answer, errors included, gets the security headers: a CSP that allows only our own origin,
+///    `no-store` (health data must not land in the browser's disk cache), no referrer, no framing.
+struct WebGuard: RouterMiddleware {
+    typealias Context = WebContext
+
+    let access: AccessControl
+    /// "127.0.0.1:8080": the only `Host` we answer.
+    let authority: ListeningAuthority
+    static let maximumPostBody = 64 * 1024
+
+    func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await guarded(request, context: context, next: next)
+        } catch {
+            response = Self.errorResponse(error, for: request)
+        }
+        Self.addSecurityHeaders(to: &response.headers)
+        return response
+    }
+
+    private func guarded(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response) async throws -> Response {
+        var request = request
+        var context = context
+        let authority = self.authority.current ?? "127.0.0.1"
+        guard let host = request.head.authority, host.lowercased() == authority, request.headers[values: Self.hostField].isEmpty else {
+            throw WebError(status: .forbidden, message: "this server answers only to http://\(authority)")
+        }
+
+        if let token = request.uri.queryParameters.get("token") {
+            guard access.isToken(token) else { throw Self.unauthorized }
+            if request.method == .get || request.method == .head {
+                // The first visit: swap the token for a session cookie and drop it from the address bar.
+                let session = try access.startSession()
+                var response = Response.redirect(to: Self.withoutToken(request.uri), type: .normal)
+                response.setCookie(Cookie(name: AccessControl.cookieName, value: session.id, path: "/", httpOnly: true, sameSite: .strict))
+                return response
+            }
+        } else if let authorization = request.headers[.authorization] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, parts[0].lowercased() == "bearer", access.isToken(String(parts[1])) else { throw Self.unauthorized }
+        } else if let session = request.cookies[AccessControl.cookieName]?.value, let csrf = access.csrfToken(forSession: session) {
+            context.csrfToken = csrf
+        } else {
+            throw Self.unauthorized
+        }
+
+        if request.method != .get && request.method != .head {
+            if request.method != .post { throw WebError(status: .methodNotAllowed, message: "only GET and POST are served") }
+            let body = try await request.collectBody(upTo: Self.maximumPostBody)
+            if let csrf = context.csrfToken { try checkCrossSite(request, body: FormBody(body, of: request), csrf: csrf, authority: authority) }
+        }
+        return try await next(request, context)
+    }
+
+    /// A cookie rides along with any request the browser makes, even one another site's page triggers;
+    /// only our own pages know the CSRF token. (SameSite=Strict already keeps the cookie off cross-site
+    /// requests; this is the second lock.)
+    private func checkCrossSite(_ request: Request, body: FormBody, csrf: String, authority: String) throws {
+        if let origin = request.headers[.origin], origin.lowercased() != "http://" + authority {
+            throw WebError(status: .forbidden, message: "a request from another origin was refused")
+        }
+        let sent = request.headers[HTTPField.Name(AccessControl.csrfHeader)!] ?? body.value(AccessControl.csrfField)
+        guard let sent, AccessControl.constantTimeEqual(sent, csrf) else {
+            throw WebError(status: .forbidden, message: "missing or wrong CSRF token; reload the page and try again")
+        }
+    }
+
+    /// A second `Host` header (the first becomes the request's authority).
+    static let hostField = HTTPField.Name("Host")!
+
+    static let unauthorized = WebError(status: .unauthorized, message: "open the URL that 'hreader serve' printed (it carries the access token)")
+
+    static func withoutToken(_ uri: URI) -> String {
+        let kept = uri.queryParameters.filter { $0.key != "token" }
+            .map { "\(FormBody.encode(String($0.key)))=\(FormBody.encode(String($0.value)))" }
+        return uri.path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+    }
+
+    static func addSecurityHeaders(to headers: inout HTTPFields) {
+        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        headers[.cacheControl] = "no-store"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
+        headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"
+    }
+
+    /// One clear message: JSON for the API and `timeline.json`, a small page otherwise. Unexpected
+    /// errors say only that something failed, so nothing internal reaches the browser.
+    static func errorResponse(_ error: Error, for request: Request) -> Response {
+        let (status, message): (HTTPResponse.Status, String)
+        switch error {
+        case let e as WebError: (status, message) = (e.status, e.message)
+        case let e as HReaderError:
+            switch e.kind {
+            case .usage, .badInput: status = .badRequest
+            case .authentication: status = .unauthorized
+            default: status = .internalServerError
+            }
+            message = e.message
+        case let e as HTTPError:
+            status = e.status
+            message = e.status == .notFound ? "no such page" : (e.body ?? e.status.reasonPhrase)
+        default:
+            (status, message) = (.internalServerError, "the request failed inside hreader")
+        }
+        let path = request.uri.path
+        if path.hasPrefix("/api/") || path == "/timeline.json" {
+            return JSONResponse.make(.object([("error", .string(message))]), status: status)
+        }
+        return HTMLResponse.make(Pages.errorPage(status: status, message: message), status: status)
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A running `hreader serve`, started as a real process by a test.
+struct ServedVault {
+    let running: CLITestCase.Running
+    /// The URL it printed, with the token.
+    let url: URL
+    var port: Int { url.port! }
+    var token: String { URLComponents(url: url, resolvingAgainstBaseURL: false)!.queryItems!.first { $0.name == "token" }!.value! }
+    /// What a browser sends as `Host`.
+    var authority: String { "127.0.0.1:\(port)" }
+    var base: String { "http://\(authority)" }
+
+    /// One request as the test writes it; `Host` is ours unless given.
+    func send(_ method: String, _ path: String, host: String? = nil, headers: [(String, String)] = [], body: Data? = nil) throws -> RawHTTP.Response {
+        try RawHTTP.send(port: port, method: method, path: path, host: host ?? authority, headers: headers, body: body)
+    }
+
+    func send(_ path: String, host: String? = nil, headers: [(String, String)] = []) throws -> RawHTTP.Response {
+        try send("GET", path, host: host, headers: headers)
+    }
+
+    /// With the token as `Authorization: Bearer`, as a script sends it.
+    func bearer(_ method: String, _ path: String, headers: [(String, String)] = [], body: Data? = nil) throws -> RawHTTP.Response {
+        try send(method, path, headers: [("Authorization", "Bearer \(token)")] + headers, body: body)
+    }
+
+    func bearer(_ path: String) throws -> RawHTTP.Response { try bearer("GET", path) }
+}
+
+extension CLITestCase {
+    /// Starts `hreader serve` on the vault and waits for the URL line.
+    func serve(_ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> ServedVault {
+        let running = try start(withPassword(["serve"]) + extra)
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let out = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""
+            if let first = out.split(separator: "\n").first, out.contains("\n"), let url = URL(string: String(first)) {
+                return ServedVault(running: running, url: url)
+            }
+            if !running.process.isRunning {
+                let result = running.finish()
+                XCTFail("hreader serve stopped: \(result.stderr)", file: file, line: line)
+                throw NSError(domain: "serve", code: Int(result.status))
+            }
+            usleep(20_000)
+        }
+        kill(running.process.processIdentifier, SIGKILL)
+        XCTFail("hreader serve printed no URL within 60 s", file: file, line: line)
+        throw NSError(domain: "serve", code: -1)
+    }
+
+    /// Ctrl-C, as a user stops it; SIGKILL (and a failure) if it has not stopped within 10 s.
+    @discardableResult
+    func stop(_ served: ServedVault, file: StaticString = #filePath, line: UInt = #line) -> CLIResult {
+        let process = served.running.process
+        if process.isRunning { kill(process.processIdentifier, SIGINT) }
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            XCTFail("hreader serve did not stop on SIGINT within 10 s", file: file, line: line)
+        }
+        return served.running.finish()
+    }
+
+    /// Two patients (Ada, "me"; her son Charles) and, for Ada, blood pressure, heart rate, a condition and a
+    /// medication in November 2026, so tests can ask for fixed ranges.
+    func seedFamily() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace", "--birth-date", "1985-12-10", "--gender", "female", "--as", "me"]))
+        try ok(withPassword(["patients", "add", "--first", "Charles", "--last", "Lovelace", "--birth-date", "2015-06-01", "--gender", "male", "--as", "child"]))
+        for (day, systolic, diastolic, pulse) in [(3, 118, 76, 64), (6, 131, 86, 71), (9, 124, 79, 68)] {
+            let date = "2026-11-0\(day)T08:30:00Z"
+            try ok(withPassword(["entries", "add", "--patient", "1", "--type", "vital_sign", "--description", "Systolic blood pressure",
+                                 "--value", "\(systolic)", "--unit", "mm[Hg]", "--date", date, "--code", "LOINC=8480-6"]))
+            try ok(withPassword(["entries", "add", "--patient", "1", "--type", "vital_sign", "--description", "Diastolic blood pressure",
+                                 "--value", "\(diastolic)", "--unit", "mm[Hg]", "--date", date, "--code", "LOINC=8462-4"]))
+            try ok(withPassword(["entries", "add", "--patient", "1", "--type", "vital_sign", "--description", "Heart rate",
+                                 "--value", "\(pulse)", "--unit", "/min", "--date", date, "--code", "LOINC=8867-4"]))
+        }
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "condition", "--description", "Essential hypertension",
+                             "--status", "active", "--date", "2026-11-06"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--description", "Lisinopril 10 mg tablet",
+                             "--dose", "10 mg daily", "--date", "2026-11-06"]))
+    }
+
+    /// The end of the seeded data's month page: 2026-11-10T00:00:00Z.
+    static let seededAt = "1794268800"
+}

@@ -1,0 +1,286 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `hreader serve` over HTTP, as a browser or an attacker on the same machine would speak to it.
+final class ServeTests: CLITestCase {
+    static let routes = ["/", "/patients/1", "/patients/1/timeline", "/timeline.json?patient=1&page=week",
+                         "/api/patients", "/api/patients/1", "/api/patients/1/entries", "/api/patients/1/summary",
+                         "/api/patients/1/vitals", "/static/app.js", "/static/app.css", "/static/icon.svg",
+                         "/favicon.ico", "/no/such/page"]
+
+    func testEveryPageAndEndpointAnswers401WithoutTheToken() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        let wrongCookie = "\(String(repeating: "A", count: 43))"
+        for path in Self.routes {
+            for headers in [[], [("Authorization", "Bearer wrong-token")], [("Cookie", "hreader_session=\(wrongCookie)")]] {
+                let response = try served.send(path, headers: headers)
+                XCTAssertEqual(response.status, 401, "GET \(path) with \(headers)")
+                XCTAssertFalse(response.body.contains("Lovelace"), "GET \(path) leaked a name")
+                XCTAssertEqual(response.header("Cache-Control"), "no-store")
+                XCTAssertNotNil(response.header("Content-Security-Policy"))
+            }
+            let wrongToken = try served.send(path + (path.contains("?") ? "&" : "?") + "token=\(served.token.dropLast())x")
+            XCTAssertEqual(wrongToken.status, 401, "GET \(path) with a wrong token")
+        }
+        let post = try served.send("POST", "/timeline.json?key=Levels&patient=1", headers: [("Content-Type", "application/json")],
+                                   body: Data(#"{"pain":"3"}"#.utf8))
+        XCTAssertEqual(post.status, 401)
+        let timeline = try json(ok(withPassword(["timeline", "--patient", "1", "--page", "day"])))
+        XCTAssertEqual(timeline["levels"] as? [String: [String]], [:], "the refused POST stored nothing")
+    }
+
+    func testFirstVisitTradesTheTokenForAStrictHttpOnlyCookieAndDropsItFromTheAddress() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        XCTAssertEqual(served.url.host, "127.0.0.1")
+
+        let first = try served.send("/patients/1/timeline?page=month&token=\(served.token)")
+        XCTAssertEqual(first.status, 303)
+        XCTAssertEqual(first.header("Location"), "/patients/1/timeline?page=month", "the token leaves the address bar")
+        let cookie = try XCTUnwrap(first.header("Set-Cookie"))
+        XCTAssertTrue(cookie.hasPrefix("hreader_session="), cookie)
+        XCTAssertTrue(cookie.contains("HttpOnly"), cookie)
+        XCTAssertTrue(cookie.contains("SameSite=Strict"), cookie)
+        XCTAssertFalse(cookie.contains(served.token), "the cookie is a session, not the token itself")
+        let session = String(cookie.split(separator: ";")[0])
+
+        let page = try served.send("/", headers: [("Cookie", session)])
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("Ada Lovelace"))
+        XCTAssertTrue(page.body.contains("Charles Lovelace"))
+        XCTAssertTrue(page.body.contains(#"<span class="relationship">Son</span>"#), "relationship as hReader wrote it")
+        let ada = try XCTUnwrap(page.body.range(of: "Ada Lovelace")), charles = try XCTUnwrap(page.body.range(of: "Charles Lovelace"))
+        XCTAssertLessThan(ada.lowerBound, charles.lowerBound, "picker order")
+        XCTAssertFalse(page.body.contains(served.token), "pages never carry the token")
+        XCTAssertEqual(page.header("Referrer-Policy"), "no-referrer")
+        XCTAssertEqual(page.header("X-Frame-Options"), "DENY")
+        let csp = try XCTUnwrap(page.header("Content-Security-Policy"))
+        XCTAssertTrue(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && csp.contains("connect-src 'self'"), csp)
+    }
+
+    func testAHostOtherThanTheLoopbackAddressAndPortIsRefused() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        let auth = [("Authorization", "Bearer \(served.token)")]
+        XCTAssertEqual(try served.send("/api/patients", headers: auth).status, 200)
+        for host in ["rebind.example:\(served.port)", "localhost:\(served.port)", "127.0.0.1", "127.0.0.1:\(served.port + 1)", "[::1]:\(served.port)"] {
+            let response = try served.send("/api/patients", host: host, headers: auth)
+            XCTAssertEqual(response.status, 403, "Host: \(host)")
+            XCTAssertFalse(response.body.contains("Lovelace"))
+        }
+        // The token in the query does not open a door for a rebound name either.
+        XCTAssertEqual(try served.send("/?token=\(served.token)", host: "rebind.example:\(served.port)").status, 403)
+        let doubled = try RawHTTP.send(port: served.port, path: "/api/patients", host: served.authority,
+                                       headers: [("Host", "rebind.example"), ("Authorization", "Bearer \(served.token)")])
+        XCTAssertEqual(doubled.status, 403, "a second Host header")
+        let none = try RawHTTP.send(port: served.port, path: "/api/patients", host: nil, headers: auth)
+        XCTAssertNotEqual(none.status, 200, "no Host header at all")
+    }
+
+    func testAPostWithTheCookieNeedsTheCSRFTokenAndOurOrigin() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        let session = try XCTUnwrap(try served.send("/?token=\(served.token)").header("Set-Cookie")).split(separator: ";")[0]
+        let cookie = ("Cookie", String(session))
+        let csrf = try XCTUnwrap(Self.csrf(in: try served.send("/", headers: [cookie]).body))
+        let jsonType = ("Content-Type", "application/json")
+        let path = "/timeline.json?key=Levels&patient=1"
+        func post(_ headers: [(String, String)], _ body: String) throws -> RawHTTP.Response {
+            try served.send("POST", path, headers: [cookie] + headers, body: Data(body.utf8))
+        }
+
+        XCTAssertEqual(try post([jsonType], #"{"pain":"9"}"#).status, 403, "no CSRF token")
+        XCTAssertEqual(try post([jsonType, ("X-CSRF-Token", String(csrf.reversed()))], #"{"pain":"9"}"#).status, 403, "a wrong one")
+        XCTAssertEqual(try post([jsonType, ("X-CSRF-Token", csrf), ("Origin", "http://rebind.example")], #"{"pain":"9"}"#).status, 403,
+                       "another origin")
+        let saved = try post([jsonType, ("X-CSRF-Token", csrf), ("Origin", served.base)], #"{"pain":"4","mood":"7"}"#)
+        XCTAssertEqual(saved.status, 201, saved.body)
+        XCTAssertEqual((saved.json["item"] as? [String: Any])?["type"] as? String, "levels")
+
+        // A plain form (no script): the token in a field, then back to the page it came from.
+        let form = ("Content-Type", "application/x-www-form-urlencoded")
+        let redirected = try served.send("POST", "/timeline.json?key=NewMedication&patient=1", headers: [cookie, form],
+                                         body: Data("csrf_token=\(csrf)&return_to=%2Fpatients%2F1%2Ftimeline%3Fpage%3Dday&name=Ibuprofen&dose=200+mg".utf8))
+        XCTAssertEqual(redirected.status, 302, redirected.body)
+        XCTAssertEqual(redirected.header("Location"), "/patients/1/timeline?page=day")
+        let offsite = try served.send("POST", "/timeline.json?key=MedRegiment&patient=1", headers: [cookie, form],
+                                      body: Data("csrf_token=\(csrf)&return_to=%2F%2Frebind.example%2F&medication=Ibuprofen&schedule=08%3A00".utf8))
+        XCTAssertEqual(offsite.status, 201, "a return address off this server is ignored, not followed")
+        XCTAssertEqual(try served.send("POST", "/timeline.json?key=Levels&patient=1", headers: [cookie, form],
+                                       body: Data("pain=2".utf8)).status, 403, "a form without the token")
+
+        // What the CLI sees: exactly the three accepted posts.
+        let timeline = try json(ok(withPassword(["timeline", "--patient", "1", "--page", "day"])))
+        XCTAssertEqual(timeline["levels"] as? [String: [String]], ["pain": ["4"], "mood": ["7"]])
+        XCTAssertEqual(timeline["timeline_medications"] as? [[String: String]], [["name": "Ibuprofen", "dose": "200 mg"]])
+        XCTAssertEqual(timeline["regimens"] as? [[String: String]], [["medication": "Ibuprofen", "schedule": "08:00"]])
+    }
+
+    func testABearerTokenNeedsNoCSRFAndLevelsAreWholeNumbersFromZeroToTen() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        let json = ("Content-Type", "application/json")
+        for bad in [#"{"pain":"11"}"#, #"{"mood":"-1"}"#, #"{"energy":"high"}"#, #"{"pain":2.5}"#, "[1,2]", "not json", "{}"] {
+            let response = try served.bearer("POST", "/timeline.json?key=Levels&patient=1", headers: [json], body: Data(bad.utf8))
+            XCTAssertEqual(response.status, 400, bad)
+            XCTAssertNotNil(response.json["error"] as? String, bad)
+        }
+        XCTAssertEqual(try served.bearer("POST", "/timeline.json?patient=1", headers: [json], body: Data(#"{"pain":"1"}"#.utf8)).status, 400, "no key")
+        XCTAssertEqual(try served.bearer("POST", "/timeline.json?key=Levels&patient=99", headers: [json], body: Data(#"{"pain":"1"}"#.utf8)).status, 404)
+        let saved = try served.bearer("POST", "/timeline.json?key=Levels&patient=1", headers: [json], body: Data(#"{"pain":0,"energy":"10"}"#.utf8))
+        XCTAssertEqual(saved.status, 201, saved.body)
+        let levels = try served.bearer("/timeline.json?patient=1&page=day&types=levels").json["levels"] as? [String: [Any]]
+        XCTAssertEqual(levels?["pain"]?.first as? Int, 0)
+        XCTAssertEqual(levels?["energy"]?.first as? String, "10")
+    }
+
+    /// The page's data is the CLI's payload, byte for byte, for a page and for an explicit range.
+    func testTimelineJSONIsTheSamePayloadAsTheCommandLine() throws {
+        try seedFamily()
+        try ok(withPassword(["timeline", "add", "--patient", "1", "--key", "Levels", "--at", "2026-11-05T12:00:00Z", "pain=6"]))
+        let served = try serve()
+        defer { stop(served) }
+        let uuid = try XCTUnwrap((try json(ok(withPassword(["patients", "show", "1", "--json"])))["patient"] as? [String: Any])?["uuid"] as? String)
+
+        let web = try served.bearer("/timeline.json?patient=\(uuid)&page=month&at=2026-11-10T00:00:00Z")
+        XCTAssertEqual(web.status, 200, web.body)
+        XCTAssertEqual(web.header("Content-Type"), "application/json; charset=utf-8")
+        let cli = try ok(withPassword(["timeline", "--patient", "1", "--page", "month", "--at", "2026-11-10T00:00:00Z"]))
+        XCTAssertEqual(web.body, cli.stdout.trimmingCharacters(in: .newlines))
+        XCTAssertTrue(web.body.contains("Essential hypertension") && web.body.contains(#""pain":["6"]"#), web.body)
+
+        let ranged = try served.bearer("/timeline.json?patient=1&from=2026-11-04&to=2026-11-30&detail=1")
+        let cliRanged = try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-11-04", "--to", "2026-11-30", "--detail"]))
+        XCTAssertEqual(ranged.body, cliRanged.stdout.trimmingCharacters(in: .newlines))
+
+        for bad in ["page=fortnight", "from=2026-11-04", "from=yesterday&to=2026-11-30", "page=week&types=nonsense", "from=2026-12-01&to=2026-11-01"] {
+            let response = try served.bearer("/timeline.json?patient=1&\(bad)")
+            XCTAssertEqual(response.status, 400, bad)
+            XCTAssertNotNil(response.json["error"], bad)
+        }
+    }
+
+    func testTheAPIListsPatientsEntriesSummaryAndVitalSeries() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        let patients = try XCTUnwrap(try served.bearer("/api/patients").json["patients"] as? [[String: Any]])
+        XCTAssertEqual(patients.map { $0["first_name"] as? String }, ["Ada", "Charles"])
+        XCTAssertEqual(patients.map { $0["relationship_text"] as? String }, ["Me", "Son"])
+        let uuid = try XCTUnwrap(patients[0]["uuid"] as? String)
+        XCTAssertEqual((try served.bearer("/api/patients/\(uuid)").json["patient"] as? [String: Any])?["last_name"] as? String, "Lovelace")
+
+        // Entries in timeline order, a page at a time.
+        let first = try served.bearer("/api/patients/1/entries?type=vital_sign&limit=4").json
+        XCTAssertEqual((first["entries"] as? [[String: Any]])?.count, 4)
+        XCTAssertEqual(first["next_offset"] as? Int, 4)
+        let rest = try served.bearer("/api/patients/1/entries?type=vital_sign&limit=4&offset=8").json
+        XCTAssertEqual((rest["entries"] as? [[String: Any]])?.count, 1)
+        XCTAssertNil(rest["next_offset"])
+        let ranged = try XCTUnwrap(try served.bearer("/api/patients/1/entries?from=2026-11-05&to=2026-11-07").json["entries"] as? [[String: Any]])
+        XCTAssertEqual(Set(ranged.map { $0["description"] as! String }),
+                       ["Systolic blood pressure", "Diastolic blood pressure", "Heart rate", "Essential hypertension", "Lisinopril 10 mg tablet"])
+        XCTAssertEqual(try served.bearer("/api/patients/1/entries?type=gossip").status, 400)
+        XCTAssertEqual(try served.bearer("/api/patients/1/entries?limit=0").status, 400)
+        XCTAssertEqual(try served.bearer("/api/patients/nobody/entries").status, 404)
+
+        // The summary is the CLI's.
+        let summary = try served.bearer("/api/patients/1/summary")
+        let cliSummary = try ok(withPassword(["summary", "--patient", "1", "--json"]))
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(summary.body.utf8)) as? NSDictionary,
+                       try JSONSerialization.jsonObject(with: Data(cliSummary.stdout.utf8)) as? NSDictionary)
+
+        // Vital series carry each reading's time, which the timeline's values do not.
+        let vitals = try served.bearer("/api/patients/1/vitals?page=month&at=\(Self.seededAt)").json
+        let series = try XCTUnwrap(vitals["vitals"] as? [[String: Any]])
+        XCTAssertEqual(series.map { $0["description"] as? String }, ["Heart rate", "Systolic blood pressure", "Diastolic blood pressure"])
+        let systolic = try XCTUnwrap(series[1]["points"] as? [[Double]])
+        XCTAssertEqual(systolic.map { $0[1] }, [118, 131, 124])
+        XCTAssertEqual(systolic.map { $0[0] }, [1_793_694_600, 1_793_953_800, 1_794_213_000], "2026-11-03, -06, -09 08:30Z")
+        XCTAssertEqual(series[1]["max"] as? Double, 131)
+        let averaged = try XCTUnwrap((try served.bearer("/api/patients/1/vitals?page=month&at=\(Self.seededAt)&points=2").json["vitals"] as? [[String: Any]])?[1])
+        XCTAssertEqual(averaged["readings"] as? Int, 3)
+        XCTAssertLessThanOrEqual((averaged["points"] as? [[Double]])?.count ?? 99, 2, "downsampled to at most the points asked for")
+    }
+
+    func testPagesShowTheSummaryTilesAndEscapeWhatTheyShow() throws {
+        try seedFamily()
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "allergy", "--description", "<script>alert(1)</script> dust",
+                             "--date", "2026-11-02"]))
+        let served = try serve()
+        defer { stop(served) }
+        let summary = try served.bearer("/patients/1")
+        XCTAssertEqual(summary.status, 200)
+        XCTAssertTrue(summary.body.contains("&lt;script&gt;alert(1)&lt;/script&gt; dust"), "escaped")
+        XCTAssertFalse(summary.body.contains("<script>alert"))
+        XCTAssertTrue(summary.body.contains(#"data-identifier="org.mitre.hreader.bloodpressure""#), "the default applets' tiles")
+        XCTAssertTrue(summary.body.contains("Essential hypertension"))
+        let timeline = try served.bearer("/patients/1/timeline?page=decade")
+        XCTAssertEqual(timeline.status, 200)
+        XCTAssertTrue(timeline.body.contains(#"data-page="decade""#))
+        XCTAssertEqual(try served.bearer("/patients/1/timeline?page=fortnight").status, 400)
+        XCTAssertEqual(try served.bearer("/patients/42").status, 404)
+        XCTAssertEqual(try served.bearer("/static/app.js").header("Content-Type"), "text/javascript; charset=utf-8")
+        XCTAssertEqual(try served.bearer("DELETE", "/api/patients/1").status, 405)
+    }
+
+    func testCtrlCStopsTheServerAndEndsTheSession() throws {
+        try seedFamily()
+        let served = try serve(["--port", "0"])
+        XCTAssertEqual(try served.bearer("/api/patients").status, 200)
+        let result = stop(served)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("Stopped"), result.stderr)
+        XCTAssertThrowsError(try served.bearer("/api/patients"), "nothing listens any more")
+        // The printed line is the only place the token appears, and no health data is printed.
+        XCTAssertFalse(result.stderr.contains(served.token))
+        XCTAssertFalse((result.stdout + result.stderr).contains("Lovelace"))
+        // A new server has a new token: the old URL opens nothing.
+        let again = try serve()
+        defer { stop(again) }
+        XCTAssertNotEqual(again.token, served.token)
+        XCTAssertEqual(try again.send("/api/patients", headers: [("Authorization", "Bearer \(served.token)")]).status, 401)
+    }
+
+    func testAPortInUseIsOneClearError() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        let second = try hreader(withPassword(["serve", "--port", "\(served.port)"]), timeout: 30)
+        XCTAssertEqual(second.status, 1, second.stderr)
+        XCTAssertTrue(second.stderr.contains("already in use"), second.stderr)
+        XCTAssertEqual(second.stderr.split(separator: "\n").count, 1, second.stderr)
+        XCTAssertEqual(try hreader(withPassword(["serve", "--port", "70000"])).status, 2)
+        let wrong = try hreader(["serve", "--password-file", try file("wrong", "Not-The-Password9\n")])
+        XCTAssertEqual(wrong.status, 3, wrong.stderr)
+    }
+
+    /// After a session in the web view, the vault and temp directory hold nothing readable.
+    func testServingLeavesNoPlaintextOnDisk() throws {
+        try seedFamily()
+        let served = try serve()
+        try ok(withPassword(["entries", "comment", "1", "--text", "WEB-CANARY-COMMENT"]))
+        _ = try served.bearer("POST", "/timeline.json?key=NewMedication&patient=1", headers: [("Content-Type", "application/json")],
+                              body: Data(#"{"name":"Zzyzxomycin","dose":"WEB-CANARY-DOSE"}"#.utf8))
+        for path in Self.routes { _ = try served.bearer(path) }
+        XCTAssertTrue(try served.bearer("/timeline.json?patient=1&page=day").body.contains("Zzyzxomycin"))
+        stop(served)
+        for (path, data) in filesWithContents(under: vaultDir) + filesWithContents(under: childTemp) {
+            for canary in ["Lovelace", "Zzyzxomycin", "WEB-CANARY-DOSE", "WEB-CANARY-COMMENT", "Essential hypertension", served.token] {
+                XCTAssertNil(data.range(of: Data(canary.utf8)), "\(canary) in plaintext in \(path)")
+            }
+        }
+    }
+
+    static func csrf(in page: String) -> String? {
+        guard let range = page.range(of: #"<meta name="csrf-token" content=""#) else { return nil }
+        return String(page[range.upperBound...].prefix { $0 != "\"" })
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// HTTP/1.1 spoken by hand over a loopback socket: the tests of `hreader serve` need to send exactly
+/// the bytes an attacker would (a foreign or doubled `Host`, no cookie, a forged `Origin`) and to see
+/// redirects and `Set-Cookie` as they are, which URLSession would follow, store or rewrite.
+public enum RawHTTP {
+    public struct Response {
+        public let status: Int
+        public let headers: [(name: String, value: String)]
+        public let body: String
+
+        public func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+        public func headers(_ name: String) -> [String] { headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value) }
+
+        public var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Sends one request to 127.0.0.1:`port` and reads the answer until the server closes.
+    /// `host` nil sends no `Host` header at all; `headers` are sent as given, in order.
+    public static func send(port: Int, method: String = "GET", path: String, host: String? = nil,
+                            headers: [(String, String)] = [], body: Data? = nil) throws -> Response {
+        var request = "\(method) \(path) HTTP/1.1\r\n"
+        if let host { request += "Host: \(host)\r\n" }
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        if let body { request += "Content-Length: \(body.count)\r\n" }
+        request += "Connection: close\r\n\r\n"
+        var bytes = Data(request.utf8)
+        if let body { bytes.append(body) }
+
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw failure("socket() failed") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw failure("cannot connect to 127.0.0.1:\(port)") }
+        try bytes.withUnsafeBytes { raw in
+            var sent = 0
+            while sent < raw.count {
+                let n = Glibc.send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
+                guard n > 0 else { throw failure("send failed") }
+                sent += n
+            }
+        }
+        var answer = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer.append(contentsOf: buffer[0..<n])
+        }
+        return try parse(answer)
+    }
+
+    static func parse(_ data: Data) throws -> Response {
+        guard let split = data.range(of: Data("\r\n\r\n".utf8)) else { throw failure("no complete response head") }
+        let head = String(decoding: data[..<split.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = head[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw failure("bad status line \(head[0])") }
+        let headers = head.dropFirst().compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var body = Data(data[split.upperBound...])
+        if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased().contains("chunked") }) {
+            body = dechunk(body)
+        }
+        return Response(status: status, headers: headers, body: String(decoding: body, as: UTF8.self))
+    }
+
+    static func dechunk(_ data: Data) -> Data {
+        var out = Data()
+        var rest = data[...]
+        while let lineEnd = rest.range(of: Data("\r\n".utf8)) {
+            let size = Int(String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0], radix: 16) ?? 0
+            if size == 0 { break }
+            let start = lineEnd.upperBound
+            out.append(rest[start..<min(start + size, rest.endIndex)])
+            rest = rest[min(start + size + 2, rest.endIndex)...]
+        }
+        return out
+    }
+
+    static func failure(_ message: String) -> NSError {
+        NSError(domain: "RawHTTP", code: 1, userInfo: [NSLocalizedDescriptionKey: message])
+    }
+}

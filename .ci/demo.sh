@@ -94,6 +94,23 @@ step hreader applets add --patient 3 org.mitre.hreader.bmi
 step hreader summary --patient 3
 "$hreader" summary --patient 3
 
+# The local web view: started, asked for its patients over the JSON API (bash's /dev/tcp, so no curl is
+# needed), then stopped with Ctrl-C's signal, as a user would.
+step hreader serve     "# prints the URL to open in a browser; stopped again after one request"
+"$hreader" serve > "$work/serve.out" 2> "$work/serve.err" &
+serve_pid=$!
+for _ in $(seq 1 100); do grep -q '^http://' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+url=$(head -n 1 "$work/serve.out")
+[ -n "$url" ] || { echo "demo: hreader serve did not start: $(cat "$work/serve.err")" >&2; exit 1; }
+port=${url#http://127.0.0.1:}; port=${port%%/*}; token=${url#*token=}
+printf '%s\n' "${url%%token=*}token=…"
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+printf 'GET /api/patients HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$port" "$token" >&3
+answer=$(cat <&3); exec 3<&-
+printf '%s\n' "$answer" | head -n 1
+printf 'GET /api/patients: %s patients\n' "$(printf '%s' "$answer" | grep -o '"first_name"' | wc -l)"
+kill -INT "$serve_pid"; wait "$serve_pid"
+
 step hreader status
 "$hreader" status
 step hreader check

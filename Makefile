@@ -25,6 +25,7 @@ release: deps schema
 # (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.
 test: deps schema
 	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
+	@.ci/browser.sh
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt
 	@awk '/^Test Suite .All tests. (passed|failed)/ { getline; n=$$2; f=$$5 } END { if (n == "") exit 1; printf "tests: %d passed, %d failed\n", n - f, f }' $(BUILD_DIR)/test-output.txt

@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         // The local web view. Its default traits would build swift-configuration, which hreader does not use.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(
@@ -58,7 +59,8 @@ let package = Package(
         .target(
             name: "HReaderWeb",
             dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "Hummingbird", package: "hummingbird"),
-                           .product(name: "HummingbirdCore", package: "hummingbird")],
+                           .product(name: "HummingbirdCore", package: "hummingbird"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             resources: [.embedInCode("Assets/app.js"), .embedInCode("Assets/app.css")]
         ),
         .executableTarget(

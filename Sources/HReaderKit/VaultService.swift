@@ -131,6 +131,14 @@ public struct VaultService: Sendable {
         return vault.removeAllSessions()
     }
 
+    /// Whether the unlock session a token names still exists and has not expired (`hreader lock` or
+    /// `passwd` removes sessions; a long-running `serve` asks this to stop when its session ends).
+    public func sessionIsLive(_ token: String, now: Date = Date()) -> Bool {
+        guard let id = try? UnlockSession.sessionID(in: token), let file = vault.readSession(id: id),
+              let expires = UnlockSession.expiry(of: file) else { return false }
+        return now < expires
+    }
+
     /// Sessions still present, with their expiry.
     public func sessions() -> [(id: String, expires: Date?)] {
         vault.sessionIDs().map { id in (id, vault.readSession(id: id).flatMap(UnlockSession.expiry(of:))) }

@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
 
 /// `hreader serve`: the local web view over an unlocked vault (docs/web.md).
 ///
@@ -29,9 +30,18 @@ public struct WebServer: Sendable {
         self.access = try AccessControl()
     }
 
-    /// Serves until SIGINT (Ctrl-C) or SIGTERM, then lets open requests finish and returns. `onReady` gets
-    /// the URL to open, which carries the token, once the socket listens.
-    public func run(onReady: @escaping @Sendable (URL) -> Void) async throws {
+    /// Why `run` returned.
+    public enum Stop: Sendable {
+        /// SIGINT (Ctrl-C) or SIGTERM.
+        case signal
+        /// `vaultStillUnlocked` said no: the unlock session the vault was opened with has ended.
+        case vaultLocked
+    }
+
+    /// Serves until SIGINT (Ctrl-C) or SIGTERM, or until `vaultStillUnlocked` (asked every 2 s) says
+    /// no, then lets open requests finish (5 s at most) and returns. `onReady` gets the URL to open,
+    /// which carries the token, once the socket listens.
+    public func run(vaultStillUnlocked: (@Sendable () -> Bool)? = nil, onReady: @escaping @Sendable (URL) -> Void) async throws -> Stop {
         let listening = ListeningAuthority()
         let router = Router(context: WebContext.self)
         router.add(middleware: WebGuard(access: access, authority: listening))
@@ -50,12 +60,44 @@ public struct WebServer: Sendable {
                 onReady(URL(string: "http://\(Self.host):\(port)/?token=\(access.token)")!)
             },
             logger: logger)
+        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: app)]
+        let watch = vaultStillUnlocked.map(LockWatch.init)
+        if let watch { services.append(.init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup)) }
+        var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        // A browser keeps idle connections open; they must not hold the shutdown (and the key) for long.
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
         do {
-            try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            try await ServiceGroup(configuration: configuration).run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw HReaderError(.failure, "port \(port) on \(Self.host) is already in use; choose another with --port, or leave it out for a free one")
         } catch let error as IOError {
             throw HReaderError(.failure, "cannot serve on \(Self.host):\(port): \(error.description)")
+        }
+        return watch?.sawLock == true ? .vaultLocked : .signal
+    }
+}
+
+/// Ends the service group (successfully) once the vault's unlock session is gone: `hreader lock` must
+/// lock a vault that a running `serve` opened with that session, as it does for every other command.
+final class LockWatch: Service, Sendable {
+    private let stillUnlocked: @Sendable () -> Bool
+    private let locked = NIOLockedValueBox(false)
+
+    init(_ stillUnlocked: @escaping @Sendable () -> Bool) {
+        self.stillUnlocked = stillUnlocked
+    }
+
+    var sawLock: Bool { locked.withLockedValue { $0 } }
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            while true {
+                try await Task.sleep(for: .seconds(2))
+                if !self.stillUnlocked() {
+                    self.locked.withLockedValue { $0 = true }
+                    return
+                }
+            }
         }
     }
 }

@@ -10,7 +10,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Listens on 127.0.0.1 only and prints one URL that carries a random access token: open it in a \
             browser on this machine. Anyone without the token gets 401. Ctrl-C stops the server; the token and \
-            every browser session end with it. The vault stays unlocked in this process while it runs.
+            every browser session end with it. The vault stays unlocked in this process while it runs; when it \
+            was opened with an unlock session (HREADER_SESSION), 'hreader lock' or the session's expiry stops it.
               hreader serve
               hreader serve --port 8765 --applets my-applets.plist
             The JSON API (GET /api/patients, …) is described in docs/web.md; scripts send the token as \
@@ -26,14 +27,25 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let registry = try lists.registry()
-        let server = try WebServer(open: try global.open(), registry: registry, port: port)
+        _ = try global.service.keyFile()   // "no vault here" before asking for a password
+        let credential = try global.credential()
+        let server = try WebServer(open: try global.service.open(credential), registry: registry, port: port)
+        // Opened with an unlock session: serve only while it lasts, so 'hreader lock' locks this vault too.
+        var stillUnlocked: (@Sendable () -> Bool)?
+        if case let .session(token) = credential {
+            let service = global.service
+            stillUnlocked = { service.sessionIsLive(token) }
+        }
         let quiet = global.quiet
-        try await server.run { url in
-            // The URL alone on stdout (a script can read it); the advice on stderr.
-            // Written at once: print() would hold the line in a pipe's buffer.
+        let stop = try await server.run(vaultStillUnlocked: stillUnlocked) { url in
+            // The URL alone on stdout (a script can read it), written at once: print() would hold it in a
+            // pipe's buffer. The advice goes to stderr.
             FileHandle.standardOutput.write(Data((url.absoluteString + "\n").utf8))
             if !quiet { Terminal.note("Open the URL above in a browser on this machine; Ctrl-C stops the server.") }
         }
-        global.note("Stopped; the web session has ended.")
+        switch stop {
+        case .signal: global.note("Stopped; the web session has ended.")
+        case .vaultLocked: global.note("The unlock session ended ('hreader lock', or it expired): stopped; the web session has ended.")
+        }
     }
 }

@@ -32,8 +32,10 @@ struct ServedVault {
 
 extension CLITestCase {
     /// Starts `hreader serve` on the vault and waits for the URL line.
-    func serve(_ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> ServedVault {
-        let running = try start(withPassword(["serve"]) + extra)
+    /// With `env`'s `HREADER_SESSION` and `password: false`, it opens the vault with that unlock session.
+    func serve(_ extra: [String] = [], env: [String: String] = [:], password: Bool = true,
+               file: StaticString = #filePath, line: UInt = #line) throws -> ServedVault {
+        let running = try start((password ? withPassword(["serve"]) : ["serve"]) + extra, env: env)
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             let out = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""

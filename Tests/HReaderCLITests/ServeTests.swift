@@ -249,6 +249,35 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(try again.send("/api/patients", headers: [("Authorization", "Bearer \(served.token)")]).status, 401)
     }
 
+    /// A browser keeps idle connections open; Ctrl-C must not wait on them for long.
+    func testCtrlCStopsPromptlyWithAnIdleKeepAliveConnectionOpen() throws {
+        try seedFamily()
+        let served = try serve()
+        let idle = try RawHTTP.openIdleConnection(port: served.port, path: "/api/patients", headers: [("Authorization", "Bearer \(served.token)")])
+        defer { close(idle) }
+        let started = Date()
+        let result = stop(served)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 9, "stopped within the 5 s grace period (and some slack)")
+    }
+
+    /// `hreader lock` locks the vault everywhere, a server opened with the unlock session included.
+    func testLockStopsAServerOpenedWithAnUnlockSession() throws {
+        try seedFamily()
+        let unlock = try ok(["unlock", "--for", "10m", "--password-file", passwordFile])
+        let token = try XCTUnwrap(unlock.stdout.split(separator: "=", maxSplits: 1).last).trimmingCharacters(in: .whitespacesAndNewlines)
+        let served = try serve(env: ["HREADER_SESSION": token], password: false)
+        XCTAssertEqual(try served.bearer("/api/patients").status, 200)
+        try ok(["lock"])
+        let deadline = Date().addingTimeInterval(15)
+        while served.running.process.isRunning && Date() < deadline { usleep(50_000) }
+        XCTAssertFalse(served.running.process.isRunning, "still serving after 'hreader lock'")
+        let result = stop(served)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("unlock session ended"), result.stderr)
+        XCTAssertThrowsError(try served.bearer("/api/patients"))
+    }
+
     func testAPortInUseIsOneClearError() throws {
         try seedFamily()
         let served = try serve()

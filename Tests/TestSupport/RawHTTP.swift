@@ -32,9 +32,34 @@ public enum RawHTTP {
         var bytes = Data(request.utf8)
         if let body { bytes.append(body) }
 
+        let fd = try connectLoopback(port: port)
+        defer { close(fd) }
+        try write(bytes, to: fd)
+        var answer = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            answer.append(contentsOf: buffer[0..<n])
+        }
+        return try parse(answer)
+    }
+
+    /// Sends a keep-alive request as a browser does, reads the start of the answer, and leaves the
+    /// connection open and idle; the caller closes the returned descriptor.
+    public static func openIdleConnection(port: Int, path: String, headers: [(String, String)]) throws -> Int32 {
+        let fd = try connectLoopback(port: port)
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        try write(Data((request + "\r\n").utf8), to: fd)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        guard recv(fd, &buffer, buffer.count, 0) > 0 else { close(fd); throw failure("no answer on the kept-alive connection") }
+        return fd
+    }
+
+    static func connectLoopback(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw failure("socket() failed") }
-        defer { close(fd) }
         var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -44,7 +69,11 @@ public enum RawHTTP {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw failure("cannot connect to 127.0.0.1:\(port)") }
+        guard connected == 0 else { close(fd); throw failure("cannot connect to 127.0.0.1:\(port)") }
+        return fd
+    }
+
+    static func write(_ bytes: Data, to fd: Int32) throws {
         try bytes.withUnsafeBytes { raw in
             var sent = 0
             while sent < raw.count {
@@ -53,14 +82,6 @@ public enum RawHTTP {
                 sent += n
             }
         }
-        var answer = Data()
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            answer.append(contentsOf: buffer[0..<n])
-        }
-        return try parse(answer)
     }
 
     static func parse(_ data: Data) throws -> Response {

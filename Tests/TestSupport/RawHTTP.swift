@@ -1,6 +1,12 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+private let streamSocket = Int32(SOCK_STREAM.rawValue)
+private let noSigPipe = Int32(MSG_NOSIGNAL)   // EPIPE instead of a SIGPIPE that would end the test process
+#elseif canImport(Darwin)
+import Darwin
+private let streamSocket = SOCK_STREAM
+private let noSigPipe: Int32 = 0
 #endif
 
 /// HTTP/1.1 spoken by hand over a loopback socket: the tests of `hreader serve` need to send exactly
@@ -57,10 +63,15 @@ public enum RawHTTP {
         return fd
     }
 
-    static func connectLoopback(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// A TCP connection to 127.0.0.1:`port` whose reads give up after `timeout` seconds (EAGAIN).
+    static func connectLoopback(port: Int, timeout seconds: Int = 30) throws -> Int32 {
+        let fd = socket(AF_INET, streamSocket, 0)
         guard fd >= 0 else { throw failure("socket() failed") }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        #if canImport(Darwin)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -73,12 +84,14 @@ public enum RawHTTP {
         return fd
     }
 
+    /// All of `bytes`, retrying on EINTR; a closed peer is an error (EPIPE), not a SIGPIPE.
     static func write(_ bytes: Data, to fd: Int32) throws {
         try bytes.withUnsafeBytes { raw in
             var sent = 0
             while sent < raw.count {
-                let n = Glibc.send(fd, raw.baseAddress! + sent, raw.count - sent, Int32(MSG_NOSIGNAL))
-                guard n > 0 else { throw failure("send failed") }
+                let n = Foundation.send(fd, raw.baseAddress! + sent, raw.count - sent, noSigPipe)
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { throw failure("send failed: \(String(cString: strerror(errno)))") }
                 sent += n
             }
         }

@@ -1,0 +1,140 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The web view in a real browser: Debian's headless chromium driven over WebDriver, against a real
+/// `hreader serve` process. Screenshots land in `.build/web-screenshots/` (or `$HREADER_SCREENSHOTS`).
+final class WebBrowserTests: CLITestCase {
+    static var screenshots: URL {
+        if let path = ProcessInfo.processInfo.environment["HREADER_SCREENSHOTS"] { return URL(fileURLWithPath: path) }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return packageRoot.appendingPathComponent(".build/web-screenshots")
+    }
+
+    func testPatientsSummaryTimelineScopesAndAPostedLevelInHeadlessChromium() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+        var requested: [String] = []
+        func collect() throws { requested += try browser.requestedURLs() }
+        func text(_ css: String) throws -> String { try browser.text(of: browser.findElement(css: css)) }
+
+        // The printed URL, as a user pastes it: the token becomes a cookie and leaves the address bar.
+        try browser.navigate(to: served.url)
+        _ = try browser.waitForElement(css: "ol.patients")
+        XCTAssertEqual(try browser.currentURL, served.base + "/")
+        let session = try XCTUnwrap(try browser.cookies().first { $0.name == "hreader_session" })
+        XCTAssertTrue(session.httpOnly)
+        XCTAssertEqual(session.sameSite, "Strict")
+        XCTAssertEqual(try browser.executeScript("return document.cookie.includes('hreader_session')") as? Bool, false,
+                       "HttpOnly: the page's script cannot read the session")
+        let names = try browser.findElements(css: "li.patient .name").map { try browser.text(of: $0) }
+        XCTAssertEqual(names, ["Ada Lovelace", "Charles Lovelace"])
+        let relationships = try browser.findElements(css: "li.patient .relationship").map { try browser.text(of: $0) }
+        XCTAssertEqual(relationships, ["Me", "Son"])
+        _ = try browser.screenshot(named: "1-patients")
+        try collect()
+
+        // A patient's summary with the applet tiles.
+        try browser.click(browser.findElement(css: "li.patient .patient-link"))
+        _ = try browser.waitForElement(css: "section.tiles")
+        XCTAssertEqual(try text("section.person h1"), "Ada Lovelace")
+        let pressure = try browser.text(of: browser.findElement(css: #"article.tile[data-identifier="org.mitre.hreader.bloodpressure"]"#))
+        XCTAssertTrue(pressure.contains("124/79"), pressure)
+        XCTAssertTrue(try text("section.conditions").contains("Essential hypertension"))
+        _ = try browser.screenshot(named: "2-summary")
+        try collect()
+
+        // The timeline, from a date before any record: empty, with a way to the latest record.
+        try browser.click(browser.findElement(css: "a.timeline-link"))
+        try waitForLoad(browser, scope: "week")
+        let uuid = try XCTUnwrap(browser.executeScript("return document.getElementById('timeline').dataset.patient") as? String)
+        try browser.navigate(to: URL(string: "\(served.base)/patients/\(uuid)/timeline?page=week&at=2020-01-01")!)
+        try waitForLoad(browser, scope: "week")
+        XCTAssertEqual(try text("#status"), "Nothing recorded in this range.")
+        try browser.click(browser.findElement(css: "#latest"))
+        try browser.waitUntil(timeout: 15, "the latest week shows the readings") {
+            (try? browser.findElements(css: "figure.vital").count) == 3
+        }
+
+        // hReader's five scopes over the seeded month.
+        try browser.navigate(to: URL(string: "\(served.base)/patients/\(uuid)/timeline?page=month&at=\(Self.seededAt)")!)
+        try waitForLoad(browser, scope: "month")
+        for scope in ["day", "week", "month", "year", "decade"] {
+            try browser.click(browser.findElement(css: ".scopes .scope[data-scope=\"\(scope)\"]"))
+            try waitForLoad(browser, scope: scope)
+            XCTAssertEqual(try text(".scopes .scope.active"), scope.capitalized)
+            XCTAssertTrue(try browser.currentURL.contains("page=\(scope)"), "the address keeps the scope")
+            // The page ends at 2026-11-10 00:00Z: the day holds the 11-09 readings only, every longer scope all three.
+            let charts = try browser.findElements(css: "figure.vital")
+            XCTAssertEqual(try charts.map { try browser.attribute("data-description", of: $0) },
+                           ["Heart rate", "Systolic blood pressure", "Diastolic blood pressure"], scope)
+            XCTAssertEqual(try browser.findElements(css: "figure.vital svg polyline").count, 3, scope)
+            XCTAssertEqual(try browser.findElements(css: #"figure.vital[data-description="Systolic blood pressure"] circle"#).count,
+                           scope == "day" ? 1 : 3, "one dot per reading (\(scope))")
+            let conditions = try browser.findElements(css: #"section.entry-list[data-key="conditions"]"#)
+            if scope == "day" {
+                XCTAssertTrue(conditions.isEmpty, "the condition of 11-06 is outside the day")
+            } else {
+                XCTAssertTrue(try conditions.map { try browser.text(of: $0) }.joined().contains("Essential hypertension"), scope)
+                XCTAssertTrue(try text(#"section.entry-list[data-key="medications"]"#).contains("Lisinopril"), scope)
+            }
+            _ = try browser.screenshot(named: "3-timeline-\(scope)")
+        }
+        try collect()
+
+        // Post levels, a medication and a regimen through the forms; the timeline shows them.
+        _ = try browser.executeScript("""
+            const pain = document.querySelector('#levels-form input[name="pain"]');
+            pain.value = '8';
+            pain.dispatchEvent(new Event('input'));
+            """)
+        XCTAssertEqual(try text("#levels-form label output"), "8", "the slider shows its value")
+        try browser.click(browser.findElement(css: "#levels-form button[type=submit]"))
+        try browser.waitUntil(timeout: 15, "the posted level appears") {
+            (try? text(#"#posted dd[data-level="pain"]"#)) == "8"
+        }
+        XCTAssertEqual(try text(#"#posted dd[data-level="mood"]"#), "5")
+        XCTAssertTrue(try text("#status").hasPrefix("Saved."))
+        try browser.sendKeys("Ibuprofen", to: browser.findElement(css: #"#medication-form input[name="name"]"#))
+        try browser.sendKeys("200 mg", to: browser.findElement(css: #"#medication-form input[name="dose"]"#))
+        try browser.click(browser.findElement(css: "#medication-form button[type=submit]"))
+        try browser.waitUntil(timeout: 15, "the medication appears") {
+            (try? text(".posted-medications li")) == "Ibuprofen · 200 mg"
+        }
+        try browser.sendKeys("Ibuprofen", to: browser.findElement(css: #"#regimen-form input[name="medication"]"#))
+        try browser.sendKeys("08:00, 20:00", to: browser.findElement(css: #"#regimen-form input[name="schedule"]"#))
+        try browser.click(browser.findElement(css: "#regimen-form button[type=submit]"))
+        try browser.waitUntil(timeout: 15, "the regimen appears") {
+            (try? text(".posted-regimens li")) == "Ibuprofen · 08:00, 20:00"
+        }
+        _ = try browser.screenshot(named: "4-posted")
+        try collect()
+
+        // What the browser stored is what the CLI reads.
+        let day = try json(ok(withPassword(["timeline", "--patient", "1", "--page", "day"])))
+        XCTAssertEqual(day["levels"] as? [String: [String]], ["pain": ["8"], "mood": ["5"], "energy": ["5"]])
+        XCTAssertEqual(day["timeline_medications"] as? [[String: String]], [["name": "Ibuprofen", "dose": "200 mg"]])
+        XCTAssertEqual(day["regimens"] as? [[String: String]], [["medication": "Ibuprofen", "schedule": "08:00, 20:00"]])
+
+        // Every request the pages made stayed on the loopback origin, and they made the ones we expect.
+        XCTAssertFalse(requested.isEmpty)
+        let foreign = requested.filter { !$0.hasPrefix(served.base + "/") }
+        XCTAssertEqual(foreign, [], "requests outside \(served.base)")
+        for expected in ["/static/app.js", "/static/app.css", "/timeline.json?", "/api/patients/\(uuid)/vitals?"] {
+            XCTAssertTrue(requested.contains { $0.contains(expected) }, "no request for \(expected)")
+        }
+        let pngs = try FileManager.default.contentsOfDirectory(atPath: Self.screenshots.path).filter { $0.hasSuffix(".png") }
+        XCTAssertTrue(pngs.contains("4-posted.png"), "\(pngs)")
+    }
+
+    /// The page marks the timeline root with the scope it has drawn.
+    func waitForLoad(_ browser: WebDriver, scope: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        try browser.waitUntil(timeout: 15, "the \(scope) timeline loads") {
+            (try? browser.executeScript("return document.getElementById('timeline').dataset.loaded") as? String) == scope
+        }
+    }
+}

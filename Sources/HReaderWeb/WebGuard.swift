@@ -3,6 +3,7 @@ import HReaderKit
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import NIOCore
 
 /// What a request carries once `WebGuard` has let it through.
 public struct WebContext: RequestContext {
@@ -132,6 +133,8 @@ struct WebGuard: RouterMiddleware {
             default: status = .internalServerError
             }
             message = e.message
+        case is NIOTooManyBytesError:
+            (status, message) = (.contentTooLarge, "the request body is over \(maximumPostBody / 1024) KiB")
         case let e as HTTPError:
             status = e.status
             message = e.status == .notFound ? "no such page" : (e.body ?? e.status.reasonPhrase)

@@ -133,6 +133,8 @@ final class ServeTests: CLITestCase {
             XCTAssertNotNil(response.json["error"] as? String, bad)
         }
         XCTAssertEqual(try served.bearer("POST", "/timeline.json?patient=1", headers: [json], body: Data(#"{"pain":"1"}"#.utf8)).status, 400, "no key")
+        let huge = Data(("{\"note\":\"" + String(repeating: "x", count: 70_000) + "\"}").utf8)
+        XCTAssertEqual(try served.bearer("POST", "/timeline.json?key=Levels&patient=1", headers: [json], body: huge).status, 413, "over 64 KiB")
         XCTAssertEqual(try served.bearer("POST", "/timeline.json?key=Levels&patient=99", headers: [json], body: Data(#"{"pain":"1"}"#.utf8)).status, 404)
         let saved = try served.bearer("POST", "/timeline.json?key=Levels&patient=1", headers: [json], body: Data(#"{"pain":0,"energy":"10"}"#.utf8))
         XCTAssertEqual(saved.status, 201, saved.body)

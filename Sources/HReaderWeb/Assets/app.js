@@ -151,7 +151,7 @@
 
     // One line chart per vital sign over the whole range, so scopes compare at a glance.
     function chart(series) {
-      const width = 640, height = 170, left = 52, right = 12, top = 14, bottom = 26;
+      const width = 480, height = 160, left = 44, right = 10, top = 12, bottom = 24;
       const start = Number(root.dataset.start), finish = Number(root.dataset.end);
       let low = series.min, high = series.max;
       if (low === high) { low -= 1; high += 1; }

@@ -167,6 +167,11 @@ for page in TimelinePage.allCases {
     }
 }
 
+try runServeBenchmarks(hreader: hreaderBinary, vault: timelineService.vault.root, session: tokenForCLI, patient: patient,
+                       end: tenYearsAgo + tenYears) { range in
+    try seconds { _ = try timelineVault.timeline(patient: patient, query: TimelineQuery(range: range)).serialized() }
+}
+
 try await runImportBenchmarks(scratch: scratch, password: password)
 try runAppleHealthBenchmarks(scratch: scratch, password: password)
 

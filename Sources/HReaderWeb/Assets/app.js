@@ -27,6 +27,8 @@
     ["immunizations", "Immunizations"], ["symptoms", "Symptoms"], ["observations", "Other observations"],
   ];
 
+  const TIMELINE_KEYS = SECTIONS.map(([key]) => key).concat(["activity", "timeline_medications", "regimens", "levels"]);
+
   function el(tag, attributes, ...children) {
     const node = document.createElement(tag);
     for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
@@ -82,7 +84,9 @@
       const load = ++state.loads;
       status.textContent = "Loading the timeline…";
       root.dataset.loaded = "";
-      const query = new URLSearchParams({ patient: state.patient, page: state.page });
+      // Every key but `vitals`: the charts read the series API, which carries times and stays small
+      // however many readings a watch recorded; the timeline's vitals are only their values.
+      const query = new URLSearchParams({ patient: state.patient, page: state.page, types: TIMELINE_KEYS.join(",") });
       if (state.at) query.set("at", String(Math.floor(state.at.getTime() / 1000)));
       try {
         const timeline = await getJSON("/timeline.json?" + query.toString());

@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HReaderKit
+import HReaderStore
+
+// MARK: 3b. The web view: timeline.json over HTTP from a real `hreader serve`, against the same page
+// queried in this process (the figures of section 3). The difference is what serving costs: HTTP on
+// loopback, the vault gate's queue, the guard, and the browser's share of the work (none here).
+
+func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Patient, end: Int64,
+                        direct: (TimelineRange) throws -> Double) throws {
+    guard FileManager.default.isExecutableFile(atPath: hreader.path) else { return }
+    say("\n== The web view: GET /timeline.json from hreader serve versus the same query in process ==")
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-bench-serve-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: output.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: output) }
+    let server = Process()
+    server.executableURL = hreader
+    server.arguments = ["serve", "--vault", vault.path, "--quiet"]
+    server.environment = ["HREADER_SESSION": session, "PATH": "/usr/bin:/bin"]
+    server.standardOutput = try FileHandle(forWritingTo: output)
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    defer { server.interrupt(); server.waitUntilExit() }
+    var printed = ""
+    let deadline = Date().addingTimeInterval(30)
+    while !printed.contains("\n"), Date() < deadline, server.isRunning {
+        usleep(20_000)
+        printed = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+    }
+    guard let url = URL(string: printed.split(separator: "\n").first.map(String.init) ?? ""),
+          let token = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems?.first(where: { $0.name == "token" })?.value,
+          let port = url.port else {
+        say("  (hreader serve did not start; skipped)")
+        return
+    }
+    // A script's client: the token as a bearer, one kept-alive connection, no cache.
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.urlCache = nil
+    configuration.httpAdditionalHeaders = ["Authorization": "Bearer \(token)"]
+    let client = URLSession(configuration: configuration)
+    defer { client.finishTasksAndInvalidate() }
+    func get(_ path: String) throws -> Int {
+        let semaphore = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var bytes = -1
+        client.dataTask(with: URL(string: "http://127.0.0.1:\(port)\(path)")!) { data, response, _ in
+            if (response as? HTTPURLResponse)?.statusCode == 200 { bytes = data?.count ?? 0 }
+            semaphore.signal()
+        }.resume()
+        semaphore.wait()
+        guard bytes >= 0 else { throw HReaderError(.failure, "GET \(path) failed") }
+        return bytes
+    }
+
+    for page in TimelinePage.allCases {
+        let runs = page == .decade ? 5 : (page == .year ? 10 : 40)
+        var served: [Double] = [], inProcess: [Double] = [], size = 0
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<runs {
+            let at = page == .decade ? end : end - Int64.random(in: 0..<(9 * 365 * 86_400), using: &rng)
+            let range = TimelineRange.page(page, at: ClinicalTime(epoch: at))
+            served.append(try seconds { size = try get("/timeline.json?patient=\(patient.uuid)&page=\(page.rawValue)&at=\(at)") })
+            inProcess.append(try direct(range))
+        }
+        row("  \(page.rawValue): GET /timeline.json (\(size / 1024) KiB) median", ms(median(served)),
+            String(format: "in process %.2f ms (%.2fx); p99 %.2f ms", median(inProcess) * 1000,
+                   median(served) / max(median(inProcess), 1e-9), percentile(served, 0.99) * 1000))
+    }
+    var charts: [Double] = [], size = 0
+    for _ in 0..<5 { charts.append(try seconds { size = try get("/api/patients/\(patient.uuid)/vitals?page=decade&at=\(end)") }) }
+    row("  decade: GET …/vitals (charts, \(size / 1024) KiB) median", ms(median(charts)),
+        "every vital sign of ten years, averaged to <= 400 points a series")
+}

@@ -19,17 +19,17 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @OptionGroup var lists: AppletListOptions
-    @Option(help: ArgumentHelp("The port on 127.0.0.1 (default: a free one).", valueName: "n")) var port: Int = 0
+    @Option(help: ArgumentHelp("The port on 127.0.0.1 (default: a free one).", valueName: "n")) var port: Int?
 
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be a number from 1 to 65535") }
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be a number from 1 to 65535 (0: a free one)") }
     }
 
     func run() async throws {
         let registry = try lists.registry()
         _ = try global.service.keyFile()   // "no vault here" before asking for a password
         let credential = try global.credential()
-        let server = try WebServer(open: try global.service.open(credential), registry: registry, port: port)
+        let server = try WebServer(open: try global.service.open(credential), registry: registry, port: port ?? 0)
         // Opened with an unlock session: serve only while it lasts, so 'hreader lock' locks this vault too.
         var stillUnlocked: (@Sendable () -> Bool)?
         if case let .session(token) = credential {

@@ -90,14 +90,18 @@ final class LockWatch: Service, Sendable {
     var sawLock: Bool { locked.withLockedValue { $0 } }
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            while true {
-                try await Task.sleep(for: .seconds(2))
-                if !self.stillUnlocked() {
-                    self.locked.withLockedValue { $0 = true }
-                    return
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: .seconds(2))
+                    if !self.stillUnlocked() {
+                        self.locked.withLockedValue { $0 = true }
+                        return
+                    }
                 }
             }
+        } catch is CancellationError {
+            // The group is shutting down for another reason (Ctrl-C): that is this watch's end too, not a failure.
         }
     }
 }

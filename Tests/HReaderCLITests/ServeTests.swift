@@ -268,6 +268,13 @@ final class ServeTests: CLITestCase {
         try seedFamily()
         let unlock = try ok(["unlock", "--for", "10m", "--password-file", passwordFile])
         let token = try XCTUnwrap(unlock.stdout.split(separator: "=", maxSplits: 1).last).trimmingCharacters(in: .whitespacesAndNewlines)
+        // Ctrl-C first: a server opened with the session stops as cleanly as one opened with the password.
+        let interrupted = try serve(env: ["HREADER_SESSION": token], password: false)
+        XCTAssertEqual(try interrupted.bearer("/api/patients").status, 200)
+        let stopped = stop(interrupted)
+        XCTAssertEqual(stopped.status, 0, stopped.stderr)
+        XCTAssertTrue(stopped.stderr.contains("Stopped; the web session has ended."), stopped.stderr)
+
         let served = try serve(env: ["HREADER_SESSION": token], password: false)
         XCTAssertEqual(try served.bearer("/api/patients").status, 200)
         try ok(["lock"])

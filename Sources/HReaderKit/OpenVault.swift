@@ -93,10 +93,12 @@ public final class OpenVault {
         }
     }
 
-    public func entries(of patient: Patient, type: EntryType? = nil, from: Date? = nil, to: Date? = nil) throws -> [Entry] {
+    /// The patient's entries in timeline order; `limit` and `offset` take one page of them.
+    public func entries(of patient: Patient, type: EntryType? = nil, from: Date? = nil, to: Date? = nil,
+                        limit: Int? = nil, offset: Int = 0) throws -> [Entry] {
         try read {
             try entries.list(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },
-                             to: to.map { Int64($0.timeIntervalSince1970) })
+                             to: to.map { Int64($0.timeIntervalSince1970) }, limit: limit, offset: offset)
         }
     }
 

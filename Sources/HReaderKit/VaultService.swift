@@ -132,11 +132,19 @@ public struct VaultService: Sendable {
     }
 
     /// Whether the unlock session a token names still exists and has not expired (`hreader lock` or
-    /// `passwd` removes sessions; a long-running `serve` asks this to stop when its session ends).
+    /// `passwd` removes sessions).
     public func sessionIsLive(_ token: String, now: Date = Date()) -> Bool {
         guard let id = try? UnlockSession.sessionID(in: token), let file = vault.readSession(id: id),
               let expires = UnlockSession.expiry(of: file) else { return false }
         return now < expires
+    }
+
+    /// For a long-running process such as `serve`: a check that a vault opened with `credential` should
+    /// still be open. Only an unlock session can end from outside (lock, expiry); a password cannot, so
+    /// for it there is nothing to check (nil).
+    public func stillUnlocked(by credential: Credential) -> (@Sendable () -> Bool)? {
+        guard case let .session(token) = credential else { return nil }
+        return { self.sessionIsLive(token) }
     }
 
     /// Sessions still present, with their expiry.

@@ -38,7 +38,7 @@ struct Routes {
         router.get("/timeline.json") { request, _ in
             let query = request.uri.queryParameters
             let range = try Self.range(query)
-            let keys = try query.get("types").map(Self.timelineKeys)
+            let keys = try query.get("types").map(TimelineQuery.keys(parsing:))
             let detail = ["1", "true", "yes"].contains(query.get("detail")?.lowercased() ?? "")
             let reference = query.get("patient")
             let payload = try await gate.run { open in
@@ -206,13 +206,6 @@ struct Routes {
             throw WebError.badRequest("\(name) is not a time: use RFC 3339 (2012-05-01T00:00:00Z), a date (2012-05-01) or epoch seconds")
         }
         return time
-    }
-
-    static func timelineKeys(_ list: String) throws -> Set<String> {
-        let keys = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
-        let unknown = keys.subtracting(TimelineQuery.allKeys)
-        guard unknown.isEmpty else { throw WebError.badRequest("unknown timeline keys: \(unknown.sorted().joined(separator: ", "))") }
-        return keys
     }
 
     static func integer(_ text: String?, name: String, default value: Int, in bounds: ClosedRange<Int>) throws -> Int {

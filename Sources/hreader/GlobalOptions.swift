@@ -41,9 +41,13 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// Opens the vault with the credential the user provided.
-    func open() throws -> OpenVault {
+    func open() throws -> OpenVault { try openWithCredential().vault }
+
+    /// The open vault and the credential that opened it (`serve` asks whether it can end).
+    func openWithCredential() throws -> (vault: OpenVault, credential: Credential) {
         _ = try service.keyFile()   // "no vault here" before asking for a password
-        return try service.open(try credential())
+        let credential = try credential()
+        return (try service.open(credential), credential)
     }
 
     /// The current password (never a session): for commands that change the key file.

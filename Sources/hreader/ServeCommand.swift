@@ -27,15 +27,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let registry = try lists.registry()
-        _ = try global.service.keyFile()   // "no vault here" before asking for a password
-        let credential = try global.credential()
-        let server = try WebServer(open: try global.service.open(credential), registry: registry, port: port ?? 0)
-        // Opened with an unlock session: serve only while it lasts, so 'hreader lock' locks this vault too.
-        var stillUnlocked: (@Sendable () -> Bool)?
-        if case let .session(token) = credential {
-            let service = global.service
-            stillUnlocked = { service.sessionIsLive(token) }
-        }
+        let (open, credential) = try global.openWithCredential()
+        let server = try WebServer(open: open, registry: registry, port: port ?? 0)
+        // Opened with an unlock session, it serves only while the session lasts: 'hreader lock' locks it too.
+        let stillUnlocked = global.service.stillUnlocked(by: credential)
         let quiet = global.quiet
         let stop = try await server.run(vaultStillUnlocked: stillUnlocked) { url in
             // The URL alone on stdout (a script can read it), written at once: print() would hold it in a

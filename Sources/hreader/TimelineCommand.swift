@@ -40,13 +40,8 @@ struct TimelineCommand: ParsableCommand {
             }
             if let from, let to, from.time.epoch > to.time.epoch { throw ValidationError("--from is after --to") }
             if let types {
-                let unknown = Set(keys(types)).subtracting(TimelineQuery.allKeys)
-                if !unknown.isEmpty { throw ValidationError("unknown timeline keys: \(unknown.sorted().joined(separator: ", "))") }
+                do { _ = try TimelineQuery.keys(parsing: types) } catch let error as HReaderError { throw ValidationError(error.message) }
             }
-        }
-
-        func keys(_ list: String) -> [String] {
-            list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
 
         func run() throws {
@@ -58,7 +53,7 @@ struct TimelineCommand: ParsableCommand {
             }
             let open = try global.open()
             let payload = try open.timeline(patient: try open.patient(patient),
-                                            query: TimelineQuery(range: range, keys: types.map { Set(keys($0)) }, detail: detail))
+                                            query: TimelineQuery(range: range, keys: try types.map(TimelineQuery.keys(parsing:)), detail: detail))
             print(payload.serialized(pretty: pretty))
         }
     }

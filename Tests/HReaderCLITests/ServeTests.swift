@@ -209,7 +209,12 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(series[1]["max"] as? Double, 131)
         let averaged = try XCTUnwrap((try served.bearer("/api/patients/1/vitals?page=month&at=\(Self.seededAt)&points=2").json["vitals"] as? [[String: Any]])?[1])
         XCTAssertEqual(averaged["readings"] as? Int, 3)
-        XCTAssertLessThanOrEqual((averaged["points"] as? [[Double]])?.count ?? 99, 2, "downsampled to at most the points asked for")
+        // Two buckets of half a month each: the three readings (11-03, -06, -09) all fall in the second,
+        // so one point at their mean time and mean value.
+        let averagedPoints = try XCTUnwrap(averaged["points"] as? [[Double]])
+        XCTAssertEqual(averagedPoints.count, 1)
+        XCTAssertEqual(averagedPoints.first?[0], 1_793_953_800, "mean time: 11-06 08:30Z")
+        XCTAssertEqual(averagedPoints.first?[1] ?? 0, (118 + 131 + 124) / 3.0, accuracy: 1e-9)
     }
 
     func testPagesShowTheSummaryTilesAndEscapeWhatTheyShow() throws {

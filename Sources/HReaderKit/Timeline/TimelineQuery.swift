@@ -31,6 +31,14 @@ public struct TimelineQuery {
                                            "procedures", "results", "symptoms", "observations", "vitals", "activity",
                                            "timeline_medications", "regimens", "levels"]
 
+    /// "vitals, levels" → ["vitals", "levels"]; an unknown key is a usage error naming it.
+    public static func keys(parsing list: String) throws -> Set<String> {
+        let keys = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        let unknown = keys.subtracting(allKeys)
+        guard unknown.isEmpty else { throw HReaderError.usage("unknown timeline keys: \(unknown.sorted().joined(separator: ", "))") }
+        return keys
+    }
+
     static func key(for type: EntryType) -> String {
         switch type {
         case .allergy: return "allergies"

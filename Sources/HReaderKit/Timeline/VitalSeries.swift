@@ -68,12 +68,4 @@ extension OpenVault {
     public func latestEntryTime(of patient: Patient) throws -> Int64? {
         try read { try entries.latestTime(patientID: patient.id) }
     }
-
-    /// A page of the patient's entries in timeline order.
-    public func entries(of patient: Patient, type: EntryType?, from: Date?, to: Date?, limit: Int, offset: Int) throws -> [Entry] {
-        try read {
-            try entries.list(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },
-                             to: to.map { Int64($0.timeIntervalSince1970) }, limit: limit, offset: offset)
-        }
-    }
 }

@@ -29,28 +29,6 @@ struct FHIREntryMapping {
         }
     }
 
-    /// A resource of a type without a mapping, read leniently (a member of an unexpected shape is
-    /// ignored, not an error): what it is called, its status, codes and the first date it gives.
-    func unmapped(_ r: JSONReader, type: String) -> EntryContent {
-        let concept = (try? r.concept("code")) ?? nil
-        let label = concept?.description ?? nonEmpty((try? r.string("title")) ?? nil)
-            ?? nonEmpty((try? r.string("description")) ?? nil) ?? ((try? r.concept("category")) ?? nil)?.description
-        var content = EntryContent(type: .observation, description: label.map { "\(type): \($0)" } ?? type,
-                                   status: (try? r.status("status")) ?? nil, codes: concept?.codes ?? [:])
-        for key in ["effectiveDateTime", "occurrenceDateTime", "authoredOn", "created", "date", "recordedDate", "issued"] {
-            if let time = (try? r.time(key, timeZone: timeZone)) ?? nil { content.date = time; break }
-        }
-        if content.date == nil {
-            for key in ["period", "effectivePeriod", "occurrencePeriod"] {
-                if let period = (try? r.period(key, timeZone: timeZone)) ?? nil, period.start != nil || period.end != nil {
-                    (content.start, content.end) = period
-                    break
-                }
-            }
-        }
-        return content
-    }
-
     /// An entry named by a CodeableConcept member: description and codes, status, and for
     /// Immunization and Procedure their times.
     func coded(_ r: JSONReader, _ type: EntryType, code key: String, status: String?) throws -> EntryContent {

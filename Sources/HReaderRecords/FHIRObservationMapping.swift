@@ -5,8 +5,11 @@ extension FHIREntryMapping {
     /// a blood-pressure panel: "120/80" mm[Hg]) the value; the components stay whole in `raw`.
     func observation(_ r: JSONReader) throws -> EntryContent {
         let code = try r.concept("code")
-        let components = try r.objects("component").map { (concept: try $0.concept("code"), value: try value(of: $0)) }
+        var components = try r.objects("component").map { (concept: try $0.concept("code"), value: try value(of: $0)) }
         let isBloodPressure = code.map { !Set($0.loincCodes).isDisjoint(with: FHIRCodes.bloodPressurePanels) } ?? false
+        // A blood-pressure component without a value (only a dataAbsentReason) is not part of the
+        // reading: neither its code nor a place in "120/80" (see `halfBloodPressure`).
+        if isBloodPressure { components.removeAll { $0.value == nil } }
         var content = EntryContent(
             type: try observationType(r),
             description: code?.text ?? (isBloodPressure ? "Blood pressure" : nil) ?? code?.description
@@ -15,6 +18,8 @@ extension FHIREntryMapping {
             codes: Concept(codings: (code?.codings ?? []) + components.flatMap { $0.concept?.codings ?? [] }).codes)
         if let value = try value(of: r) {
             (content.valueNumber, content.valueText, content.unit) = (value.number, value.text, value.unit)
+        } else if isBloodPressure, let half = halfBloodPressure(components) {
+            (content.description, content.valueNumber, content.unit) = (half.name, half.value.number, half.value.unit)
         } else if !components.isEmpty {
             (content.valueText, content.unit) = summary(of: components)
         }
@@ -61,6 +66,21 @@ extension FHIREntryMapping {
             if let text = nonEmpty(try r.string(key)) { return ObservationValue(text: text, display: text) }
         }
         return nil
+    }
+
+    /// A blood-pressure panel with only one of its two readings (the other absent, with a
+    /// dataAbsentReason, or left out): the entry is that reading alone, named as the timeline names
+    /// the halves of a full panel ("Systolic Blood Pressure"), so it joins that series and is never
+    /// shown as a whole "120/80". Nil when both or neither are there.
+    private func halfBloodPressure(_ components: [(concept: Concept?, value: ObservationValue?)]) -> (name: String, value: ObservationValue)? {
+        func reading(_ loinc: String) -> ObservationValue? {
+            components.first { $0.concept?.loincCodes.contains(loinc) == true }?.value
+        }
+        switch (reading(FHIRCodes.systolic), reading(FHIRCodes.diastolic)) {
+        case (let systolic?, nil) where systolic.number != nil: return ("Systolic Blood Pressure", systolic)
+        case (nil, let diastolic?) where diastolic.number != nil: return ("Diastolic Blood Pressure", diastolic)
+        default: return nil
+        }
     }
 
     /// Components as one value: "120/80" with their shared unit (systolic before diastolic), or

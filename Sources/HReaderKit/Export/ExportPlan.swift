@@ -181,8 +181,7 @@ struct ExportPlanner {
     }
 
     func value(of content: EntryContent, loinc: String, healthKit: Bool) -> ObservationDraft.Value {
-        if ObservationCatalog.bloodPressurePanels.contains(loinc), let text = content.valueText,
-           let reading = bloodPressure(text, unit: content.unit) {
+        if ObservationCatalog.bloodPressurePanels.contains(loinc), let reading = bloodPressure(content) {
             return reading
         }
         if let number = content.valueNumber, number.isFinite {
@@ -208,14 +207,32 @@ struct ExportPlanner {
         return .init(value: Self.rounded(number), unit: unit, ucum: nil)
     }
 
-    /// "120/80" → systolic 120, diastolic 80 (in the entry's unit, mm[Hg] when it has none).
-    func bloodPressure(_ text: String, unit recorded: String?) -> ObservationDraft.Value? {
+    /// A blood-pressure panel's readings, in the entry's unit (mm[Hg] when it has none): both from
+    /// "120/80"; from an entry that holds one of them (a panel whose other reading was absent at the
+    /// source) that one, and the other as absent with the source's dataAbsentReason ("unknown" when
+    /// it gave none). Which one the entry holds, its codes tell, else its raw Observation's
+    /// components. Nil when the entry is neither.
+    func bloodPressure(_ content: EntryContent) -> ObservationDraft.Value? {
+        let mapped = catalog.unit(content.unit?.trimmingCharacters(in: .whitespaces) ?? "mmHg") ?? catalog.unit("mmHg")!
+        func reading(_ value: Double) -> ObservationDraft.Component { .quantity(.init(value: value, unit: mapped.display, ucum: mapped.ucum)) }
+        let text = content.valueText?.trimmingCharacters(in: .whitespaces) ?? ""
         let parts = text.split(separator: " ").first.map { $0.split(separator: "/") } ?? []
-        guard parts.count == 2, let systolic = Double(parts[0]), let diastolic = Double(parts[1]),
-              systolic.isFinite, diastolic.isFinite else { return nil }
-        let mapped = catalog.unit(recorded?.trimmingCharacters(in: .whitespaces) ?? "mmHg") ?? catalog.unit("mmHg")!
-        return .bloodPressure(systolic: .init(value: systolic, unit: mapped.display, ucum: mapped.ucum),
-                              diastolic: .init(value: diastolic, unit: mapped.display, ucum: mapped.ucum))
+        if parts.count == 2, let systolic = Double(parts[0]), let diastolic = Double(parts[1]), systolic.isFinite, diastolic.isFinite {
+            return .bloodPressure(systolic: reading(systolic), diastolic: reading(diastolic))
+        }
+        guard let number = content.valueNumber ?? Double(text), number.isFinite else { return nil }
+        let source = BloodPressureSource(raw: content.raw)
+        let codes = Set(["LOINC", "http://loinc.org", "urn:oid:2.16.840.1.113883.6.1"].flatMap { content.codes[$0] ?? [] })
+        var hasSystolic = codes.contains(ObservationCatalog.systolic), hasDiastolic = codes.contains(ObservationCatalog.diastolic)
+        if hasSystolic == hasDiastolic {  // both codes (an entry stored before half readings were told apart), or neither
+            hasSystolic = source.components[ObservationCatalog.systolic]?.hasValue == true
+            hasDiastolic = source.components[ObservationCatalog.diastolic]?.hasValue == true
+        }
+        guard hasSystolic != hasDiastolic else { return nil }
+        let missing = hasSystolic ? ObservationCatalog.diastolic : ObservationCatalog.systolic
+        let absent = ObservationDraft.Component.absent(reason: source.components[missing]?.absentReason ?? "unknown")
+        return hasSystolic ? .bloodPressure(systolic: reading(number), diastolic: absent)
+                           : .bloodPressure(systolic: absent, diastolic: reading(number))
     }
 
     /// effectivePeriod when start and end differ, else effectiveDateTime.

@@ -30,7 +30,15 @@ struct ObservationDraft: Sendable, Equatable {
         case quantity(Quantity)
         case text(String)
         /// A blood-pressure panel: no value of its own, systolic and diastolic as components.
-        case bloodPressure(systolic: Quantity, diastolic: Quantity)
+        case bloodPressure(systolic: Component, diastolic: Component)
+    }
+
+    /// One reading of a blood-pressure panel: its quantity, or, when the source did not have it,
+    /// why (a component may carry a dataAbsentReason instead of a value).
+    enum Component: Sendable, Equatable {
+        case quantity(Quantity)
+        /// A code of FHIR's data-absent-reason system: "unknown", "not-performed", "error", …
+        case absent(reason: String)
     }
 
     var identifier: Identifier
@@ -53,4 +61,5 @@ struct ObservationDraft: Sendable, Equatable {
     static let entrySystem = "urn:hreader:entry"
     static let groupSystem = "urn:hreader:group"
     static let healthKitSystem = "com.apple.health"
+    static let dataAbsentReasonSystem = "http://terminology.hl7.org/CodeSystem/data-absent-reason"
 }

@@ -6,6 +6,7 @@ public struct FHIRPageInfo: Sendable, Equatable {
     public var resourceType: String
     public var next: String?
     public var total: Int?
+    /// Entries that are records (OperationOutcome entries not counted).
     public var entryCount: Int
     /// An OperationOutcome's issues as one readable line (also for outcomes inside a searchset).
     public var outcome: String?
@@ -13,6 +14,8 @@ public struct FHIRPageInfo: Sendable, Equatable {
     public var outcomeIsError: Bool
     /// OperationOutcome issue codes (`not-supported`, `not-found`, …).
     public var outcomeCodes: [String]
+    /// A Bundle's OperationOutcome entries, one line each (warnings beside the results, not records).
+    public var entryOutcomes: [String]
 }
 
 /// FHIR responses gathered page by page (a searchset, `$everything`, per-type searches) and mapped
@@ -22,20 +25,52 @@ public struct FHIRResponseSet: Sendable {
     public private(set) var pages = 0
     public private(set) var resourceCount = 0
 
+    /// What the server said alongside its results (OperationOutcome entries of a searchset, such as
+    /// "_count capped at 20"), each once, in the order first seen.
+    public private(set) var warnings: [String] = []
+
     public init() {}
 
     /// Reads one response body. Throws `RecordsError.malformed` for JSON that cannot be read.
+    /// OperationOutcome entries of a Bundle are warnings, not records: they are kept out of the input.
     @discardableResult
     public mutating func add(_ data: Data, what: String) throws -> FHIRPageInfo {
         let object = try Self.object(data, what: what)
         let info = try Self.info(object, what: what)
         if info.resourceType != "OperationOutcome" {
             let before = input.resources.count
-            try input.add(object, path: what, fullUrl: nil)
+            try input.add(info.resourceType == "Bundle" ? Self.withoutOutcomes(object) : object, path: what, fullUrl: nil)
             resourceCount += input.resources.count - before
+            for warning in info.entryOutcomes where !warnings.contains(warning) { warnings.append(warning) }
         }
         pages += 1
         return info
+    }
+
+    /// `system|value` of every identifier on the resources of `type` read so far (for lookups).
+    public func identifierTokens(ofType type: String) -> Set<String> {
+        var tokens: Set<String> = []
+        for resource in input.resources where resource.type == type {
+            for identifier in resource.object["identifier"]?.array ?? [] {
+                guard let identifier = identifier.object, let value = identifier["value"]?.string else { continue }
+                tokens.insert("\(identifier["system"]?.string ?? "")|\(value)")
+            }
+        }
+        return tokens
+    }
+
+    /// The Bundle without its `search.mode = outcome` entries and OperationOutcome resources.
+    private static func withoutOutcomes(_ bundle: JSONObject) -> JSONObject {
+        guard let entries = bundle["entry"]?.array else { return bundle }
+        let kept = entries.filter { !isOutcomeEntry($0) }
+        guard kept.count != entries.count else { return bundle }
+        return JSONObject(bundle.members.map { $0.key == "entry" ? JSONObject.Member(key: "entry", value: .array(kept)) : $0 })
+    }
+
+    private static func isOutcomeEntry(_ entry: JSONValue) -> Bool {
+        guard let entry = entry.object else { return false }
+        return entry["search"]?.object?["mode"]?.string == "outcome"
+            || entry["resource"]?.object?["resourceType"]?.string == "OperationOutcome"
     }
 
     public func map(timeZone: TimeZone = .current) -> MappedBatch {
@@ -59,7 +94,8 @@ public struct FHIRResponseSet: Sendable {
         guard let type = object["resourceType"]?.string, !type.isEmpty else {
             throw RecordsError.malformed("\(what) has no resourceType: not a FHIR resource")
         }
-        var info = FHIRPageInfo(resourceType: type, next: nil, total: nil, entryCount: 0, outcome: nil, outcomeIsError: false, outcomeCodes: [])
+        var info = FHIRPageInfo(resourceType: type, next: nil, total: nil, entryCount: 0, outcome: nil, outcomeIsError: false, outcomeCodes: [],
+                                entryOutcomes: [])
         if type == "OperationOutcome" {
             (info.outcome, info.outcomeIsError, info.outcomeCodes) = outcome(object)
         }
@@ -72,15 +108,16 @@ public struct FHIRResponseSet: Sendable {
             }
         }
         if let entries = object["entry"]?.array {
-            info.entryCount = entries.count
             // A searchset may carry warnings as OperationOutcome entries with search.mode "outcome".
-            for entry in entries {
+            for entry in entries where isOutcomeEntry(entry) {
                 guard let resource = entry.object?["resource"]?.object, resource["resourceType"]?.string == "OperationOutcome" else { continue }
                 let (text, isError, codes) = outcome(resource)
-                info.outcome = [info.outcome, text].compactMap { $0 }.joined(separator: "; ")
+                if let text { info.entryOutcomes.append(text) }
                 info.outcomeIsError = info.outcomeIsError || isError
                 info.outcomeCodes += codes
             }
+            info.entryCount = entries.count - entries.filter(isOutcomeEntry).count
+            if !info.entryOutcomes.isEmpty { info.outcome = info.entryOutcomes.joined(separator: "; ") }
         }
         return info
     }
@@ -106,16 +143,51 @@ public struct FHIRResponseSet: Sendable {
     }
 }
 
-/// What a server's CapabilityStatement (`GET [base]/metadata`) says that hreader needs.
+/// What a server's CapabilityStatement (`GET [base]/metadata`) says that hreader needs: which
+/// resource types it serves, what it allows on each (read, search, create, conditional create),
+/// by which parameters a type is searched, and whether it takes transaction or batch Bundles.
 public struct FHIRCapability: Sendable, Equatable {
+    public static let everythingDefinition = "http://hl7.org/fhir/OperationDefinition/Patient-everything"
+
+    /// One `rest.resource`.
+    public struct Resource: Sendable, Equatable {
+        /// `read`, `search-type`, `create`, `update`, … A resource that lists none is taken to allow
+        /// `read` and `search-type` only (listing a type at least means it can be read).
+        public var interactions: Set<String>
+        /// The search parameters' names; empty when the statement lists none.
+        public var searchParameters: Set<String>
+        public var conditionalCreate: Bool
+    }
+
     public var fhirVersion: String
     public var software: String?
-    /// Declared `Patient/$everything` (servers that do not declare it may still support it).
+    /// Declared `Patient/$everything`, by name or by its canonical definition (servers that do not
+    /// declare it may still support it).
     public var declaresEverything: Bool
     public var resourceTypes: [String]
+    public var resources: [String: Resource]
+    /// `rest.interaction`: `transaction`, `batch`, `search-system`, …
+    public var systemInteractions: Set<String>
 
     /// R4 is 4.0.x; R4B (4.3) reads the same for what hreader imports.
     public var isR4: Bool { fhirVersion.hasPrefix("4.0") || fhirVersion.hasPrefix("4.3") }
+
+    public func allows(_ interaction: String, on type: String) -> Bool {
+        resources[type]?.interactions.contains(interaction) ?? false
+    }
+
+    public func allowsConditionalCreate(on type: String) -> Bool {
+        allows("create", on: type) && resources[type]?.conditionalCreate == true
+    }
+
+    /// The parameter that finds a patient's resources of `type`: `patient`, else `subject`; nil when
+    /// the type cannot be searched or declares parameters without either. A type that lists no
+    /// parameters at all is tried with `patient`.
+    public func patientSearchParameter(for type: String) -> String? {
+        guard let resource = resources[type], resource.interactions.contains("search-type") else { return nil }
+        if resource.searchParameters.isEmpty || resource.searchParameters.contains("patient") { return "patient" }
+        return resource.searchParameters.contains("subject") ? "subject" : nil
+    }
 
     public static func parse(_ data: Data, what: String) throws -> FHIRCapability {
         let json = try JSONParser.parse(data, what: what)
@@ -124,18 +196,31 @@ public struct FHIRCapability: Sendable, Equatable {
         }
         var capability = FHIRCapability(fhirVersion: object["fhirVersion"]?.string ?? "unknown",
                                         software: object["software"]?.object?["name"]?.string,
-                                        declaresEverything: false, resourceTypes: [])
-        for rest in object["rest"]?.array ?? [] {
-            for resource in rest.object?["resource"]?.array ?? [] {
+                                        declaresEverything: false, resourceTypes: [], resources: [:], systemInteractions: [])
+        func names(_ value: JSONValue?, _ key: String) -> [String] {
+            (value?.array ?? []).compactMap { $0.object?[key]?.string }
+        }
+        func declaresEverything(_ operations: JSONValue?) -> Bool {
+            (operations?.array ?? []).contains { operation in
+                let operation = operation.object
+                return operation?["name"]?.string == "everything" || operation?["definition"]?.string == everythingDefinition
+            }
+        }
+        // Only the server side counts: a `client` rest says what the software asks of others.
+        for rest in object["rest"]?.array ?? [] where rest.object?["mode"]?.string != "client" {
+            let rest = rest.object
+            for resource in rest?["resource"]?.array ?? [] {
                 guard let resource = resource.object, let type = resource["type"]?.string else { continue }
+                let interactions = Set(names(resource["interaction"], "code"))
                 capability.resourceTypes.append(type)
-                if type == "Patient", (resource["operation"]?.array ?? []).contains(where: { $0.object?["name"]?.string == "everything" }) {
-                    capability.declaresEverything = true
-                }
+                capability.resources[type] = Resource(
+                    interactions: interactions.isEmpty ? ["read", "search-type"] : interactions,
+                    searchParameters: Set(names(resource["searchParam"], "name")),
+                    conditionalCreate: resource["conditionalCreate"]?.bool ?? false)
+                if type == "Patient", declaresEverything(resource["operation"]) { capability.declaresEverything = true }
             }
-            if (rest.object?["operation"]?.array ?? []).contains(where: { $0.object?["name"]?.string == "everything" }) {
-                capability.declaresEverything = true
-            }
+            if declaresEverything(rest?["operation"]) { capability.declaresEverything = true }
+            capability.systemInteractions.formUnion(names(rest?["interaction"], "code"))
         }
         return capability
     }

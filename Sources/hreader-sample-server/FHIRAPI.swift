@@ -39,10 +39,17 @@ enum Paging {
 
 struct FHIRAPI: Sendable {
     let store: FHIRStore
+    var profile: ServerProfile = .full
+    let cursors = SearchCursors()
     static let defaultCount = 50
     static let maxCount = 1000
 
     // MARK: Routing
+
+    /// The request's route as this server's profile answers it.
+    func resolve(_ request: HTTPRequest, segments: [String]) -> FHIRRoute {
+        profile.admit(Self.route(request, segments: segments), request: request, segments: segments)
+    }
 
     static func route(_ request: HTTPRequest, segments: [String]) -> FHIRRoute {
         let method = request.method
@@ -88,7 +95,9 @@ struct FHIRAPI: Sendable {
         do throws(FHIRError) {
             switch route {
             case .metadata:
-                return FHIRResponse.json(CapabilityStatement.make(base: base))
+                return FHIRResponse.json(CapabilityStatement.make(base: base, profile: profile))
+            case .search(let type, let parameters) where profile.pagesByCursor:
+                return try cursorSearch(type: type, parameters: parameters, base: base)
             case .search(let type, let parameters):
                 return search(type: type, parameters: parameters, request: request, base: base, paging: paging)
             case .read(let type, let id):
@@ -140,6 +149,56 @@ struct FHIRAPI: Sendable {
         return FHIRResponse.json(Self.searchset(page, base: base, listing: listing, query: query, window: window))
     }
 
+    /// The minimal profile's search: at most 20 entries a page, no total, the next page behind an
+    /// opaque cursor, and a warning entry (search.mode outcome) when `_count` asked for more.
+    private func cursorSearch(type: String, parameters: [(name: String, value: String)], base: FHIRBase) throws(FHIRError) -> HTTPResponse {
+        let position: SearchCursors.Position
+        var capped: Int?
+        if let token = parameters.last(where: { $0.name == "_cursor" })?.value {
+            guard let saved = cursors.position(token), saved.type == type else {
+                throw FHIRError.invalid("Unknown or expired _cursor '\(token)'; run the search again")
+            }
+            position = saved
+        } else {
+            // As strict servers do: a parameter it does not declare is an error, not ignored.
+            let declared = Set(CapabilityStatement.searchParameters(type, profile: profile).map(\.0)).union(["_count"])
+            if let unknown = parameters.first(where: { !declared.contains(String($0.name.prefix { $0 != ":" })) }) {
+                throw FHIRError.invalid("Unknown search parameter '\(unknown.name)' for \(type)")
+            }
+            let requested = parameters.last(where: { $0.name == "_count" }).flatMap { Int($0.value) }
+            if let requested, requested > ServerProfile.minimalPageSize { capped = requested }
+            let count = min(max(requested ?? ServerProfile.minimalPageSize, 0), ServerProfile.minimalPageSize)
+            let query = parameters.filter { $0.name != "_count" }
+            position = SearchCursors.Position(type: type, parameters: query, offset: 0, count: count)
+        }
+        let page = store.reading { $0.search(type: type, parameters: position.parameters, offset: position.offset, count: position.count) }
+        let listing = "\(base.url)/\(type)"
+        var entries: [JSON] = []
+        if let capped {
+            let warning = FHIRResponse.operationOutcome(
+                severity: "warning", code: "processing",
+                diagnostics: "_count=\(capped) is more than this server serves; pages hold \(ServerProfile.minimalPageSize) entries")
+            entries.append(["resource": warning, "search": ["mode": "outcome"]])
+        }
+        entries += page.resources.map { resource in
+            ["fullUrl": .string("\(base.url)/\(resource.type)/\(resource.id)"), "resource": resource.json, "search": ["mode": "match"]]
+        }
+        var links: [JSON] = [["relation": "self", "url": .string(position.parameters.isEmpty ? listing : "\(listing)?\(Self.encode(position.parameters))")]]
+        if position.count > 0, position.offset + position.count < page.total {
+            let next = SearchCursors.Position(type: type, parameters: position.parameters, offset: position.offset + position.count,
+                                              count: position.count)
+            links.append(["relation": "next", "url": .string("\(listing)?_cursor=\(cursors.save(next))")])
+        }
+        return FHIRResponse.json([
+            "resourceType": "Bundle",
+            "id": .string(FHIRResponse.newBundleID()),
+            "meta": ["lastUpdated": .string(Clock.instant())],
+            "type": "searchset",
+            "link": .array(links),
+            "entry": .array(entries),
+        ])
+    }
+
     private func everything(patientID: String, request: HTTPRequest, base: FHIRBase, paging: Paging) throws(FHIRError) -> HTTPResponse {
         let window = PageWindow(parameters: request.query, paging: paging)
         guard let page = store.reading({ $0.everything(patientID: patientID, offset: window.offset, count: window.count) }) else {
@@ -151,7 +210,9 @@ struct FHIRAPI: Sendable {
 
     private func create(type: String, request: HTTPRequest, base: FHIRBase, prefer: FHIRResponse.Return) throws(FHIRError) -> HTTPResponse {
         let json = try Self.parseResource(request.body, type: type)
-        let condition = request.header("If-None-Exist").map { URLText.parseQuery($0) }
+        // A server without conditional create ignores the header and creates: that is how such
+        // servers end up with duplicates.
+        let condition = profile.conditionalCreate ? request.header("If-None-Exist").map { URLText.parseQuery($0) } : nil
         let (resource, created) = try store.withState { (state) throws(FHIRError) -> (StoredResource, Bool) in
             if let condition {
                 if let existing = try Self.conditionalMatch(state, type: type, condition: condition) { return (existing, false) }

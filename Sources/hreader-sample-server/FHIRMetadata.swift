@@ -1,16 +1,20 @@
-/// `GET [base]/metadata`: what this server can do, for clients that check before they ask.
+/// `GET [base]/metadata`: what this server can do, for clients that check before they ask. Each
+/// profile's statement says what that profile does, no more.
 enum CapabilityStatement {
-    static func make(base: FHIRBase) -> JSON {
-        let interactions: JSON = .array(["read", "vread", "search-type", "create", "update", "delete"].map { ["code": .string($0)] })
-        let resources: [JSON] = FHIRTypes.all.map { type in
+    /// `systemInteractions` replaces the profile's `rest.interaction` (for fault modes that lack some).
+    static func make(base: FHIRBase, profile: ServerProfile = .full, systemInteractions: [String]? = nil) -> JSON {
+        let interactions: JSON = .array(profile.interactions.map { ["code": .string($0)] })
+        let resources: [JSON] = profile.resourceTypes.map { type in
             var resource: JSON = [
                 "type": .string(type),
                 "interaction": interactions,
-                "versioning": "versioned",
-                "conditionalCreate": true,
-                "searchParam": .array(searchParameters(type).map { ["name": .string($0.0), "type": .string($0.1)] }),
             ]
-            if type == "Patient" {
+            if profile == .full {
+                resource["versioning"] = "versioned"
+                resource["conditionalCreate"] = true
+            }
+            resource["searchParam"] = .array(searchParameters(type, profile: profile).map { ["name": .string($0.0), "type": .string($0.1)] })
+            if type == "Patient", profile.everything {
                 resource["operation"] = [
                     ["name": "everything", "definition": "http://hl7.org/fhir/OperationDefinition/Patient-everything"]
                 ]
@@ -20,8 +24,11 @@ enum CapabilityStatement {
         var rest: JSON = [
             "mode": "server",
             "resource": .array(resources),
-            "interaction": [["code": "transaction"], ["code": "batch"]],
         ]
+        let declared = systemInteractions ?? profile.systemInteractions
+        if !declared.isEmpty {
+            rest["interaction"] = .array(declared.map { ["code": .string($0)] })
+        }
         if base.oauthSecured {
             // SMART's way of telling a client where to get tokens.
             rest["security"] = [
@@ -46,7 +53,7 @@ enum CapabilityStatement {
             "date": "2024-06-01",
             "publisher": "hreader sample server (invented data)",
             "kind": "instance",
-            "software": ["name": "hreader-sample-server", "version": "1.0"],
+            "software": ["name": .string(profile == .full ? "hreader-sample-server" : "hreader-sample-server (\(profile.rawValue))"), "version": "1.0"],
             "implementation": ["description": "Sample FHIR R4 server over invented patients", "url": .string(base.url)],
             "fhirVersion": "4.0.1",
             "format": ["json"],
@@ -54,11 +61,15 @@ enum CapabilityStatement {
         ]
     }
 
-    private static func searchParameters(_ type: String) -> [(String, String)] {
+    /// The search parameters declared for `type` (name, type); a minimal server refuses others.
+    static func searchParameters(_ type: String, profile: ServerProfile) -> [(String, String)] {
         let common = [("_id", "token"), ("identifier", "token")]
         if type == "Patient" {
             return common + [("family", "string"), ("given", "string"), ("name", "string"), ("birthdate", "date"), ("gender", "token")]
         }
+        // A minimal server declares what FHIR defines per type: AllergyIntolerance and Immunization
+        // have `patient` and no `subject`.
+        if profile == .minimal, ["AllergyIntolerance", "Immunization"].contains(type) { return common + [("patient", "reference")] }
         return common + [("patient", "reference"), ("subject", "reference")]
     }
 }

@@ -260,7 +260,7 @@ private struct SearchQuery {
             let parts = rawName.split(separator: ":", maxSplits: 1)
             let name = parts.first.map(String.init) ?? rawName
             let modifier = parts.count > 1 ? String(parts[1]) : nil
-            let values = value.split(separator: ",").map(String.init)  // a comma means OR
+            let values = Self.alternatives(value)
             guard !values.isEmpty else { continue }
             switch (name, type) {
             case ("_id", _):
@@ -291,6 +291,30 @@ private struct SearchQuery {
     }
 
     func matches(_ resource: StoredResource) -> Bool { predicates.allSatisfy { $0(resource) } }
+
+    /// A comma means OR; `\,` is a comma inside a value and `\\` a backslash (FHIR's escaping).
+    static func alternatives(_ value: String) -> [String] {
+        var values: [String] = []
+        var current = ""
+        var escaped = false
+        for character in value {
+            if escaped {
+                if character != "," && character != "\\" { current.append("\\") }
+                current.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "," {
+                if !current.isEmpty { values.append(current) }
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        if escaped { current.append("\\") }
+        if !current.isEmpty { values.append(current) }
+        return values
+    }
 
     private static func nameParts(_ patient: JSON, fields: [String]) -> [String] {
         var texts: [String] = []

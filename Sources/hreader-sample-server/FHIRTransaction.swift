@@ -4,6 +4,8 @@ import NIOHTTP1
 /// anything changes, and the whole run holds the store's lock); a `batch` runs entry by entry.
 struct FHIRTransaction {
     let store: FHIRStore
+    /// A batch entry this returns an error for fails on its own (the `batch-only` fault mode).
+    var refuse: (JSON) -> FHIRError? = { _ in nil }
 
     private enum Action {
         case create(type: String, resource: JSON, condition: [(name: String, value: String)]?)
@@ -161,7 +163,8 @@ struct FHIRTransaction {
     private func batch(_ entries: [JSON], base: FHIRBase, prefer: FHIRResponse.Return) -> HTTPResponse {
         var responses: [JSON] = []
         for (index, entry) in entries.enumerated() {
-            do {
+            do throws(FHIRError) {
+                if let refusal = refuse(entry) { throw refusal }
                 let planned = try Self.plan(entry, index: index, base: base)
                 let outcome = try store.withState { (state) throws(FHIRError) -> [Outcome] in
                     try Self.apply([Planned(index: 0, fullUrl: nil, action: planned.action)], to: &state)

@@ -16,6 +16,14 @@ enum FaultMode: String, CaseIterable, Sendable {
     case sameOriginRedirect = "same-origin-redirect"
     case outcome
     case noEverything = "no-everything"
+    /// No CapabilityStatement (404), `$everything` refused with a plain 400, and one type's search
+    /// refused too: a server a client can only find out about by trying.
+    case noMetadata = "no-metadata"
+    /// Declares `batch` and no `transaction` (a transaction answers 400); in a batch, an Observation
+    /// whose `code.text` is "refused" fails on its own with 422 while the other entries are written.
+    case batchOnly = "batch-only"
+    /// Declares neither `transaction` nor `batch` (Bundles answer 400), only conditional create.
+    case noBundles = "no-bundles"
 }
 
 final class Faults: Sendable {
@@ -39,7 +47,7 @@ final class Faults: Sendable {
 
     func fhir(_ mode: FaultMode, request: HTTPRequest, segments: [String], base: FHIRBase, api: FHIRAPI) -> HTTPResponse {
         if let response = common(mode, request: request, kind: "fhir", secureBase: "/secure/fhir") { return response }
-        let route = FHIRAPI.route(request, segments: segments)
+        let route = api.resolve(request, segments: segments)
         switch mode {
         case .invalidJSON where route.isListing:
             let truncated = #"{"resourceType":"Bundle","type":"searchset","entry":[{"resource":{"resourceType":"Pat"#
@@ -62,10 +70,50 @@ final class Faults: Sendable {
             if case .everything = route {
                 return FHIRResponse.outcome(FHIRError(status: 404, code: "not-supported", diagnostics: "Operation $everything not supported"))
             }
+        case .batchOnly:
+            switch route {
+            case .metadata:
+                return FHIRResponse.json(CapabilityStatement.make(base: base, profile: api.profile, systemInteractions: ["batch"]))
+            case .bundle:
+                return batchOnly(request: request, base: base, api: api)
+            default:
+                break
+            }
+        case .noBundles:
+            switch route {
+            case .metadata:
+                return FHIRResponse.json(CapabilityStatement.make(base: base, profile: api.profile, systemInteractions: []))
+            case .bundle:
+                return FHIRResponse.outcome(FHIRError(status: 400, code: "not-supported", diagnostics: "Bundles are not supported here"))
+            default:
+                break
+            }
+        case .noMetadata:
+            switch route {
+            case .metadata:
+                return FHIRResponse.outcome(.notFound("No CapabilityStatement here"))
+            case .everything:
+                return FHIRResponse.outcome(.invalid("Unknown operation: $everything"))
+            case .search(type: "DocumentReference", _):
+                return FHIRResponse.outcome(.invalid("Unknown search parameter 'patient' for DocumentReference"))
+            default:
+                break
+            }
         default:
             break
         }
         return api.execute(route, request: request, base: base)
+    }
+
+    private func batchOnly(request: HTTPRequest, base: FHIRBase, api: FHIRAPI) -> HTTPResponse {
+        if (try? JSONParser.parse(request.body))?["type"]?.string == "transaction" {
+            return FHIRResponse.outcome(FHIRError(status: 400, code: "not-supported", diagnostics: "transaction Bundles are not supported; use batch"))
+        }
+        let refusing = FHIRTransaction(store: api.store) { entry in
+            guard entry["resource"]?["code"]?["text"]?.string == "refused" else { return nil }
+            return FHIRError(status: 422, code: "business-rule", diagnostics: "Observation refused (simulated)")
+        }
+        return refusing.run(request: request, base: base, prefer: FHIRResponse.Return(prefer: request.header("Prefer")))
     }
 
     // MARK: RHEx

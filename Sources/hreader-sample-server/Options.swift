@@ -17,14 +17,20 @@ struct Options: Sendable {
     var verbose = false
     var tlsCertificate: String?
     var tlsKey: String?
+    var profile = ServerProfile.full
 
     static let usage = """
         usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
                                      [--rhex-records DIR] [--require-auth] [--refresh-token-file F]
                                      [--token-lifetime SECONDS] [--basic-credentials-file F]
                                      [--delay-ms N] [--faults] [--redirect-target URL] [--verbose]
-                                     [--tls-cert PEM --tls-key PEM]
+                                     [--tls-cert PEM --tls-key PEM] [--profile full|minimal|readonly]
         A FHIR R4, RHEx/hData and OAuth2 server over invented patients, on 127.0.0.1 only.
+        --profile (FHIR): full (default) does everything: $everything, conditional create, update,
+          delete, transaction and batch Bundles, offset paging with totals. minimal is read, search
+          and plain create only (If-None-Exist ignored, no Bundles, no $everything, undeclared search
+          parameters refused), 20 entries a page, no total, cursor next links. readonly is read,
+          search and $everything, and refuses every write with 405. The CapabilityStatement says which.
         """
 
     struct UsageError: Error {
@@ -80,6 +86,12 @@ struct Options: Sendable {
             case "--verbose": options.verbose = true
             case "--tls-cert": options.tlsCertificate = try value(argument)
             case "--tls-key": options.tlsKey = try value(argument)
+            case "--profile":
+                let text = try value(argument)
+                guard let profile = ServerProfile(rawValue: text) else {
+                    throw UsageError(message: "--profile: expected full, minimal or readonly, got '\(text)'")
+                }
+                options.profile = profile
             case "--help", "-h": return .help
             default: throw UsageError(message: "unknown option '\(argument)'")
             }

@@ -15,7 +15,13 @@ final class Probe: Sendable {
         /// When the first and the latest counted request arrived: a client's activity span on this server.
         var firstArrival: Double?
         var lastArrival: Double?
+        /// Counted requests by method, and the first `logLimit` as "METHOD /path" (no query: it may
+        /// hold a token), so a test can see what a client asked and whether it wrote.
+        var methods: [String: Int] = [:]
+        var log: [String] = []
     }
+
+    static let logLimit = 10_000
 
     private let counters = LockedBox(Counters())
 
@@ -27,6 +33,8 @@ final class Probe: Sendable {
         let now = Clock.nowEpochMilliseconds()
         counters.withLock { counters in
             counters.requests += 1
+            counters.methods[request.method.rawValue, default: 0] += 1
+            if counters.log.count < Self.logLimit { counters.log.append("\(request.method.rawValue) \(request.path)") }
             if credentials { counters.requestsWithCredentials += 1 }
             if counters.firstArrival == nil { counters.firstArrival = now }
             counters.lastArrival = now
@@ -82,6 +90,8 @@ final class Probe: Sendable {
                 "requests_with_credentials": .int(counters.requestsWithCredentials),
                 "first_arrival": counters.firstArrival.map(Self.number) ?? .null,
                 "last_arrival": counters.lastArrival.map(Self.number) ?? .null,
+                "methods": .object(JSONObject(counters.methods.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.int($0.value)) })),
+                "log": .array(counters.log.map { .string($0) }),
             ]
         }
         return Self.json(body)

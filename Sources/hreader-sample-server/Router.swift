@@ -29,7 +29,7 @@ struct Router: HTTPResponder {
         switch segments.first {
         case "fhir":
             await delay()
-            return fhir.execute(FHIRAPI.route(request, segments: Array(segments.dropFirst())), request: request, base: base(request, "/fhir"))
+            return fhir.execute(fhir.resolve(request, segments: Array(segments.dropFirst())), request: request, base: base(request, "/fhir"))
         case "secure" where segments.dropFirst().first == "fhir":
             await delay()
             guard oauth.isAuthorized(request, allowQuery: false) else {
@@ -38,12 +38,12 @@ struct Router: HTTPResponder {
                     headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
             }
             let base = base(request, "/secure/fhir", oauthSecured: true)
-            return fhir.execute(FHIRAPI.route(request, segments: Array(segments.dropFirst(2))), request: request, base: base)
+            return fhir.execute(fhir.resolve(request, segments: Array(segments.dropFirst(2))), request: request, base: base)
         case "basic" where segments.dropFirst().first == "fhir":
             await delay()
             guard let basic else { return FHIRResponse.outcome(.notFound("/basic/fhir is not enabled (no --basic-credentials-file)")) }
             guard basic.isAuthorized(request) else { return BasicAuth.unauthorized() }
-            return fhir.execute(FHIRAPI.route(request, segments: Array(segments.dropFirst(2))), request: request, base: base(request, "/basic/fhir"))
+            return fhir.execute(fhir.resolve(request, segments: Array(segments.dropFirst(2))), request: request, base: base(request, "/basic/fhir"))
         case "rhex":
             await delay()
             if let denied = rhexAuthorization(request) { return denied }

@@ -27,7 +27,7 @@ enum Main {
 
         let (store, records) = await makeData(options, rhexDirectory: rhexDirectory)
         let router = Router(
-            fhir: FHIRAPI(store: store),
+            fhir: FHIRAPI(store: store, profile: options.profile),
             rhex: RHExAPI(store: records),
             oauth: OAuthServer(initialRefreshToken: secrets.initialRefreshToken, lifetime: options.tokenLifetime),
             basic: secrets.basicCredentials.map(BasicAuth.init),

@@ -12,7 +12,8 @@ struct ExportCommand: AsyncParsableCommand {
         discussion: """
             Vital signs, activity and results that carry a LOINC code (not struck through) become FHIR \
             Observations. On a server the patient is found by hreader's identifier (urn:hreader:patient|<uuid>) \
-            or created; Observations go in transaction Bundles of conditional creates, so exporting again \
+            or created; Observations go the way the server's CapabilityStatement allows (transaction or batch \
+            Bundles of conditional creates, conditional creates, or lookups then creates), so exporting again \
             creates nothing new and an interrupted export is finished by running it again. With --out, one \
             transaction Bundle (the Patient included) is written to a file instead. See docs/export.md.
 
@@ -67,6 +68,8 @@ struct ExportCommand: AsyncParsableCommand {
         case .server:
             print("Exported \(summary.observations) observations for \(chosen.displayName) to \(summary.destination): "
                   + "\(summary.created) created, \(summary.existing) already there")
+            if let mode = summary.mode { print("  mode: \(mode.rawValue) (\(mode.description))") }
+            for note in summary.notes { print("  \(note)") }
         case .file:
             print("Wrote \(summary.observations) observations to \(summary.destination)")
         }
@@ -107,6 +110,8 @@ struct ExportCommand: AsyncParsableCommand {
             object["existing"] = summary.existing
             object["server_patient"] = summary.serverPatient ?? NSNull()
             object["patient_created"] = summary.patientCreated
+            object["mode"] = summary.mode?.rawValue ?? NSNull()
+            object["notes"] = summary.notes
         } else {
             object["file"] = summary.destination
         }

@@ -3,7 +3,7 @@ import HReaderCrypto
 import HReaderStore
 
 /// The FHIR R4 JSON that `hreader export` sends: the Patient, the Observations, the transaction
-/// Bundles around them, and the reading of the server's transaction-response.
+/// or batch Bundles around them, and the reading of the server's transaction- or batch-response.
 enum ExportResources {
     static let loincSystem = "http://loinc.org"
     static let ucumSystem = "http://unitsofmeasure.org"
@@ -89,9 +89,15 @@ enum ExportResources {
         case .text(let text): members.append(("valueString", .string(text)))
         case .bloodPressure(let systolic, let diastolic):
             let catalog = ObservationCatalog.standard
-            func component(_ loinc: String, _ value: ObservationDraft.Quantity) -> JSONValue {
-                .object([("code", .object([("coding", .array([coding(loincSystem, loinc, display: catalog.code(loinc)?.display)]))])),
-                         ("valueQuantity", quantity(value))])
+            func component(_ loinc: String, _ reading: ObservationDraft.Component) -> JSONValue {
+                let code: (String, JSONValue) = ("code", .object([("coding", .array([coding(loincSystem, loinc, display: catalog.code(loinc)?.display)]))]))
+                switch reading {
+                case .quantity(let value):
+                    return .object([code, ("valueQuantity", quantity(value))])
+                case .absent(let reason):  // R4 allows a component without a value, saying why
+                    let concept: JSONValue = .object([("coding", .array([coding(ObservationDraft.dataAbsentReasonSystem, reason, display: nil)]))])
+                    return .object([code, ("dataAbsentReason", concept)])
+                }
             }
             members.append(("component", .array([component(ObservationCatalog.systolic, systolic),
                                                  component(ObservationCatalog.diastolic, diastolic)])))
@@ -114,7 +120,8 @@ enum ExportResources {
 
     // MARK: Bundles
 
-    /// One entry of a transaction Bundle: a conditional create.
+    /// One entry of a transaction or batch Bundle: a conditional create (or, without the
+    /// condition, one plain `POST`).
     struct Create {
         var fullURL: String
         var type: String
@@ -132,10 +139,13 @@ enum ExportResources {
         return Create(fullURL: fullURL(for: "Patient " + identifier.token), type: "Patient", resource: self.patient(patient), identifier: identifier)
     }
 
-    static func transaction(_ creates: [Create]) -> JSONValue {
+    static func transaction(_ creates: [Create]) -> JSONValue { bundle(creates, type: "transaction") }
+
+    /// A `transaction` or `batch` Bundle of conditional creates.
+    static func bundle(_ creates: [Create], type: String) -> JSONValue {
         .object([
             ("resourceType", .string("Bundle")),
-            ("type", .string("transaction")),
+            ("type", .string(type)),
             ("entry", .array(creates.map { create in
                 .object([
                     ("fullUrl", .string(create.fullURL)),
@@ -166,28 +176,51 @@ enum ExportResources {
 
     // MARK: Answers
 
+    /// What the server did with one entry of a transaction- or batch-response.
+    enum EntryResult: Equatable {
+        case created
+        /// Another 2xx: a conditional create that found the resource.
+        case existing
+        /// An error status, with the entry's OperationOutcome when it has one.
+        case refused(String)
+    }
+
     /// Created (201) and already there (another 2xx, a conditional create that matched) in a
-    /// transaction-response of `expected` entries.
+    /// transaction-response of `expected` entries; any other status is an error.
     static func outcomes(of data: Data, expected: Int) throws -> (created: Int, existing: Int) {
-        guard let bundle = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], bundle["resourceType"] as? String == "Bundle" else {
-            throw HReaderError.badInput("the server's answer to a transaction is not a Bundle")
-        }
-        let entries = bundle["entry"] as? [[String: Any]] ?? []
-        guard entries.count == expected else {
-            throw HReaderError.badInput("the server's transaction-response has \(entries.count) entries for the \(expected) sent")
-        }
         var created = 0, existing = 0
-        for (index, entry) in entries.enumerated() {
-            let status = (entry["response"] as? [String: Any])?["status"] as? String ?? ""
-            let code = Int(status.prefix { $0.isNumber }) ?? 0
-            switch code {
-            case 201: created += 1
-            case 200..<300: existing += 1
-            default:
-                throw HReaderError.badInput("the server's transaction-response gives entry \(index) the status '\(status)'")
+        for (index, result) in try entryResults(of: data, expected: expected, kind: "transaction").enumerated() {
+            switch result {
+            case .created: created += 1
+            case .existing: existing += 1
+            case .refused(let why):
+                throw HReaderError.badInput("the server's transaction-response gives entry \(index) the status '\(why)'")
             }
         }
         return (created, existing)
+    }
+
+    /// Each entry's result in a `kind`-response (transaction or batch) of `expected` entries.
+    static func entryResults(of data: Data, expected: Int, kind: String) throws -> [EntryResult] {
+        guard let bundle = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], bundle["resourceType"] as? String == "Bundle" else {
+            throw HReaderError.badInput("the server's answer to a \(kind) is not a Bundle")
+        }
+        let entries = bundle["entry"] as? [[String: Any]] ?? []
+        guard entries.count == expected else {
+            throw HReaderError.badInput("the server's \(kind)-response has \(entries.count) entries for the \(expected) sent")
+        }
+        return entries.map { entry in
+            let response = entry["response"] as? [String: Any]
+            let status = response?["status"] as? String ?? ""
+            switch Int(status.prefix { $0.isNumber }) ?? 0 {
+            case 201: return .created
+            case 200..<300: return .existing
+            default:
+                let issue = (((response?["outcome"] as? [String: Any])?["issue"] as? [[String: Any]])?.first)
+                let detail = (issue?["diagnostics"] as? String).map { ": \($0)" } ?? ""
+                return .refused(status + detail)
+            }
+        }
     }
 
     /// The logical id of a resource the server returned (its body's `id`, else its Location).

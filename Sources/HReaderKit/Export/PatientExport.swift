@@ -1,11 +1,12 @@
 import Foundation
 import HReaderCrypto
 import HReaderNet
+import HReaderRecords
 import HReaderStore
 
 /// Where `hreader export` sends a patient's measurements.
 public enum ExportDestination: Sendable {
-    /// A FHIR R4 server: transaction Bundles of conditional creates.
+    /// A FHIR R4 server, written to as its CapabilityStatement allows (`ExportMode`).
     case server(ServerURL)
     /// One transaction Bundle written to a file (mode 0600), the Patient included.
     case file(URL)
@@ -20,7 +21,7 @@ public struct ExportSummary: Sendable {
     /// … of which the server created, and those it already had (a conditional create that matched).
     public var created = 0
     public var existing = 0
-    /// Transaction Bundles sent (or written).
+    /// Transaction or batch Bundles sent (or written); none in the per-Observation modes.
     public var bundles = 0
     /// Vault entries the Observations stand for, and those of them summed per hour or day.
     public var entries = 0
@@ -30,6 +31,9 @@ public struct ExportSummary: Sendable {
     /// The patient on the server (`Patient/p12`), and whether this export created it.
     public var serverPatient: String?
     public var patientCreated = false
+    /// How the Observations were written (servers only), and what the summary should say about it.
+    public var mode: ExportMode?
+    public var notes: [String] = []
 
     init(destination: String) { self.destination = destination }
 }
@@ -38,8 +42,9 @@ extension OpenVault {
     /// `hreader export`: the patient's measurements as FHIR R4 Observations, to a server or a file.
     ///
     /// On a server the patient is found by hreader's identifier (`urn:hreader:patient|<uuid>`, never
-    /// by name) or created with a conditional create; the Observations go in transaction Bundles of
-    /// `options.batchSize` conditional creates, so a second export creates nothing and an
+    /// by name) or created; the Observations are written the way the server's CapabilityStatement
+    /// allows (transaction or batch Bundles of `options.batchSize` conditional creates, conditional
+    /// creates, or lookups then plain creates), so a second export creates nothing and an
     /// interrupted one is finished by running it again. The vault gets one audit record, nothing else.
     ///
     /// ```swift
@@ -113,22 +118,38 @@ extension OpenVault {
             // The server's stored source (and credentials) when there is one; none is created.
             let connection = try await resolveConnection(server: server, kind: .fhir, guarded: guarded, create: false)
             let client = try connection.fhir()
+            progress("reading what \(server) supports")
+            let statement = try await client.statement()
+            var sender: ObservationSender
+            switch statement {
+            case .declared(let capability):
+                // Refused here, before anything is written, rather than by the first POST.
+                try Self.require("create", on: "Observation", by: capability, at: server.description)
+                sender = ObservationSender(client: client, mode: .best(for: capability), mayFallBack: false)
+            case .unreadable(let why):
+                sender = ObservationSender(client: client, mode: .transaction, mayFallBack: true)
+                summary.notes.append("no CapabilityStatement (\(why)): transactions, with lookups and plain creates if they are refused")
+            }
             progress("finding the patient on \(server)")
-            let (id, created) = try await serverPatient(patient, on: client)
+            let (id, created) = try await serverPatient(patient, on: client, statement: statement)
             summary.serverPatient = "Patient/\(id)"
             summary.patientCreated = created
             let total = plan.drafts.count
-            let bundles = (total + batchSize - 1) / batchSize
+            let batches = (total + batchSize - 1) / batchSize
             for (number, start) in stride(from: 0, to: total, by: batchSize).enumerated() {
                 let batch = plan.drafts[start..<min(start + batchSize, total)]
-                progress("sending bundle \(number + 1) of \(bundles) (\(start) of \(total) observations sent)")
-                let bundle = ExportResources.transaction(batch.map { ExportResources.create($0, subject: "Patient/\(id)") })
-                let answer = try await client.transaction(Data(bundle.serialized().utf8))
-                let outcome = try ExportResources.outcomes(of: answer, expected: batch.count)
-                summary.created += outcome.created
-                summary.existing += outcome.existing
+                progress("sending batch \(number + 1) of \(batches) (\(start) of \(total) observations sent)")
+                try await sender.send(batch.map { ExportResources.create($0, subject: "Patient/\(id)") })
+                summary.created = sender.created
+                summary.existing = sender.existing
+                summary.bundles = sender.bundles
                 summary.observations += batch.count
-                summary.bundles += 1
+            }
+            summary.mode = sender.mode
+            summary.notes += sender.notes
+            if sender.refused > 0 {
+                throw HReaderError(.network, "\(server) refused \(sender.refused) of \(total) observations in its batch-responses "
+                    + "(first: \(sender.firstRefusal ?? "no reason given")); the others were sent")
             }
         } catch let error as NetError {
             record("failed")
@@ -141,10 +162,20 @@ extension OpenVault {
         return summary
     }
 
+    /// Fails unless the CapabilityStatement declares `interaction` on `type`: one line naming what
+    /// is missing, before anything was sent.
+    static func require(_ interaction: String, on type: String, by capability: FHIRCapability, at server: String,
+                        because reason: String = "") throws {
+        guard !capability.allows(interaction, on: type) else { return }
+        let readOnly = capability.resources.values.allSatisfy { !$0.interactions.contains("create") && !$0.interactions.contains("update") }
+        throw HReaderError(.network, "cannot export to \(server): its CapabilityStatement declares no '\(interaction)' for \(type)"
+            + reason + (readOnly ? " (the server is read-only)" : "") + "; nothing was sent")
+    }
+
     /// The server's Patient carrying hreader's identifier for this patient, created when there is
     /// none. Never matched by name: a server that ignores the search parameter and lists other
     /// patients does not make one of them ours.
-    private func serverPatient(_ patient: Patient, on client: FHIRClient) async throws -> (id: String, created: Bool) {
+    private func serverPatient(_ patient: Patient, on client: FHIRClient, statement: FHIRStatement) async throws -> (id: String, created: Bool) {
         let identifier = ExportResources.patientIdentifier(patient)
         let found = try await client.searchPatients([("identifier", identifier.token)]).records
             .filter { Self.carries($0.patient.content.raw, identifier) }
@@ -153,8 +184,16 @@ extension OpenVault {
                 + "merge or remove the extra ones on the server, then export again")
         }
         if let match = found.first { return (match.patient.remoteID, false) }
+        // A conditional create where the server declares one (or says nothing), else a plain one:
+        // the search above has just found none.
+        var conditional = true
+        if case .declared(let capability) = statement {
+            try Self.require("create", on: "Patient", by: capability, at: client.base.absoluteString,
+                             because: " and the patient is not there yet")
+            conditional = capability.allowsConditionalCreate(on: "Patient")
+        }
         let result = try await client.create(type: "Patient", resource: Data(ExportResources.patient(patient).serialized().utf8),
-                                             ifNoneExist: ExportResources.ifNoneExist(identifier))
+                                             ifNoneExist: conditional ? ExportResources.ifNoneExist(identifier) : nil)
         guard let id = ExportResources.resourceID(body: result.body, location: result.location, type: "Patient") else {
             throw HReaderError.badInput("\(client.base) created the Patient but did not say its id (no body, no Location)")
         }

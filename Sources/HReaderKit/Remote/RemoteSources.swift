@@ -28,8 +28,10 @@ struct SourceConnection: Sendable {
     let kind: ServerKind
     let server: ServerURL
     let authenticator: Authenticator
+    /// The FHIR server's CapabilityStatement, read once for the run by whichever client asks first.
+    let capabilities = FHIRCapabilityCache()
 
-    func fhir() throws -> FHIRClient { try FHIRClient(base: server.url, auth: authenticator) }
+    func fhir() throws -> FHIRClient { try FHIRClient(base: server.url, auth: authenticator, capabilities: capabilities) }
     func rhex() throws -> RHExClient { try RHExClient(base: server.url, auth: authenticator) }
 }
 

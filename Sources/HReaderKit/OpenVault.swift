@@ -21,6 +21,8 @@ public final class OpenVault {
     public var patients: PatientRepository { PatientRepository(db) }
     public var entries: EntryRepository { EntryRepository(db) }
     public var timelineItems: TimelineItemRepository { TimelineItemRepository(db) }
+    var identities: PatientIdentityRepository { PatientIdentityRepository(db) }
+    var pending: PendingResourceRepository { PendingResourceRepository(db) }
     var settings: SettingsRepository { SettingsRepository(db) }
     var audit: AuditLog { AuditLog(db) }
 
@@ -129,18 +131,24 @@ public final class OpenVault {
         public let entries: Int
         public let timelineItems: Int
         public let auditEvents: Int
+        /// Resources kept until their patient is imported.
+        public let waiting: Int
     }
 
     public func counts() throws -> Counts {
         try read {
             Counts(patients: try patients.count(), entries: try entries.count(),
                    timelineItems: Int(try db.scalarInt("SELECT count(*) FROM timeline_items") ?? 0),
-                   auditEvents: try audit.count())
+                   auditEvents: try audit.count(),
+                   waiting: Int(try db.scalarInt("SELECT count(*) FROM pending_resources") ?? 0))
         }
     }
 
     public func cipherVersion() throws -> String { try read { try db.cipherVersion() ?? "unknown" } }
     public func schemaVersion() throws -> Int { try read { try Migrator().currentVersion(of: db) } }
+
+    /// Bytes per table, largest first, and whether they are exact pages (`Database.spaceByTable`).
+    public func spaceByTable() throws -> (tables: [Database.TableSpace], exact: Bool) { try read { try db.spaceByTable() } }
 
     /// Every page's HMAC, the b-trees and the foreign keys; throws an integrity error on any problem.
     public func verifyIntegrity() throws {

@@ -28,6 +28,11 @@ struct FHIRInput {
         guard let type = typeValue.string.flatMap(nonEmpty) else {
             throw RecordsError.malformed("\(path).resourceType is \(typeValue.kindDescription), expected a resource type name")
         }
+        if type == "OperationOutcome" {
+            // A search's warnings or a server's answer, not a record: said, never stored.
+            skipped.append(Skip(kind: type, reason: "the server said: " + Self.issues(object)))
+            return
+        }
         guard type == "Bundle" else {
             resources.append(Resource(object: object, type: type, path: path, fullUrl: fullUrl))
             if type == "Medication" {
@@ -59,5 +64,16 @@ struct FHIRInput {
             }
             try add(resource, path: "\(entryPath).resource", fullUrl: entryURL)
         }
+    }
+
+    /// An OperationOutcome's issues in one short line: "warning processing: _count capped at 20".
+    static func issues(_ outcome: JSONObject) -> String {
+        let parts = (outcome["issue"]?.array ?? []).compactMap(\.object).map { issue in
+            [issue["severity"]?.string, issue["code"]?.string,
+             issue["diagnostics"]?.string ?? issue["details"]?.object?["text"]?.string].compactMap { $0 }.joined(separator: " ")
+        }.filter { !$0.isEmpty }
+        let line = parts.isEmpty ? "an OperationOutcome without issues" : parts.joined(separator: "; ")
+        let flat = String(line.map { $0.isNewline ? " " : $0 })
+        return flat.count > 200 ? String(flat.prefix(200)) + "…" : flat
     }
 }

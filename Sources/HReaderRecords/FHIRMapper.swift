@@ -29,20 +29,44 @@ public struct FHIRMapper: Sendable {
 
     /// A Bundle or a single resource.
     public func mapBundle(_ data: Data) throws -> MappedBatch {
-        let json = try JSONParser.parse(data, what: "FHIR JSON")
-        guard let object = json.object else {
-            throw RecordsError.malformed("FHIR JSON is \(json.kindDescription), expected a Bundle or a resource (an object)")
-        }
         var input = FHIRInput()
-        try input.add(object, path: object["resourceType"]?.string == "Bundle" ? "Bundle" : "resource", fullUrl: nil)
+        try Self.addDocument(data, into: &input, what: nil)
         return map(input)
     }
 
     /// Newline-delimited JSON: one resource (or Bundle) per line; blank lines are ignored.
     public func mapNDJSON(_ data: Data) throws -> MappedBatch {
         var input = FHIRInput()
+        try Self.addNDJSON(data, into: &input, what: nil)
+        return map(input)
+    }
+
+    /// Several files read as one input (a Bulk Data export's one file per type): a Patient in one
+    /// file is the patient of the resources in another that reference it.
+    public func map(files: [(name: String, data: Data, format: FHIRFileFormat)]) throws -> MappedBatch {
+        var input = FHIRInput()
+        for file in files {
+            switch file.format {
+            case .json: try Self.addDocument(file.data, into: &input, what: file.name)
+            case .ndjson: try Self.addNDJSON(file.data, into: &input, what: file.name)
+            case .xml: try Self.addXML(file.data, into: &input, what: file.name)
+            }
+        }
+        return map(input)
+    }
+
+    private static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
+        let json = try JSONParser.parse(data, what: name.map { "\($0) (FHIR JSON)" } ?? "FHIR JSON")
+        guard let object = json.object else {
+            throw RecordsError.malformed("\(name.map { "\($0): " } ?? "")FHIR JSON is \(json.kindDescription), expected a Bundle or a resource (an object)")
+        }
+        let path = object["resourceType"]?.string == "Bundle" ? "Bundle" : "resource"
+        try input.add(object, path: name.map { "\($0): \(path)" } ?? path, fullUrl: nil)
+    }
+
+    private static func addNDJSON(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
         for (number, line) in Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
-            let what = "NDJSON line \(number + 1)"
+            let what = (name.map { "\($0) " } ?? "") + "NDJSON line \(number + 1)"
             guard line.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { continue }
             let json = try JSONParser.parse(Array(line), what: what)
             guard let object = json.object else {
@@ -50,7 +74,6 @@ public struct FHIRMapper: Sendable {
             }
             try input.add(object, path: what, fullUrl: nil)
         }
-        return map(input)
     }
 
     /// Resources (or Bundles) as `JSONSerialization` decodes them.
@@ -71,9 +94,9 @@ public struct FHIRMapper: Sendable {
         var patientIndex: [String: Int] = [:]  // "Patient/<id>" and fullUrl → index in batch.records
 
         for resource in input.resources where resource.type == "Patient" {
-            let keys = [resource.object["id"]?.string.flatMap(nonEmpty).map { "Patient/\($0)" }, resource.fullUrl].compactMap { $0 }
-            let remoteID = resource.object["id"]?.string.flatMap(nonEmpty) ?? resource.fullUrl
-                ?? StableID.hashed("Patient", resource.object.json)
+            let fhirID = resource.object["id"]?.string.flatMap(nonEmpty)
+            let keys = [fhirID.map { "Patient/\($0)" }, resource.fullUrl].compactMap { $0 }
+            let remoteID = fhirID ?? resource.fullUrl ?? StableID.hashed("Patient", resource.object.json)
             if let existing = keys.lazy.compactMap({ patientIndex[$0] }).first {
                 batch.skipped.append(Skip(kind: "Patient", remoteID: remoteID,
                                           reason: "\(resource.path) repeats Patient \(batch.records[existing].patient.remoteID)"))
@@ -81,8 +104,14 @@ public struct FHIRMapper: Sendable {
             }
             do {
                 let content = try FHIRPatientMapping.content(resource.reader, remoteID: remoteID, raw: resource.object.json.serialized())
+                var patient = MappedPatient(remoteID: remoteID, content: content)
+                patient.identifiers = Self.identifiers(of: resource.object)
+                patient.fhirID = fhirID
+                if let fullUrl = resource.fullUrl, let fhirID, case let .reference(base?, id)? = Self.patientKey(fullUrl), id == fhirID {
+                    patient.fullUrlBase = base
+                }
                 for key in keys { patientIndex[key] = batch.records.count }
-                batch.records.append(MappedRecord(patient: MappedPatient(remoteID: remoteID, content: content)))
+                batch.records.append(MappedRecord(patient: patient))
             } catch {
                 batch.skipped.append(Skip(kind: "Patient", remoteID: remoteID, reason: Self.reason(error)))
             }
@@ -90,63 +119,98 @@ public struct FHIRMapper: Sendable {
 
         let entries = FHIREntryMapping(timeZone: timeZone, medications: input.medications)
         for resource in input.resources where resource.type != "Patient" {
-            let reference = Self.patientReference(resource.object)
+            let (reference, subject) = Self.subject(of: resource.object)
             let recordIndex = reference.flatMap { Self.resolve($0, in: patientIndex) }
             let remoteID = resource.object["id"]?.string.flatMap(nonEmpty).map { "\(resource.type)/\($0)" }
                 ?? resource.fullUrl ?? StableID.hashed(resource.type, resource.object.json)
 
-            let skip: Skip
+            var entry: MappedEntry
             do {
                 if var content = try entries.content(resource.reader, type: resource.type) {
                     content.raw = resource.object.json.serialized()
-                    let entry = MappedEntry(remoteID: remoteID, content: content)
-                    if let recordIndex {
-                        batch.records[recordIndex].entries.append(entry)
-                    } else {
-                        batch.unattached.append(UnattachedEntry(patientReference: reference, entry: entry))
-                    }
-                    continue
-                }
-                if resource.type != "Medication", reference != nil {
-                    // About the patient but of a type without a mapping (CarePlan, Goal, …): kept, raw
+                    entry = MappedEntry(remoteID: remoteID, content: content)
+                } else if resource.type != "Medication", subject != nil {
+                    // About a patient but of a type without a mapping (CarePlan, Goal, …): kept, raw
                     // and all, as an `observation` entry, and said so; never dropped silently.
                     var content = entries.unmapped(resource.reader, type: resource.type)
                     content.raw = resource.object.json.serialized()
-                    let entry = MappedEntry(remoteID: remoteID, content: content)
-                    let note = Skip(kind: resource.type, remoteID: remoteID,
-                                    reason: "resource type \(resource.type) has no mapping; kept as an observation entry with its raw resource")
-                    if let recordIndex {
-                        batch.records[recordIndex].entries.append(entry)
-                        batch.records[recordIndex].keptUnmapped.append(note)
-                    } else {
-                        batch.unattached.append(UnattachedEntry(patientReference: reference, entry: entry))
-                        batch.keptUnmapped.append(note)
-                    }
+                    entry = MappedEntry(remoteID: remoteID, content: content, unmappedType: resource.type)
+                } else {
+                    let skip = Skip(kind: resource.type, remoteID: remoteID, reason: resource.type == "Medication"
+                        ? "Medication resources are read only through the medication entries that reference them"
+                        : "unsupported resource type \(resource.type) (not about a patient)")
+                    if let recordIndex { batch.records[recordIndex].skipped.append(skip) } else { batch.skipped.append(skip) }
                     continue
                 }
-                skip = Skip(kind: resource.type, remoteID: remoteID, reason: resource.type == "Medication"
-                    ? "Medication resources are read only through the medication entries that reference them"
-                    : "unsupported resource type \(resource.type) (not about a patient)")
             } catch {
-                skip = Skip(kind: resource.type, remoteID: remoteID, reason: Self.reason(error))
+                let skip = Skip(kind: resource.type, remoteID: remoteID, reason: Self.reason(error))
+                if let recordIndex { batch.records[recordIndex].skipped.append(skip) } else { batch.skipped.append(skip) }
+                continue
             }
-            if let recordIndex { batch.records[recordIndex].skipped.append(skip) } else { batch.skipped.append(skip) }
+            if let recordIndex {
+                batch.records[recordIndex].entries.append(entry)
+            } else {
+                batch.unattached.append(UnattachedEntry(patientReference: reference, subject: subject, entry: entry))
+            }
         }
         return batch
+    }
+
+    /// A Patient's identifiers that name a person: `system|value`, both present.
+    static func identifiers(of patient: JSONObject) -> [String] {
+        (patient["identifier"]?.array ?? []).compactMap { item in
+            guard let identifier = item.object, let system = identifier["system"]?.string.flatMap(nonEmpty),
+                  let value = identifier["value"]?.string.flatMap(nonEmpty) else { return nil }
+            return "\(system)|\(value)"
+        }
+    }
+
+    /// The patient element of a resource: `subject` for most types, `patient` for AllergyIntolerance,
+    /// Immunization, Claim and others, `beneficiary` for Coverage, `for` for Task.
+    static let subjectElements = ["subject", "patient", "beneficiary", "for"]
+
+    /// The resource's patient reference as written, and who it names as a key the vault can look
+    /// up: a `Patient/<id>` reference (relative or absolute), a logical reference by identifier, or
+    /// a contained Patient's identifier. Read without judging the resource: a member of the wrong
+    /// type shows when the resource itself is mapped.
+    static func subject(of resource: JSONObject) -> (reference: String?, key: SubjectKey?) {
+        for element in subjectElements {
+            guard let subject = resource[element]?.object else { continue }
+            if let reference = subject["reference"]?.string.flatMap(nonEmpty) {
+                if reference.hasPrefix("#") {
+                    let id = String(reference.dropFirst())
+                    let contained = resource["contained"]?.array?.lazy.compactMap(\.object)
+                        .first { $0["id"]?.string == id && $0["resourceType"]?.string == "Patient" }
+                    if let token = contained.flatMap({ identifiers(of: $0).first }) { return (reference, .identifier(token)) }
+                    return (reference, .unresolvable("\(reference) (a contained Patient without an identifier)"))
+                }
+                return (reference, patientKey(reference) ?? .unresolvable(reference))
+            }
+            if let identifier = subject["identifier"]?.object, let system = identifier["system"]?.string.flatMap(nonEmpty),
+               let value = identifier["value"]?.string.flatMap(nonEmpty) {
+                return (nil, .identifier("\(system)|\(value)"))
+            }
+        }
+        return (nil, nil)
+    }
+
+    /// `Patient/<id>`, `[base]/Patient/<id>` or either with `/_history/<version>`; nil for anything else.
+    static func patientKey(_ reference: String) -> SubjectKey? {
+        var text = Substring(reference)
+        if let history = text.range(of: "/_history/") { text = text[..<history.lowerBound] }
+        let segments = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count >= 2, segments[segments.count - 2] == "Patient", let id = segments.last.map(String.init), !id.isEmpty else {
+            return nil
+        }
+        if segments.count == 2 { return .reference(base: nil, id: id) }
+        let base = segments.dropLast(2).joined(separator: "/")
+        guard base.hasPrefix("http://") || base.hasPrefix("https://") else { return nil }
+        return .reference(base: base, id: id)
     }
 
     private static func reason(_ error: Error) -> String {
         if case RecordsError.malformed(let message) = error { return message }
         return "\(error)"
-    }
-
-    /// `subject.reference`, else `patient.reference` (AllergyIntolerance, Immunization), read
-    /// without judging the resource: a wrong type here shows when the resource itself is mapped.
-    private static func patientReference(_ resource: JSONObject) -> String? {
-        for key in ["subject", "patient"] {
-            if let reference = resource[key]?.object?["reference"]?.string.flatMap(nonEmpty) { return reference }
-        }
-        return nil
     }
 
     /// A reference as a fullUrl of the input, or as `[base/]Patient/<id>[/_history/<version>]`.
@@ -161,4 +225,14 @@ public struct FHIRMapper: Sendable {
         guard segments.count >= 2, segments[segments.count - 2] == "Patient" else { return nil }
         return index["Patient/\(segments[segments.count - 1])"]
     }
+}
+
+/// How a FHIR file is written.
+public enum FHIRFileFormat: String, Sendable {
+    /// A Bundle or a single resource.
+    case json
+    /// One resource per line, as Bulk Data exports write them.
+    case ndjson
+    /// A Bundle or a single resource in FHIR's XML form (`FHIRXML`).
+    case xml
 }

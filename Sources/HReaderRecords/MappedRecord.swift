@@ -12,9 +12,6 @@ public struct MappedRecord: Sendable {
     public var entries: [MappedEntry]
     /// Parts of the source that belong to this patient but were not mapped to entries.
     public var skipped: [Skip]
-    /// Resources of a type without a mapping that are about this patient: kept among `entries` as
-    /// `observation` entries with their raw resource, and listed here so the summary can say so.
-    public var keptUnmapped: [Skip] = []
 
     public init(patient: MappedPatient, entries: [MappedEntry] = [], skipped: [Skip] = []) {
         self.patient = patient; self.entries = entries; self.skipped = skipped
@@ -28,9 +25,34 @@ public struct MappedPatient: Sendable {
     /// the `Patient/` prefix, so it fits `Patient/[id]` requests).
     public var remoteID: String
     public var content: NewPatient
+    /// How other records may name this person: the FHIR Patient's identifiers (`system|value`,
+    /// both parts present), its logical id, and its Bundle entry's fullUrl when that is an absolute
+    /// `[base]/Patient/[id]`.
+    public var identifiers: [String] = []
+    public var fhirID: String?
+    public var fullUrlBase: String?
 
     public init(remoteID: String, content: NewPatient) {
         self.remoteID = remoteID; self.content = content
+    }
+}
+
+/// Who a resource says it is about, in a form the vault can look up.
+public enum SubjectKey: Hashable, Sendable, CustomStringConvertible {
+    /// `Patient/<id>`: relative (`base` nil: the input's own server or file), or absolute at `base`.
+    case reference(base: String?, id: String)
+    /// A logical reference (`subject.identifier`) or a contained Patient's identifier: `system|value`.
+    case identifier(String)
+    /// A reference that points nowhere the vault can follow (a `urn:uuid:` or `#contained` target
+    /// missing from the input, a reference to something other than a Patient).
+    case unresolvable(String)
+
+    public var description: String {
+        switch self {
+        case let .reference(base, id): (base.map { $0 + "/" } ?? "") + "Patient/\(id)"
+        case let .identifier(token): "the patient with identifier \(token)"
+        case let .unresolvable(reference): reference
+        }
     }
 }
 
@@ -42,9 +64,12 @@ public struct MappedEntry: Equatable, Sendable {
     /// within the record when the source repeats an id (`<id>#<section>`, `<id>#<section>#2`).
     public var remoteID: String
     public var content: EntryContent
+    /// The resource type when it has no mapping and was kept as an `observation` entry with its raw
+    /// resource, so the summary can say so.
+    public var unmappedType: String?
 
-    public init(remoteID: String, content: EntryContent) {
-        self.remoteID = remoteID; self.content = content
+    public init(remoteID: String, content: EntryContent, unmappedType: String? = nil) {
+        self.remoteID = remoteID; self.content = content; self.unmappedType = unmappedType
     }
 }
 
@@ -68,10 +93,12 @@ public struct Skip: Equatable, Sendable, CustomStringConvertible {
 public struct UnattachedEntry: Equatable, Sendable {
     /// The resource's `subject`/`patient` reference as written, nil when it has none.
     public var patientReference: String?
+    /// Who the resource is about, as a key to look up; nil when it names no one.
+    public var subject: SubjectKey?
     public var entry: MappedEntry
 
-    public init(patientReference: String?, entry: MappedEntry) {
-        self.patientReference = patientReference; self.entry = entry
+    public init(patientReference: String?, subject: SubjectKey? = nil, entry: MappedEntry) {
+        self.patientReference = patientReference; self.subject = subject; self.entry = entry
     }
 }
 
@@ -83,8 +110,6 @@ public struct MappedBatch: Sendable {
     public var unattached: [UnattachedEntry]
     /// What belongs to no patient of the input and was not mapped (Practitioner, Organization, …).
     public var skipped: [Skip]
-    /// Unmapped-type resources kept as entries among `unattached`.
-    public var keptUnmapped: [Skip] = []
 
     public init(records: [MappedRecord] = [], unattached: [UnattachedEntry] = [], skipped: [Skip] = []) {
         self.records = records; self.unattached = unattached; self.skipped = skipped

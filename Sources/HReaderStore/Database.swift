@@ -191,6 +191,43 @@ public final class Database {
         return DatabaseError(code: SQLITE_CORRUPT, message: "\(problems.count) damaged page(s) or record(s): \(problems[0])", sql: e.sql)
     }
 
+    /// Where a vault's space goes, per table, largest first.
+    public struct TableSpace: Sendable {
+        public let table: String
+        public let rows: Int64
+        public let bytes: Int64
+    }
+
+    /// Bytes per table, largest first. With SQLite's `dbstat` (when the library has it): pages × page
+    /// size, the table's indexes included (`exact`). Without it (Debian's SQLCipher is built without
+    /// it): the bytes of the values the table holds (text and blobs by length, numbers as 8), indexes
+    /// not counted: an estimate that still shows which table the space goes to.
+    public func spaceByTable() throws -> (tables: [TableSpace], exact: Bool) {
+        let tables = try query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
+            $0.string(0)!
+        }
+        var rows: [String: Int64] = [:]
+        for table in tables { rows[table] = try scalarInt("SELECT count(*) FROM \(Self.quoted(table))") ?? 0 }
+        if let pages = try? query("""
+            SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d
+            LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY 1
+            """, [], { ($0.string(0) ?? "?", $0.int64(1) ?? 0) }) {
+            let spaces = pages.map { TableSpace(table: $0.0, rows: rows[$0.0] ?? 0, bytes: $0.1) }
+            return (spaces.sorted { ($0.bytes, $1.table) > ($1.bytes, $0.table) }, true)
+        }
+        var spaces: [TableSpace] = []
+        for table in tables {
+            let columns = try query("SELECT name FROM pragma_table_info(?)", [table]) { $0.string(0)! }
+            let sizes = columns.map { "coalesce(sum(CASE typeof(\(Self.quoted($0))) WHEN 'text' THEN length(CAST(\(Self.quoted($0)) AS BLOB)) "
+                                      + "WHEN 'blob' THEN length(\(Self.quoted($0))) WHEN 'null' THEN 0 ELSE 8 END), 0)" }
+            let bytes = columns.isEmpty ? 0 : try scalarInt("SELECT \(sizes.joined(separator: " + ")) FROM \(Self.quoted(table))") ?? 0
+            spaces.append(TableSpace(table: table, rows: rows[table] ?? 0, bytes: bytes))
+        }
+        return (spaces.sorted { ($0.bytes, $1.table) > ($1.bytes, $0.table) }, false)
+    }
+
+    private static func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
     /// Checks every page's HMAC (`cipher_integrity_check`), the b-trees (`integrity_check`) and the
     /// foreign keys. Returns the problems found; empty means sound.
     public func integrityProblems() throws -> [String] {

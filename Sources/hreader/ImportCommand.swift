@@ -7,7 +7,7 @@ import HReaderStore
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from a server (FHIR R4 or RHEx) or from a file (FHIR JSON/NDJSON, RHEx c32 JSON).",
+        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON, a Bulk Data directory, RHEx c32 JSON).",
         discussion: """
             Patients are created or updated by the id their source gives them; entries are updated in
             place on a re-import, and your own comments and strike-throughs are kept. Each patient is
@@ -17,6 +17,7 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --server https://fhir.example.org/r4 --patient 123 --patient 456
               hreader import --server https://rhex.example.org --kind rhex --patient 4f4e9fcb
               hreader import --file everything.json
+              hreader import --file bulk-export/          (a directory: every .json, .ndjson, .xml in it)
               hreader import --file labs.ndjson --patient 1
               hreader import --apple-health export.zip --as me
               hreader import --apple-health export.zip --patient 2
@@ -27,10 +28,10 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Import from this server's base URL.", valueName: "url")) var server: String?
     @Option(help: "fhir or rhex (default: the stored source's kind, else found by asking the server).") var kind: ServerKind?
     @Flag(help: "Import every patient the server holds.") var all = false
-    @Option(help: ArgumentHelp("The file to import.", valueName: "file")) var file: String?
+    @Option(help: ArgumentHelp("The file (or directory of FHIR files) to import.", valueName: "path")) var file: String?
     @Option(help: ArgumentHelp("An Apple Health export (export.zip or export.xml) to import, streamed.", valueName: "file"))
     var appleHealth: String?
-    @Option(help: "With --server: a remote patient id (repeatable). With --file: the local patient (id or uuid) to put every entry under.")
+    @Option(help: "With --server: a remote patient id (repeatable). With --file: the local patient (id or uuid) the file is about; a resource about anyone else refuses the import.")
     var patient: [String] = []
     @Option(name: .customLong("as"), help: "Relationship of new patients to you.") var relationship: Relationship?
     @Option(help: ArgumentHelp("With --server: a file holding a bearer token (stored in the vault for later syncs).", valueName: "file"))
@@ -104,7 +105,7 @@ struct ImportCommand: AsyncParsableCommand {
                                     ("summary", summary.jsonValue)]).serialized(pretty: true))
             return
         }
-        let patients = summary.patientsCreated + summary.patientsUpdated + summary.patientsUnchanged
+        let patients = summary.patientCount
         print("Imported \(patients) patient(s) from \(url) (\(result.kind.rawValue)) "
               + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated): "
               + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged, "
@@ -121,18 +122,19 @@ struct ImportCommand: AsyncParsableCommand {
         let (format, summary) = try open.importFile(url, into: target, relationship: relationship) { progress.update("importing \($0)") }
         progress.finish()
         if global.json {
-            print(JSONValue.object([("import", .object([("file", .string(url.path)), ("format", .string(format.rawValue))])),
+            print(JSONValue.object([("import", .object([("file", .string(url.path)), ("format", .string(format))])),
                                     ("summary", summary.jsonValue)]).serialized(pretty: true))
             return
         }
-        let patients = summary.patientsCreated + summary.patientsUpdated + summary.patientsUnchanged
-        print("Imported \(url.lastPathComponent) (\(format.rawValue)): \(patients) patient(s) "
-              + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated), "
+        let patients = summary.patientCount
+        print("Imported \(url.lastPathComponent) (\(format)): \(patients) patient(s) "
+              + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated, \(summary.patientsMatched) already in the vault), "
               + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged.")
         Self.printDetails(summary)
     }
 
     static func printDetails(_ summary: ImportSummary) {
+        for note in summary.notes { print("  \(note)") }
         if !summary.byType.isEmpty {
             print("  by type: " + summary.byType.keys.sorted().map { "\($0) \(summary.byType[$0]!)" }.joined(separator: ", "))
         }
@@ -141,6 +143,12 @@ struct ImportCommand: AsyncParsableCommand {
         }
         for reason in summary.skipped.keys.sorted() {
             print("  skipped \(summary.skipped[reason]!): \(reason)")
+        }
+        if summary.filedFromWaiting > 0 {
+            print("  filed \(summary.filedFromWaiting) resource(s) that were waiting for their patient")
+        }
+        for subject in summary.waiting.keys.sorted() {
+            print("  \(summary.waiting[subject]!) resource(s) about \(subject) wait in the vault until that patient is imported")
         }
     }
 }

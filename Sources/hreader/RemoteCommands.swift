@@ -75,7 +75,7 @@ struct SyncCommand: AsyncParsableCommand {
         let summary = try await open.sync(patient: only) { progress.update("syncing \($0)") }
         progress.finish()
         let s = summary.imports
-        let patients = s.patientsCreated + s.patientsUpdated + s.patientsUnchanged
+        let patients = s.patientCount
         if global.json {
             print(JSONValue.object([("sync", .object([("sources", .number(Double(summary.sources))),
                                                       ("failures", .array(summary.failures.map {

@@ -120,7 +120,8 @@ struct StatusCommand: ParsableCommand {
             if let counts, let open {
                 object["schema_version"] = try open.schemaVersion()
                 object["counts"] = ["patients": counts.patients, "entries": counts.entries,
-                                    "timeline_items": counts.timelineItems, "audit_events": counts.auditEvents]
+                                    "timeline_items": counts.timelineItems, "audit_events": counts.auditEvents,
+                                    "waiting_for_their_patient": counts.waiting]
             }
             Output.json(object)
             return
@@ -142,6 +143,9 @@ struct StatusCommand: ParsableCommand {
             rows.append(["patients:", "\(counts.patients)"])
             rows.append(["entries:", "\(counts.entries)"])
             rows.append(["timeline items:", "\(counts.timelineItems)"])
+            if counts.waiting > 0 {
+                rows.append(["waiting:", "\(counts.waiting) imported resource(s) wait for their patient (import the file that holds that Patient)"])
+            }
         }
         Output.table(rows)
     }
@@ -150,14 +154,29 @@ struct StatusCommand: ParsableCommand {
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Verify every database page's HMAC, the b-trees and the foreign keys (exit 7 on damage).")
+        abstract: "Verify every database page's HMAC, the b-trees and the foreign keys (exit 7 on damage); show the space per table.")
 
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
         let open = try global.open()
         try open.verifyIntegrity()
+        let space = try open.spaceByTable()
+        let fileBytes = (try? FileManager.default.attributesOfItem(atPath: open.vault.databaseURL.path)[.size] as? Int64) ?? nil
+        if global.json {
+            Output.json(["sound": true, "exact": space.exact, "database_bytes": fileBytes ?? 0,
+                         "tables": Dictionary(uniqueKeysWithValues: space.tables.map { ($0.table, ["rows": $0.rows, "bytes": $0.bytes]) })])
+            return
+        }
         global.note("The vault is sound: every page authenticates and the database is consistent.")
+        guard !global.quiet else { return }
+        print(space.exact ? "Space by table (indexes included):" : "Data by table (the values' bytes; indexes and page overhead not counted):")
+        Output.table(space.tables.map { ["  \($0.table)", "\($0.rows) rows", Self.size($0.bytes)] })
+        if let fileBytes { print("  vault.db is \(Self.size(fileBytes)) on disk") }
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        bytes >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes) / Double(1 << 20)) : "\((bytes + 1023) / 1024) KiB"
     }
 }
 

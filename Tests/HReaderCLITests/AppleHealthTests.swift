@@ -138,6 +138,10 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertTrue(again.stdout.contains(": 0 new entries, 0 updated, \(all.count) unchanged"), again.stdout)
         XCTAssertEqual(try entries(id).count, all.count)
         XCTAssertEqual((try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as! [Any]).count, 1)
+        // … whichever way the patient is named: `--patient ID` of the same patient is the same source.
+        let byID = try ok(withPassword(["import", "--apple-health", path, "--patient", "\(id)"]))
+        XCTAssertTrue(byID.stdout.contains(": 0 new entries, 0 updated, \(all.count) unchanged"), byID.stdout)
+        XCTAssertEqual(try entries(id).count, all.count)
 
         // A newer export adds only what is new.
         let newer = try file("newer.xml", Self.export(extraRecords: [

@@ -155,6 +155,74 @@ final class ImportTests: CLITestCase {
         XCTAssertEqual(try hreader(withPassword(["import", "--file", workDir.appendingPathComponent("missing.json").path])).status, 2)
     }
 
+    func testFHIRXMLFilesImportLikeTheirJSONAndEntitiesAreRefused() throws {
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <Bundle xmlns="http://hl7.org/fhir">
+          <type value="collection"/>
+          <entry>
+            <fullUrl value="urn:uuid:7d000000-0000-4000-8000-000000000001"/>
+            <resource>
+              <Patient>
+                <id value="x-1"/>
+                <identifier><system value="urn:example:mrn"/><value value="XML-1"/></identifier>
+                <name><use value="official"/><family value="Marklund"/><given value="Xenia"/></name>
+                <birthDate value="1979-03-04"/>
+              </Patient>
+            </resource>
+          </entry>
+          <entry>
+            <resource>
+              <Observation>
+                <id value="w-1"/>
+                <status value="final"/>
+                <code><coding><system value="http://loinc.org"/><code value="29463-7"/><display value="Body weight"/></coding></code>
+                <subject><reference value="urn:uuid:7d000000-0000-4000-8000-000000000001"/></subject>
+                <effectiveDateTime value="2022-02-02T08:00:00Z"/>
+                <valueQuantity><value value="61.50"/><unit value="kg"/></valueQuantity>
+              </Observation>
+            </resource>
+          </entry>
+        </Bundle>
+        """
+        let result = try ok(withPassword(["import", "--file", try file("ips.xml", xml)]))
+        XCTAssertTrue(result.stdout.contains("FHIR XML"), result.stdout)
+        let weight = try XCTUnwrap(try entries().first)
+        XCTAssertEqual(weight["description"] as? String, "Body weight")
+        XCTAssertEqual(weight["value"] as? Double, 61.5)
+
+        let hostile = """
+        <?xml version="1.0"?>
+        <!DOCTYPE Bundle [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>
+        <Patient xmlns="http://hl7.org/fhir"><id value="&b;"/></Patient>
+        """
+        let refused = try hreader(withPassword(["import", "--file", try file("bomb.xml", hostile)]))
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("bomb.xml"), refused.stderr)
+        XCTAssertEqual(try json(try ok(withPassword(["status", "--json"])))["counts"].flatMap { ($0 as? [String: Int])?["patients"] }, 1)
+    }
+
+    func testControlCharactersFromRecordsNeverReachTheTerminal() throws {
+        // A Condition whose text would write the clipboard (OSC 52), ring the bell and clear the screen.
+        let hostile = "Gout\u{1B}]52;c;SGVsbG8=\u{07}\u{1B}[2J\r\u{9B}31m"
+        let resource = try JSONSerialization.data(withJSONObject: [
+            "resourceType": "Condition", "id": "esc", "code": ["text": hostile], "onsetDateTime": "2020"])
+        try ok(withPassword(["patients", "add", "--first", "Local", "--last", "Person"]))
+        try ok(withPassword(["import", "--file", try file("esc.json", String(decoding: resource, as: UTF8.self)), "--patient", "1"]))
+        for arguments in [["entries", "list", "--patient", "1"], ["entries", "list", "--patient", "1", "--json"], ["summary", "--patient", "1"],
+                          ["timeline", "--patient", "1", "--page", "decade", "--at", "2021-01-01"]] {
+            let output = try ok(withPassword(arguments))
+            for control in ["\u{1B}", "\u{07}", "\r", "\u{9B}"] {
+                XCTAssertFalse(output.stdout.contains(control), "\(arguments.joined(separator: " ")) printed \(control.unicodeScalars.first!.value)")
+            }
+        }
+        XCTAssertTrue(try ok(withPassword(["entries", "list", "--patient", "1"])).stdout.contains("Gout"), "the text itself is still shown")
+        // An error naming hostile input is cleaned too.
+        let badName = try hreader(withPassword(["import", "--file", try file("x\u{1B}[2J.json", "not json")]))
+        XCTAssertEqual(badName.status, 5)
+        XCTAssertFalse(badName.stderr.contains("\u{1B}"), badName.stderr)
+    }
+
     func testPatientOptionPutsEntriesUnderAnExistingPatient() throws {
         try ok(withPassword(["patients", "add", "--first", "Local", "--last", "Person"]))
         let labs = """

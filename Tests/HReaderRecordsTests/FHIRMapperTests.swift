@@ -290,7 +290,7 @@ final class FHIRMapperTests: XCTestCase {
             Skip(kind: "Organization", remoteID: "Organization/org1", reason: "unsupported resource type Organization (not about a patient)"),
         ])
         XCTAssertEqual(batch.records[0].skipped, [])
-        XCTAssertEqual(batch.records[0].keptUnmapped.map(\.remoteID), ["CarePlan/cp1"],
+        XCTAssertEqual(batch.records[0].entries.filter { $0.unmappedType != nil }.map(\.remoteID), ["CarePlan/cp1"],
                        "a resource about the patient of a type without a mapping is kept and said so")
         let carePlan = try entry(batch.records[0], "CarePlan/cp1")
         XCTAssertEqual(carePlan.type, .observation)

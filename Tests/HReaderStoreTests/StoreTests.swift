@@ -145,6 +145,58 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try reopened.scalarInt("SELECT count(*) FROM sources"), 1)
     }
 
+    func testASchemaOneVaultGainsPatientIdentitiesAndOneFileSourceInPlace() throws {
+        let key = try SecretBytes.random(count: 32)
+        let db = try Database.open(path: dbPath, key: key, create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version == 1 }).migrate(db)
+        // What a version-1 hreader left: the same FHIR file imported from two paths (two file
+        // sources, two copies of one person), a server's patient, an RHEx patient, entries with the
+        // user's own fields.
+        let stamp = "2026-01-01T00:00:00Z"
+        for (id, kind, base) in [(2, "file", "file:///home/a/Downloads/ada.json"), (3, "file", "file:///home/a/Desktop/ada.json"),
+                                 (4, "fhir", "https://fhir.example.org/r4"), (5, "rhex", "https://rhex.example.org")] {
+            try db.execute("INSERT INTO sources (id, uuid, kind, base_url, display_name, created, updated) VALUES (?, ?, ?, ?, 'x', ?, ?)",
+                           [id, UUID().uuidString.lowercased(), kind, base, stamp, stamp])
+        }
+        let adaRaw = #"{"resourceType":"Patient","id":"p1","identifier":[{"system":"urn:mrn","value":"42"},{"value":"no-system"}]}"#
+        for (id, source, remote, raw) in [(1, 2, "p1", adaRaw), (2, 3, "p1", adaRaw),
+                                          (3, 4, "srv-9", #"{"resourceType":"Patient","id":"srv-9"}"#), (4, 5, "rec-1", #"{"first":"R"}"#)] {
+            try db.execute("""
+                INSERT INTO patients (id, uuid, source_id, remote_id, first_name, last_name, raw, created, updated)
+                VALUES (?, ?, ?, ?, 'Ada', 'Quill', ?, ?, ?)
+                """, [id, UUID().uuidString.lowercased(), source, remote, raw, stamp, stamp])
+        }
+        for (id, patient, source) in [(1, 1, 2), (2, 2, 3), (3, 3, 4)] {
+            try db.execute("""
+                INSERT INTO entries (id, uuid, patient_id, source_id, remote_id, type, description, comments, user_deleted, created, updated)
+                VALUES (?, ?, ?, ?, 'Condition/c1', 'condition', 'Gout', 'my note', 1, ?, ?)
+                """, [id, UUID().uuidString.lowercased(), patient, source, stamp, stamp])
+        }
+        let entriesBefore = try db.query("SELECT id, patient_id, remote_id, description, comments, user_deleted FROM entries ORDER BY id") {
+            "\($0.int64(0)!) \($0.int64(1)!) \($0.string(2)!) \($0.string(3)!) \($0.string(4)!) \($0.int64(5)!)"
+        }
+
+        XCTAssertEqual(try Migrator().migrate(db), Array(2...Migrator().latestVersion))
+
+        let identities = try db.query("SELECT kind, value, patient_id FROM patient_identities ORDER BY patient_id, kind, value") {
+            "\($0.int64(2)!) \($0.string(0)!) \($0.string(1)!)"
+        }
+        XCTAssertEqual(identities, ["1 identifier urn:mrn|42", "1 reference file|Patient/p1", "2 identifier urn:mrn|42",
+                                    "2 reference file|Patient/p1", "3 reference https://fhir.example.org/r4|Patient/srv-9"],
+                       "identifiers without a system name no one; RHEx records have no FHIR id")
+        let fileSources = try db.query("SELECT id, base_url FROM sources WHERE kind = 'file' ORDER BY id") { "\($0.int64(0)!) \($0.string(1)!)" }
+        XCTAssertEqual(fileSources.count, 2, "one source for files, and the old one whose patient collides stays: \(fileSources)")
+        XCTAssertEqual(fileSources.last?.hasSuffix(" file:"), true)
+        let filesID = try XCTUnwrap(db.scalarInt("SELECT id FROM sources WHERE kind = 'file' AND base_url = 'file:'"))
+        XCTAssertEqual(try db.query("SELECT source_id FROM patients ORDER BY id") { $0.int64(0)! }, [filesID, 3, 4, 5])
+        XCTAssertEqual(try db.query("SELECT source_id FROM entries ORDER BY id") { $0.int64(0)! }, [filesID, filesID, 4])
+        let entriesAfter = try db.query("SELECT id, patient_id, remote_id, description, comments, user_deleted FROM entries ORDER BY id") {
+            "\($0.int64(0)!) \($0.int64(1)!) \($0.string(2)!) \($0.string(3)!) \($0.string(4)!) \($0.int64(5)!)"
+        }
+        XCTAssertEqual(entriesAfter, entriesBefore, "nothing lost, the user's fields kept")
+        XCTAssertEqual(try db.scalarString("PRAGMA foreign_key_check"), nil)
+    }
+
     func testVaultNewerThanTheBinaryIsRefused() throws {
         let latest = Migrator().latestVersion
         let key = try SecretBytes.random(count: 32)

@@ -46,25 +46,38 @@ extension OpenVault {
         try write {
             let sources = SourceRepository(db)
             // With --patient the samples belong to that patient; with --as me to the patient the
-            // export's <Me> describes (created once, found again by the next export).
-            var target = patient
-            let sourceID = try sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + (patient?.uuid ?? "me"),
-                                                    displayName: patient == nil ? "Apple Health (me)" : "Apple Health", now: now)
+            // export's <Me> describes (created once, found again by the next export). Either way the
+            // source is keyed by that patient's uuid, so `--as me` and `--patient <me>` are one
+            // source and the same export adds nothing the second time, however the patient is named.
+            var target = try patient ?? Self.applePatient(db)
+            var keyedSource: Int64?
             func owner(_ me: (birthDate: String?, gender: String?)? = nil) throws -> Patient {
-                if let target { return target }
-                var new = NewPatient(firstName: "Me", lastName: "(Apple Health)")
-                new.relationship = .me
-                new.birthDate = me?.birthDate
-                new.gender = me?.gender
-                let stored: Patient, outcome: UpsertOutcome
-                if let existing = try patients.find(sourceID: sourceID, remoteID: "me") {
-                    (stored, outcome) = (existing, .unchanged)
-                } else {
-                    (stored, outcome) = try patients.upsert(sourceID: sourceID, remoteID: "me", new)
+                if let target, keyedSource != nil { return target }
+                if target == nil {
+                    var new = NewPatient(firstName: "Me", lastName: "(Apple Health)")
+                    new.relationship = .me
+                    new.birthDate = me?.birthDate
+                    new.gender = me?.gender
+                    let creator = try sources.findOrCreate(kind: .appleHealth, baseURL: Self.legacyMeSource, displayName: "Apple Health", now: now)
+                    target = try patients.upsert(sourceID: creator, remoteID: "me", new).0
+                    summary.imports.patientsCreated += 1
+                } else if patient == nil {
+                    summary.imports.patientsUnchanged += 1
                 }
-                if outcome == .inserted { summary.imports.patientsCreated += 1 } else { summary.imports.patientsUnchanged += 1 }
-                target = stored
-                return stored
+                let owner = target!
+                // Vaults written before this rule keep the me patient's samples under `apple-health:me`:
+                // that source becomes the patient's own.
+                try db.execute("""
+                    UPDATE sources SET base_url = ? WHERE id = ? AND kind = 'apple-health' AND base_url = ?
+                    AND NOT EXISTS (SELECT 1 FROM sources WHERE kind = 'apple-health' AND base_url = ?)
+                    """, ["apple-health:" + owner.uuid, owner.sourceID, Self.legacyMeSource, "apple-health:" + owner.uuid])
+                keyedSource = try sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + owner.uuid,
+                                                       displayName: "Apple Health", now: now)
+                return owner
+            }
+            func sourceID() throws -> Int64 {
+                _ = try owner()
+                return keyedSource!
             }
 
             // Top-level blood-pressure Records repeat the children of the correlations, which real
@@ -93,7 +106,7 @@ extension OpenVault {
                     return nil
                 case let .entry(entry):
                     let patient = try owner()
-                    let outcome = try entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content)
+                    let outcome = try entries.upsert(patientID: patient.id, sourceID: try sourceID(), remoteID: entry.remoteID, content: entry.content)
                     count(outcome, entry.content.type, by: 1)
                     if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
                     return outcome
@@ -129,7 +142,7 @@ extension OpenVault {
                                 let id = AppleHealthMapper.remoteID(child)
                                 correlated.insert(id)
                                 if let outcome = looseBloodPressure.removeValue(forKey: id) {
-                                    try entries.removeFromSource(patientID: try owner().id, sourceID: sourceID, remoteID: id)
+                                    try entries.removeFromSource(patientID: try owner().id, sourceID: try sourceID(), remoteID: id)
                                     count(outcome, .vitalSign, by: -1)
                                     summary.partOfCorrelation += 1
                                 }
@@ -163,9 +176,7 @@ extension OpenVault {
                 do {
                     let batch = try FHIRMapper().mapBundle(data)
                     let mapped = batch.records.flatMap(\.entries) + batch.unattached.map(\.entry)
-                    for kept in batch.keptUnmapped + batch.records.flatMap(\.keptUnmapped) {
-                        summary.imports.keptUnmapped[kept.kind, default: 0] += 1
-                    }
+                    for type in mapped.compactMap(\.unmappedType) { summary.imports.keptUnmapped[type, default: 0] += 1 }
                     for skip in batch.allSkipped { summary.imports.skipped[skip.reason, default: 0] += 1 }
                     for entry in mapped { try store(.entry(MappedEntry(remoteID: "clinical:" + entry.remoteID, content: entry.content))) }
                 } catch let error as RecordsError {
@@ -174,10 +185,23 @@ extension OpenVault {
             }
             let owner = try owner()
             if !summary.imports.patientIDs.contains(owner.id) { summary.imports.patientIDs.append(owner.id) }
-            try sources.touchLastSync(id: sourceID, now: now)
+            try sources.touchLastSync(id: try sourceID(), now: now)
             try audit.record("import.apple-health", subject: owner.uuid,
                              detail: "\(summary.imports.inserted) new, \(summary.imports.updated) updated, \(summary.imports.unchanged) unchanged entries")
         }
         return summary
+    }
+
+    /// The source under which `--as me` first creates the patient of an export's <Me>, before its
+    /// uuid (and so its own source key) exists; earlier versions kept every such sample there.
+    static let legacyMeSource = "apple-health:me"
+
+    /// The patient an earlier `--as me` import created, if any.
+    static func applePatient(_ db: Database) throws -> Patient? {
+        let ids = try db.query("""
+            SELECT p.id FROM patients p JOIN sources s ON s.id = p.source_id
+            WHERE s.kind = 'apple-health' AND p.remote_id = 'me' ORDER BY p.id LIMIT 1
+            """) { $0.int64(0)! }
+        return try ids.first.flatMap { try PatientRepository(db).get(id: $0) }
     }
 }

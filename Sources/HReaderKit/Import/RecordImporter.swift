@@ -7,6 +7,12 @@ public struct ImportSummary: Sendable {
     public var patientsCreated = 0
     public var patientsUpdated = 0
     public var patientsUnchanged = 0
+    /// Patients already in the vault whose records this import added to: named by `--patient`, found
+    /// by a resource's subject, or described by the source but first seen elsewhere (found by an
+    /// identifier or id; their demographics are kept).
+    public var patientsMatched = 0
+    /// Every patient the import wrote to, however it was found.
+    public var patientCount: Int { patientsCreated + patientsUpdated + patientsUnchanged + patientsMatched }
     public var inserted = 0
     public var updated = 0
     public var unchanged = 0
@@ -17,18 +23,28 @@ public struct ImportSummary: Sendable {
     public var skipped: [String: Int] = [:]
     /// Resources of types without a mapping, kept as observation entries (raw kept), with counts.
     public var keptUnmapped: [String: Int] = [:]
+    /// Resources whose patient is not in the vault yet, by who they wait for: kept in the vault and
+    /// filed when an import brings that patient.
+    public var waiting: [String: Int] = [:]
+    /// Resources that had been waiting and were filed under their patient by this import.
+    public var filedFromWaiting = 0
+    /// What the import wants the user to know once (a server without `$everything`, …).
+    public var notes: [String] = []
     public var patientIDs: [Int64] = []
 
     public var jsonValue: JSONValue {
         .object([
             ("patients", .object([("created", .number(Double(patientsCreated))), ("updated", .number(Double(patientsUpdated))),
-                                  ("unchanged", .number(Double(patientsUnchanged))),
+                                  ("unchanged", .number(Double(patientsUnchanged))), ("matched", .number(Double(patientsMatched))),
                                   ("ids", .array(patientIDs.map { .number(Double($0)) }))])),
             ("entries", .object([("inserted", .number(Double(inserted))), ("updated", .number(Double(updated))),
                                  ("unchanged", .number(Double(unchanged))), ("marked_missing", .number(Double(markedMissing))),
                                  ("by_type", .object(byType.keys.sorted().map { ($0, .number(Double(byType[$0]!))) }))])),
             ("skipped", .object(skipped.keys.sorted().map { ($0, .number(Double(skipped[$0]!))) })),
             ("kept_unmapped", .object(keptUnmapped.keys.sorted().map { ($0, .number(Double(keptUnmapped[$0]!))) })),
+            ("waiting", .object(waiting.keys.sorted().map { ($0, .number(Double(waiting[$0]!))) })),
+            ("filed_from_waiting", .number(Double(filedFromWaiting))),
+            ("notes", .array(notes.map { .string($0) })),
         ])
     }
 }
@@ -36,19 +52,23 @@ public struct ImportSummary: Sendable {
 /// Stores mapped records in the vault: one transaction per patient, updating in place by
 /// (source, remote id) and keeping the user's own fields, so a failure or a kill leaves earlier
 /// patients complete and the failing one untouched, and a re-run finishes with no duplicates.
+/// Who each record is about is decided by `PatientMatcher`, inside the same transaction.
 struct RecordImporter {
     let vault: OpenVault
     let sourceID: Int64
+    /// Where the source's relative `Patient/<id>` references point: a server's base URL, or `file`.
+    let scope: String
     /// A full snapshot of each patient's record (a server's record, not a partial file): entries the
     /// source no longer has are marked missing (never deleted).
     let isSnapshot: Bool
 
     /// Whose record a batch of entries is.
     enum Owner {
-        /// The patient the source describes: created or updated by its remote id.
+        /// The patient the source describes: found in the vault by `PatientMatcher`, or created.
         case described(MappedPatient)
-        /// A patient already in the vault (`import --file F --patient P`).
-        case existing(Patient)
+        /// A patient already in the vault, and identities the input names them by (`import --file F
+        /// --patient P`: the file's Patient, or the one reference its resources share).
+        case existing(Patient, aliases: [PatientIdentityRepository.Identity])
     }
 
     /// One patient's entries from one source, stored in one transaction.
@@ -56,149 +76,106 @@ struct RecordImporter {
         var owner: Owner
         var entries: [MappedEntry]
         var skipped: [Skip]
-        var keptUnmapped: [Skip] = []
 
-        init(owner: Owner, entries: [MappedEntry], skipped: [Skip], keptUnmapped: [Skip] = []) {
-            self.owner = owner; self.entries = entries; self.skipped = skipped; self.keptUnmapped = keptUnmapped
+        init(owner: Owner, entries: [MappedEntry], skipped: [Skip] = []) {
+            self.owner = owner; self.entries = entries; self.skipped = skipped
         }
 
         init(_ record: MappedRecord) {
-            self.init(owner: .described(record.patient), entries: record.entries, skipped: record.skipped, keptUnmapped: record.keptUnmapped)
+            self.init(owner: .described(record.patient), entries: record.entries, skipped: record.skipped)
         }
     }
 
+    var matcher: PatientMatcher { PatientMatcher(db: vault.db, sourceID: sourceID, scope: scope) }
+
     func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws {
         try vault.write {
+            let identities = vault.identities
             let patient: Patient
             switch batch.owner {
-            case let .existing(existing):
+            case let .existing(existing, aliases):
                 patient = existing
+                if !summary.patientIDs.contains(patient.id) { summary.patientsMatched += 1 }
+                for alias in aliases { try identities.add(alias, patientID: patient.id) }
             case let .described(described):
-                var content = described.content
-                if let relationship { content.relationship = relationship }
-                let (stored, outcome) = try vault.patients.upsert(sourceID: sourceID, remoteID: described.remoteID, content)
-                patient = stored
-                switch outcome {
-                case .inserted: summary.patientsCreated += 1
-                case .updated: summary.patientsUpdated += 1
-                case .unchanged: summary.patientsUnchanged += 1
+                switch try matcher.match(described) {
+                case let .ambiguous(reason):
+                    summary.skipped["a Patient not imported: \(reason); nothing was filed under anyone", default: 0] += 1
+                    summary.skipped["a resource of that Patient not imported", default: 0] += batch.entries.count
+                    return
+                case let .found(found) where found.sourceID != sourceID || found.remoteID != described.remoteID:
+                    // First seen elsewhere: the records join them, their demographics stay as they are.
+                    patient = found
+                    summary.patientsMatched += 1
+                case let .found(found):
+                    patient = try upsert(described, remoteID: found.remoteID, relationship: relationship, summary: &summary)
+                case let .new(remoteID):
+                    patient = try upsert(described, remoteID: remoteID, relationship: relationship, summary: &summary)
                 }
+                for identity in matcher.identities(of: described) { try identities.add(identity, patientID: patient.id) }
             }
             if !summary.patientIDs.contains(patient.id) { summary.patientIDs.append(patient.id) }
-            for entry in batch.entries {
-                switch try vault.entries.upsert(patientID: patient.id, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
-                case .inserted: summary.inserted += 1
-                case .updated: summary.updated += 1
-                case .unchanged: summary.unchanged += 1
-                }
-                summary.byType[entry.content.type.rawValue, default: 0] += 1
-            }
+            for entry in batch.entries { try store(entry, sourceID: sourceID, patientID: patient.id, summary: &summary) }
             if isSnapshot {
                 summary.markedMissing += try vault.entries.markMissing(patientID: patient.id, sourceID: sourceID,
                                                                        keeping: Set(batch.entries.map(\.remoteID)))
             }
             for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
-            for kept in batch.keptUnmapped { summary.keptUnmapped[kept.kind, default: 0] += 1 }
+            try fileWaiting(for: patient, summary: &summary)
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
         }
     }
-}
 
-/// The formats `hreader import --file` reads, told apart by content.
-public enum RecordFileFormat: String, Sendable {
-    case fhirJSON = "FHIR JSON"
-    case fhirNDJSON = "FHIR NDJSON"
-    case rhex = "RHEx c32 JSON"
-
-    /// NDJSON when several lines each hold a resource; a FHIR resource or Bundle when the document
-    /// has a `resourceType`; else an RHEx/hData c32 record.
-    static func detect(_ data: Data) throws -> RecordFileFormat {
-        let lines = data.split(separator: 0x0a, omittingEmptySubsequences: true)
-            .filter { !$0.allSatisfy { $0 == 0x20 || $0 == 0x0d || $0 == 0x09 } }
-        if lines.count > 1, let first = lines.first,
-           let object = try? JSONSerialization.jsonObject(with: Data(first)) as? [String: Any], object["resourceType"] != nil {
-            return .fhirNDJSON
+    private func upsert(_ described: MappedPatient, remoteID: String, relationship: Relationship?,
+                        summary: inout ImportSummary) throws -> Patient {
+        var content = described.content
+        if let relationship { content.relationship = relationship }
+        let (stored, outcome) = try vault.patients.upsert(sourceID: sourceID, remoteID: remoteID, content)
+        switch outcome {
+        case .inserted: summary.patientsCreated += 1
+        case .updated: summary.patientsUpdated += 1
+        case .unchanged: summary.patientsUnchanged += 1
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw HReaderError.badInput("the file is not a JSON object, FHIR NDJSON or an RHEx record")
-        }
-        return object["resourceType"] != nil ? .fhirJSON : .rhex
+        return stored
     }
-}
 
-extension OpenVault {
-    /// Imports a FHIR Bundle / resource / NDJSON file or an RHEx c32 JSON record. With `patient`, every
-    /// entry goes to that local patient (the file may describe at most one patient). The file is
-    /// mapped whole before anything is written: bad input writes nothing.
-    public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil,
-                           progress: (String) -> Void = { _ in }) throws -> (format: RecordFileFormat, summary: ImportSummary) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url, options: .mappedIfSafe)
-        } catch {
-            throw HReaderError.usage("cannot read \(url.path)")
+    private func store(_ entry: MappedEntry, sourceID: Int64, patientID: Int64, summary: inout ImportSummary) throws {
+        switch try vault.entries.upsert(patientID: patientID, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
+        case .inserted: summary.inserted += 1
+        case .updated: summary.updated += 1
+        case .unchanged: summary.unchanged += 1
         }
-        let format: RecordFileFormat
-        do {
-            format = try RecordFileFormat.detect(data)
-        } catch {
-            // The record parser says where the JSON breaks (line and column); Foundation's would not.
-            do { _ = try FHIRMapper().mapBundle(data) } catch let e as RecordsError {
-                throw HReaderError.badInput("\(url.lastPathComponent): \(e.description)")
-            }
-            throw HReaderError.badInput("\(url.lastPathComponent): not a JSON object, FHIR NDJSON or an RHEx record")
-        }
-        var records: [MappedRecord]
-        var unattached: [MappedEntry] = []
-        var keptLoose: [Skip] = []   // unmapped-type resources among `unattached`
-        var summary = ImportSummary()
-        do {
-            switch format {
-            case .rhex:
-                records = [try RHExMapper().map(data)]
-            case .fhirJSON, .fhirNDJSON:
-                let batch = format == .fhirJSON ? try FHIRMapper().mapBundle(data) : try FHIRMapper().mapNDJSON(data)
-                records = batch.records
-                unattached = batch.unattached.map(\.entry)
-                keptLoose = batch.keptUnmapped
-                for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
-            for kept in batch.keptUnmapped { summary.keptUnmapped[kept.kind, default: 0] += 1 }
-            }
-        } catch let error as RecordsError {
-            throw HReaderError.badInput("\(url.lastPathComponent): \(error.description)")
-        }
+        summary.byType[entry.content.type.rawValue, default: 0] += 1
+        if let type = entry.unmappedType { summary.keptUnmapped[type, default: 0] += 1 }
+        // Kept earlier while its patient was unknown (only files wait), and now filed: it waits no more.
+        if scope == PatientMatcher.fileScope { try vault.pending.remove(sourceID: sourceID, remoteID: entry.remoteID) }
+    }
 
-        // Group into one batch per patient. Entries that name no patient of the file belong to --patient,
-        // or to the file's only patient; otherwise there is no one to give them to.
-        var batches: [RecordImporter.Batch]
-        if let patient {
-            guard records.count <= 1 else {
-                throw HReaderError.usage("\(url.lastPathComponent) holds \(records.count) patients; --patient takes a file about one")
-            }
-            batches = [RecordImporter.Batch(owner: .existing(patient), entries: (records.first?.entries ?? []) + unattached,
-                                            skipped: records.first?.skipped ?? [], keptUnmapped: (records.first?.keptUnmapped ?? []) + keptLoose)]
-        } else {
-            batches = records.map { RecordImporter.Batch($0) }
-            if !unattached.isEmpty {
-                if batches.count == 1 {
-                    batches[0].entries += unattached
-                    batches[0].keptUnmapped += keptLoose
-                } else {
-                    summary.skipped["no Patient in the file for its subject (use --patient)", default: 0] += unattached.count
+    /// Files the resources that were waiting for one of this patient's identities (imported
+    /// before the patient was): the same transaction, so they are filed once or not at all.
+    private func fileWaiting(for patient: Patient, summary: inout ImportSummary) throws {
+        for identity in try vault.identities.identities(of: patient.id) {
+            for pending in try vault.pending.waiting(for: identity) {
+                let batch = try? FHIRMapper().mapBundle(Data(pending.raw.utf8))
+                if let entry = batch?.unattached.first?.entry ?? batch?.records.first?.entries.first {
+                    try store(entry, sourceID: pending.sourceID, patientID: patient.id, summary: &summary)
+                    summary.filedFromWaiting += 1
                 }
+                try vault.pending.remove(id: pending.id)
             }
         }
+    }
 
-        let sourceID = try write {
-            try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file://" + url.standardizedFileURL.path,
-                                                  displayName: url.lastPathComponent, now: RFC3339.utc(Int64(Date().timeIntervalSince1970)))
+    /// Keeps resources whose patient is not in the vault yet, until an import brings them.
+    func park(_ entries: [MappedEntry], waitingFor identity: PatientIdentityRepository.Identity, summary: inout ImportSummary) throws {
+        try vault.write {
+            let now = RFC3339.utc(Int64(Date().timeIntervalSince1970))
+            for entry in entries {
+                guard let raw = entry.content.raw else { continue }
+                try vault.pending.park(sourceID: sourceID, remoteID: entry.remoteID, waitingFor: identity, raw: raw, now: now)
+            }
         }
-        let importer = RecordImporter(vault: self, sourceID: sourceID, isSnapshot: false)
-        for (index, batch) in batches.enumerated() {
-            progress("patient \(index + 1) of \(batches.count): \(batch.entries.count) entries")
-            try importer.store(batch, relationship: relationship, summary: &summary)
-        }
-        return (format, summary)
+        summary.waiting[identity.description, default: 0] += entries.count
     }
 }

@@ -9,6 +9,10 @@ struct FetchedRecord: Sendable {
     var remoteID: String
     var record: MappedRecord
     var resources: Int
+    /// How the record was read (FHIR: `$everything` or per-type searches; nil for RHEx).
+    var strategy: FHIRFetchStrategy?
+    /// For the summary, once per import: the strategy in words, types passed over, server warnings.
+    var notes: [String] = []
 }
 
 /// What `sync` did: the import summary plus the patients that failed (the others are complete).
@@ -23,20 +27,21 @@ extension SourceConnection {
     func fetch(remoteID: String, sourceID: Int64) async throws -> FetchedRecord {
         switch kind {
         case .fhir:
-            let (batch, resources, _) = try await fhir().everything(patientID: remoteID)
+            let fetched = try await fhir().everything(patientID: remoteID)
+            let batch = fetched.batch
             guard var record = batch.records.first(where: { $0.patient.remoteID == remoteID }) ?? (batch.records.count == 1 ? batch.records.first : nil) else {
                 throw HReaderError.badInput("the server's record for patient \(remoteID) holds no Patient resource with that id")
             }
             // $everything is the patient's compartment: entries whose reference the mapper could not
             // resolve (absolute URLs of another form, contained patients) are still this patient's.
             record.entries += batch.unattached.map(\.entry)
-            record.keptUnmapped += batch.keptUnmapped
             record.skipped += batch.skipped
             for other in batch.records where other.patient.remoteID != record.patient.remoteID {
                 record.skipped.append(Skip(kind: "Patient", remoteID: other.patient.remoteID,
                                            reason: "another Patient in the record of \(remoteID) (linked or related)"))
             }
-            return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: resources)
+            return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: fetched.resources,
+                                 strategy: fetched.strategy, notes: fetched.notes)
         case .rhex:
             let (record, _) = try await rhex().record(id: remoteID)
             let count = record.entries.count + record.skipped.count + 1
@@ -70,11 +75,12 @@ extension OpenVault {
             }
             let ids: [String]
             if let remoteIDs { ids = remoteIDs } else { ids = try await connection.allPatientIDs() }
-            let importer = RecordImporter(vault: self, sourceID: sourceID, isSnapshot: true)
+            let importer = RecordImporter(vault: self, sourceID: sourceID, scope: server.description, isSnapshot: true)
             for (index, id) in ids.enumerated() {
                 progress("patient \(index + 1) of \(ids.count) (\(id))")
                 let fetched = try await connection.fetch(remoteID: id, sourceID: sourceID)
                 resources += fetched.resources
+                for note in fetched.notes where !summary.notes.contains(note) { summary.notes.append(note) }
                 try guarded.run { _ in
                     try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
                 }
@@ -97,10 +103,15 @@ extension OpenVault {
         let targets: [(source: StoredSource, remoteIDs: [String])] = try read {
             let sources = try SourceRepository(db).allStored().filter { $0.kind == .fhir || $0.kind == .rhex }
             return try sources.compactMap { source in
-                let ids = try db.query("SELECT remote_id FROM patients WHERE source_id = ? AND remote_id IS NOT NULL"
-                                       + (only == nil ? "" : " AND id = ?") + " ORDER BY display_order, id",
-                                       only == nil ? [source.id] : [source.id, only!.id]) { $0.string(0)! }
-                return ids.isEmpty ? nil : (source, ids)
+                // The patients this server created, and those first seen elsewhere that it knows by an id.
+                var ids = try db.query("SELECT id, remote_id FROM patients WHERE source_id = ? ORDER BY display_order, id",
+                                       [source.id]) { ($0.int64(0)!, $0.string(1)!) }
+                if let base = source.baseURL {
+                    ids += try identities.references(scope: base).filter { known in !ids.contains { $0.1 == known.remoteID } }
+                        .map { ($0.patientID, $0.remoteID) }
+                }
+                let remoteIDs = ids.filter { only == nil || $0.0 == only!.id }.map(\.1)
+                return remoteIDs.isEmpty ? nil : (source, remoteIDs)
             }
         }
         if let only, targets.isEmpty {
@@ -118,7 +129,7 @@ extension OpenVault {
         let total = lanes.values.reduce(0) { $0 + $1.count }
 
         enum Outcome: Sendable {
-            case fetched(FetchedRecord)
+            case fetched(FetchedRecord, scope: String)
             case failed(remoteID: String, server: String, error: HReaderError)
         }
         let (stream, continuation) = AsyncStream.makeStream(of: Outcome.self)
@@ -128,7 +139,8 @@ extension OpenVault {
                     group.addTask {
                         for item in lane {
                             do {
-                                continuation.yield(.fetched(try await item.connection.fetch(remoteID: item.remoteID, sourceID: item.sourceID)))
+                                continuation.yield(.fetched(try await item.connection.fetch(remoteID: item.remoteID, sourceID: item.sourceID),
+                                                        scope: item.connection.server.description))
                             } catch {
                                 let translated = (error as? NetError).map { HReaderError.from(network: $0) } ?? HReaderError.from(error)
                                 continuation.yield(.failed(remoteID: item.remoteID, server: item.connection.server.description, error: translated))
@@ -144,9 +156,10 @@ extension OpenVault {
         for await outcome in stream {
             done += 1
             switch outcome {
-            case let .fetched(fetched):
+            case let .fetched(fetched, scope):
                 progress("patient \(done) of \(total) (\(fetched.remoteID))")
-                let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, isSnapshot: true)
+                for note in fetched.notes where !summary.imports.notes.contains(note) { summary.imports.notes.append(note) }
+                let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, scope: scope, isSnapshot: true)
                 do {
                     try guarded.run { _ in
                         try importer.store(RecordImporter.Batch(fetched.record), relationship: nil, summary: &summary.imports)

@@ -1,0 +1,241 @@
+import Foundation
+import HReaderRecords
+import HReaderStore
+
+/// The formats `hreader import --file` reads, told apart by content.
+public enum RecordFileFormat: String, Sendable {
+    case fhirJSON = "FHIR JSON"
+    case fhirNDJSON = "FHIR NDJSON"
+    case fhirXML = "FHIR XML"
+    case rhex = "RHEx c32 JSON"
+
+    /// XML when the document starts with `<`; NDJSON when several lines each hold a resource; a
+    /// FHIR resource or Bundle when the document has a `resourceType`; an RHEx/hData c32 record
+    /// when it has a record's members; nil for anything else (a Bulk Data manifest, …).
+    static func detect(_ data: Data) -> RecordFileFormat? {
+        let firstByte = data.first { ![0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf].contains($0) }
+        if firstByte == UInt8(ascii: "<") { return .fhirXML }
+        let lines = data.split(separator: 0x0a, omittingEmptySubsequences: true)
+            .filter { !$0.allSatisfy { $0 == 0x20 || $0 == 0x0d || $0 == 0x09 } }
+        if lines.count > 1, let first = lines.first,
+           let object = try? JSONSerialization.jsonObject(with: Data(first)) as? [String: Any], object["resourceType"] != nil {
+            return .fhirNDJSON
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        if object["resourceType"] != nil { return .fhirJSON }
+        let recordMembers = ["first", "last", "birthdate", "gender", "_id", "encounters", "conditions", "medications", "results",
+                             "vital_signs", "allergies", "procedures", "immunizations"]
+        return recordMembers.contains { object[$0] != nil } ? .rhex : nil
+    }
+}
+
+/// One file of an import, read and told apart.
+struct RecordFile {
+    let name: String
+    let data: Data
+    let format: RecordFileFormat
+
+    static let extensions: Set<String> = ["json", "ndjson", "xml"]
+
+    /// A file, or every `.json`, `.ndjson` and `.xml` file directly inside a directory (a Bulk Data
+    /// export's one file per type), in name order. In a directory, a file that is no record (its
+    /// manifest) is passed over and said so; given alone, it is an error.
+    static func read(_ url: URL, passedOver: inout [String]) throws -> [RecordFile] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw HReaderError.usage("cannot read \(url.path)")
+        }
+        guard isDirectory.boolValue else {
+            let data = try contents(url)
+            guard let format = RecordFileFormat.detect(data) else { throw notARecord(url.lastPathComponent, data) }
+            return [RecordFile(name: url.lastPathComponent, data: data, format: format)]
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        let candidates = names.filter { !$0.hasPrefix(".") && extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
+        guard !candidates.isEmpty else {
+            throw HReaderError.usage("\(url.path) holds no .json, .ndjson or .xml file to import")
+        }
+        var files: [RecordFile] = []
+        for name in candidates {
+            let data = try contents(url.appendingPathComponent(name))
+            guard let format = RecordFileFormat.detect(data) else {
+                passedOver.append("\(name): not a FHIR resource, Bundle, NDJSON or RHEx record")
+                continue
+            }
+            files.append(RecordFile(name: name, data: data, format: format))
+        }
+        return files
+    }
+
+    private static func contents(_ url: URL) throws -> Data {
+        do {
+            return try Data(contentsOf: url, options: .mappedIfSafe)
+        } catch {
+            throw HReaderError.usage("cannot read \(url.path)")
+        }
+    }
+
+    /// Says where a file that is no record breaks, when it is broken JSON (the record parser gives
+    /// line and column; Foundation's would not).
+    private static func notARecord(_ name: String, _ data: Data) -> HReaderError {
+        do { _ = try FHIRMapper().mapBundle(data) } catch let error as RecordsError {
+            return HReaderError.badInput("\(name): \(error.description)")
+        } catch {}
+        return HReaderError.badInput("\(name): not a FHIR resource, Bundle, NDJSON or RHEx record")
+    }
+}
+
+extension OpenVault {
+    /// `hreader import --file`: FHIR Bundles, resources and NDJSON (a file, or a directory of them
+    /// read as one input), and RHEx c32 records. Files are one source whatever their path, so the
+    /// same download from another folder changes nothing.
+    ///
+    /// Who each record is about is never guessed: a Patient of the input is found in the vault by
+    /// its identifiers or id (`PatientMatcher`) or created; a resource names its patient by its
+    /// subject, resolved within the input, else against the vault; one whose patient is not in the
+    /// vault yet waits (encrypted in the vault) until an import brings them; an ambiguous or broken
+    /// reference is reported and skipped. With `patient`, the input must be about that patient
+    /// (or name nobody): a resource about anyone else refuses the whole import, nothing written.
+    /// Everything is mapped before anything is written: bad input writes nothing.
+    public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil,
+                           progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
+        var summary = ImportSummary()
+        var passedOver: [String] = []
+        let files = try RecordFile.read(url, passedOver: &passedOver)
+        summary.notes = passedOver.map { "passed over \($0)" }
+        let name = url.lastPathComponent
+
+        var records: [MappedRecord] = []
+        var loose: [UnattachedEntry] = []
+        do {
+            let fhir = files.compactMap { file -> (name: String, data: Data, format: FHIRFileFormat)? in
+                switch file.format {
+                case .fhirJSON: (file.name, file.data, .json)
+                case .fhirNDJSON: (file.name, file.data, .ndjson)
+                case .fhirXML: (file.name, file.data, .xml)
+                case .rhex: nil
+                }
+            }
+            if !fhir.isEmpty {
+                let batch = try FHIRMapper().map(files: fhir)
+                records = batch.records
+                loose = batch.unattached
+                for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+            }
+            for file in files where file.format == .rhex { records.append(try RHExMapper().map(file.data)) }
+        } catch let error as RecordsError {
+            throw HReaderError.badInput(error.description.hasPrefix(name) ? error.description : "\(name): \(error.description)")
+        }
+
+        let sourceID = try write {
+            try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file:", displayName: "Imported files",
+                                                  now: RFC3339.utc(Int64(Date().timeIntervalSince1970)))
+        }
+        let importer = RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false)
+        if let patient {
+            let batch = try read { try Self.batch(for: patient, records: records, loose: loose, matcher: importer.matcher, name: name) }
+            progress("\(batch.entries.count) entries")
+            try importer.store(batch, relationship: relationship, summary: &summary)
+            return (Self.describe(files), summary)
+        }
+
+        // Resources that name no one belong to the input's only patient; with several or none, to nobody.
+        var batches = records.map { RecordImporter.Batch($0) }
+        let unnamed = loose.filter { $0.subject == nil }.map(\.entry)
+        if !unnamed.isEmpty {
+            if batches.count == 1 {
+                batches[0].entries += unnamed
+            } else {
+                summary.skipped["a resource that names no patient, in an input about \(batches.count) patients (use --patient)", default: 0]
+                    += unnamed.count
+            }
+        }
+        for (index, batch) in batches.enumerated() {
+            progress("patient \(index + 1) of \(batches.count): \(batch.entries.count) entries")
+            try importer.store(batch, relationship: relationship, summary: &summary)
+        }
+        // Resources about patients the input does not describe: the vault's patients, now including
+        // those just stored, or else they wait.
+        let groups = Dictionary(grouping: loose.filter { $0.subject != nil }, by: { $0.subject! })
+        for key in groups.keys.sorted(by: { $0.description < $1.description }) {
+            let entries = groups[key]!.map(\.entry)
+            switch try read({ try importer.matcher.resolve(key) }) {
+            case let .patient(owner):
+                progress("\(entries.count) entries about \(key)")
+                try importer.store(RecordImporter.Batch(owner: .existing(owner, aliases: []), entries: entries), relationship: nil,
+                                   summary: &summary)
+            case let .waiting(identity):
+                try importer.park(entries, waitingFor: identity, summary: &summary)
+            case let .ambiguous(ids):
+                summary.skipped["a resource about \(key), who could be any of patients \(ids.map(String.init).joined(separator: ", ")) "
+                                + "of the vault (not filed)", default: 0] += entries.count
+            case .unresolvable:
+                summary.skipped["a resource whose patient reference points nowhere in the input (not filed)", default: 0] += entries.count
+            }
+        }
+        return (Self.describe(files), summary)
+    }
+
+    /// "FHIR NDJSON", or for a directory "9 files: FHIR NDJSON".
+    private static func describe(_ files: [RecordFile]) -> String {
+        let formats = Set(files.map(\.format.rawValue)).sorted().joined(separator: ", ")
+        return files.count == 1 ? formats : "\(files.count) files: \(formats)"
+    }
+
+    /// `import --file F --patient P`: everything in F goes to P, provided F is about P. The input's
+    /// Patient (one at most) and every subject its resources name must be P or nobody the vault
+    /// knows; then they become P's identities, so later files naming them find P. Anything else
+    /// refuses the import, before a byte is written.
+    static func batch(for target: Patient, records: [MappedRecord], loose: [UnattachedEntry], matcher: PatientMatcher,
+                      name: String) throws -> RecordImporter.Batch {
+        let nothing = "nothing was imported"
+        guard records.count <= 1 else {
+            throw HReaderError.badInput("\(name) holds \(records.count) patients; --patient takes a file about one person; \(nothing)")
+        }
+        var aliases: [PatientIdentityRepository.Identity] = []
+        var entries: [MappedEntry] = []
+        var skipped: [Skip] = []
+        if let record = records.first {
+            switch try matcher.match(record.patient) {
+            case let .found(other) where other.id != target.id:
+                throw HReaderError.badInput("\(name) is about Patient/\(record.patient.remoteID), who is patient \(other.id) in the vault, "
+                                            + "not patient \(target.id); \(nothing)")
+            case let .ambiguous(reason):
+                throw HReaderError.badInput("\(name): its Patient cannot be told apart: \(reason); \(nothing)")
+            case .found, .new:
+                break
+            }
+            aliases = matcher.identities(of: record.patient)
+            entries = record.entries
+            skipped = record.skipped
+        }
+        var others: Set<SubjectKey> = []
+        for item in loose {
+            guard let key = item.subject else { entries.append(item.entry); continue }
+            let refusal = "\(name): a \(item.entry.remoteID.split(separator: "/").first ?? "resource") is about \(key)"
+            switch try matcher.resolve(key) {
+            case let .patient(owner) where owner.id == target.id:
+                entries.append(item.entry)
+            case let .patient(owner):
+                throw HReaderError.badInput("\(refusal), who is patient \(owner.id) in the vault, not patient \(target.id); \(nothing)")
+            case let .ambiguous(ids):
+                throw HReaderError.badInput("\(refusal), who could be any of patients \(ids.map(String.init).joined(separator: ", ")); \(nothing)")
+            case .unresolvable:
+                throw HReaderError.badInput("\(refusal), which points nowhere in the file; \(nothing)")
+            case let .waiting(identity):
+                if aliases.contains(identity) { entries.append(item.entry); continue }
+                guard records.isEmpty else {
+                    throw HReaderError.badInput("\(refusal), not the file's Patient/\(records[0].patient.remoteID); \(nothing)")
+                }
+                others.insert(key)
+                aliases.append(identity)
+                entries.append(item.entry)
+            }
+        }
+        guard others.count <= 1 else {
+            let names = others.map(\.description).sorted().joined(separator: ", ")
+            throw HReaderError.badInput("\(name) is about \(others.count) patients (\(names)); --patient takes a file about one person; \(nothing)")
+        }
+        return RecordImporter.Batch(owner: .existing(target, aliases: aliases), entries: entries, skipped: skipped)
+    }
+}

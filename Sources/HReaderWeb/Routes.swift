@@ -201,7 +201,12 @@ struct Routes {
 
     /// RFC 3339, a date, or epoch seconds (what the page's script sends).
     static func time(_ text: String, name: String) throws -> ClinicalTime {
-        if let seconds = Int64(text) { return ClinicalTime(epoch: seconds) }
+        if let seconds = Int64(text) {
+            guard TimelineRange.supportedEpochs.contains(seconds) else {
+                throw WebError.badRequest("\(name) is out of range: epoch seconds of the years 1 to 9999")
+            }
+            return ClinicalTime(epoch: seconds)
+        }
         guard let time = ClinicalTime.parse(text) else {
             throw WebError.badRequest("\(name) is not a time: use RFC 3339 (2012-05-01T00:00:00Z), a date (2012-05-01) or epoch seconds")
         }

@@ -7,14 +7,37 @@ import Glibc
 import Darwin
 #endif
 
+/// Everything this program prints goes through here, so that text from a vault, a file or a server
+/// (a FHIR Condition named `ESC]52;c;…BEL ESC[2J`) cannot write the user's clipboard, clear the screen
+/// or hide a line: it shadows the standard library's `print` for the whole module.
+func print(_ items: Any..., separator: String = " ", terminator: String = "\n") {
+    Swift.print(TerminalText.clean(items.map { "\($0)" }.joined(separator: separator)), terminator: terminator)
+}
+
+/// Text made safe for a terminal.
+enum TerminalText {
+    /// Control characters (C0 but newline and tab, DEL, C1) become U+FFFD. JSON output is unchanged:
+    /// its writers escape controls already.
+    static func clean(_ text: String) -> String {
+        guard text.utf8.contains(where: { ($0 < 0x20 && $0 != 0x0a && $0 != 0x09) || $0 == 0x7f || $0 == 0xc2 }) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            let v = scalar.value
+            let control = (v < 0x20 && v != 0x0a && v != 0x09) || (0x7f...0x9f).contains(v)
+            out.append(control ? "\u{FFFD}" : scalar)
+        }
+        return String(out)
+    }
+}
+
 /// Prompts and messages. Messages go to stderr; only data goes to stdout.
 enum Terminal {
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("hreader: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("hreader: \(TerminalText.clean(message))\n".utf8))
     }
 
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("\(message)\n".utf8))
+        FileHandle.standardError.write(Data("\(TerminalText.clean(message))\n".utf8))
     }
 
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
@@ -98,7 +121,7 @@ final class ProgressLine {
 
     func update(_ message: String) {
         guard enabled else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(message)".utf8))
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(TerminalText.clean(message))".utf8))
         shown = true
     }
 

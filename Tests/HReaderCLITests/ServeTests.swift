@@ -215,6 +215,17 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(averagedPoints.count, 1)
         XCTAssertEqual(averagedPoints.first?[0], 1_793_953_800, "mean time: 11-06 08:30Z")
         XCTAssertEqual(averagedPoints.first?[1] ?? 0, (118 + 131 + 124) / 3.0, accuracy: 1e-9)
+
+        // Numbers from the query string are bounded: the extremes of Int64 once overflowed the chart
+        // arithmetic and killed the server (SIGILL).
+        for query in ["from=-9223372036854775808&to=9223372036854775807&points=2", "page=decade&at=9223372036854775807",
+                      "page=year&at=-9223372036854775808", "from=0&to=99999999999999&points=5000"] {
+            XCTAssertEqual(try served.bearer("/api/patients/1/vitals?\(query)").status, 400, query)
+        }
+        XCTAssertEqual(try served.bearer("/timeline.json?patient=1&from=-9223372036854775808&to=9223372036854775807").status, 400)
+        XCTAssertEqual(try served.bearer("/api/patients/1/vitals?from=-62135596800&to=253402300799&points=2").status, 200,
+                       "the widest range there is still answers")
+        XCTAssertEqual(try served.bearer("/api/patients").status, 200, "and the server is still up")
     }
 
     func testPagesShowTheSummaryTilesAndEscapeWhatTheyShow() throws {

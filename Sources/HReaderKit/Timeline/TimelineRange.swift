@@ -21,6 +21,11 @@ public enum TimelinePage: String, CaseIterable, Sendable {
 
 /// An inclusive range of instants, epoch seconds, and the time zone its days are counted in.
 public struct TimelineRange: Equatable, Sendable {
+    /// The instants a range may start or end at: years 1 to 9999, what RFC 3339 can write. Anything
+    /// outside is a mistake or an attack (Int64.min and .max overflowed the chart arithmetic), so
+    /// callers that take raw epoch seconds (the web's query strings) refuse it.
+    public static let supportedEpochs: ClosedRange<Int64> = -62_135_596_800...253_402_300_799
+
     public let start: Int64
     public let end: Int64
     public let timeZone: TimeZone

@@ -31,11 +31,13 @@ public struct VitalSeries: Sendable, Equatable {
     /// no reading is left out rather than drawn as zero.
     static func downsample(_ readings: [Point], range: TimelineRange, maximumPoints: Int) -> [Point] {
         guard readings.count > maximumPoints, maximumPoints > 0 else { return readings }
-        let span = Double(max(range.end - range.start, 1))
+        // In Double: the difference of two far-apart Int64 instants overflows Int64.
+        let span = max(Double(range.end) - Double(range.start), 1)
         var sums = [(time: Double, value: Double, count: Int)](repeating: (0, 0, 0), count: maximumPoints)
         for reading in readings {
             let position = (reading.time - Double(range.start)) / span
-            let bucket = min(max(Int(position * Double(maximumPoints)), 0), maximumPoints - 1)
+            let scaled = (position * Double(maximumPoints)).rounded(.down)
+            let bucket = scaled.isFinite ? Int(min(max(scaled, 0), Double(maximumPoints - 1))) : 0
             sums[bucket].time += reading.time
             sums[bucket].value += reading.value
             sums[bucket].count += 1

@@ -37,6 +37,8 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
+        // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
+        .target(name: "CProcessHardening"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
         .target(name: "HReaderRecords", dependencies: ["HReaderStore", "CLibXML2"]),
@@ -65,7 +67,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", "CProcessHardening",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.
         // A FHIR R4 + RHEx + OAuth2 server over synthetic patients, on 127.0.0.1 only: for tests, demo, bench.

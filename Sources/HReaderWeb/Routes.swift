@@ -133,9 +133,16 @@ struct Routes {
         }
     }
 
-    /// Only a path on this server: "/x", not "//other.example/x" or "https://…".
+    /// A path on this server and nothing else ("/x", not "//other.example/x" or "https://…"). Browsers
+    /// drop tabs and newlines from a URL and read `\` as `/`, so `/<TAB>/evil.example/x` or
+    /// `/\evil.example` would leave it: control characters
+    /// and spaces are refused anywhere, and what is left must parse with no scheme and no host.
     static func isLocalPath(_ path: String) -> Bool {
-        path.hasPrefix("/") && !path.hasPrefix("//") && !path.hasPrefix("/\\") && !path.contains("\r") && !path.contains("\n")
+        guard path.hasPrefix("/"), !path.unicodeScalars.contains(where: { $0.value <= 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+            return false
+        }
+        guard !path.replacingOccurrences(of: "\\", with: "/").hasPrefix("//"), let parts = URLComponents(string: path) else { return false }
+        return parts.scheme == nil && parts.host == nil
     }
 
     // MARK: Entries

@@ -1,6 +1,7 @@
 // The entry point: parse, run, and turn every failure into one line on stderr and an exit code
 // from DESIGN.md §9. No stack traces, no partial output on stdout.
 import ArgumentParser
+import CProcessHardening
 import Foundation
 import HReaderKit
 
@@ -12,6 +13,10 @@ import Glibc
 func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async throws {
     try await command.run()
 }
+
+// Before anything is read or unlocked: no core files, not dumpable, no register dumps on a crash
+// (HREADER_CRASH_BACKTRACE=1 keeps Swift's backtracer, for a developer's own vault).
+_ = hreader_harden_process(ProcessInfo.processInfo.environment["HREADER_CRASH_BACKTRACE"] == "1" ? 1 : 0)
 
 do {
     var command = try HReaderCommand.parseAsRoot()

@@ -112,14 +112,20 @@ final class ServeTests: CLITestCase {
         let offsite = try served.send("POST", "/timeline.json?key=MedRegiment&patient=1", headers: [cookie, form],
                                       body: Data("csrf_token=\(csrf)&return_to=%2F%2Frebind.example%2F&medication=Ibuprofen&schedule=08%3A00".utf8))
         XCTAssertEqual(offsite.status, 201, "a return address off this server is ignored, not followed")
+        // Browsers drop a tab from a URL and read a backslash as a slash: these would leave the server too.
+        for sneaky in ["%2F%09%2Frebind.example%2Fx", "%2F%5Crebind.example%2Fx", "%2F%0A%2Frebind.example", "%2F%20%2Frebind.example"] {
+            let answer = try served.send("POST", "/timeline.json?key=MedRegiment&patient=1", headers: [cookie, form],
+                                         body: Data("csrf_token=\(csrf)&return_to=\(sneaky)&medication=Ibuprofen&schedule=08%3A00".utf8))
+            XCTAssertEqual(answer.status, 201, "\(sneaky) is not followed: \(answer.header("Location") ?? "")")
+        }
         XCTAssertEqual(try served.send("POST", "/timeline.json?key=Levels&patient=1", headers: [cookie, form],
                                        body: Data("pain=2".utf8)).status, 403, "a form without the token")
 
-        // What the CLI sees: exactly the three accepted posts.
+        // What the CLI sees: exactly the accepted posts.
         let timeline = try json(ok(withPassword(["timeline", "--patient", "1", "--page", "day"])))
         XCTAssertEqual(timeline["levels"] as? [String: [String]], ["pain": ["4"], "mood": ["7"]])
         XCTAssertEqual(timeline["timeline_medications"] as? [[String: String]], [["name": "Ibuprofen", "dose": "200 mg"]])
-        XCTAssertEqual(timeline["regimens"] as? [[String: String]], [["medication": "Ibuprofen", "schedule": "08:00"]])
+        XCTAssertEqual(timeline["regimens"] as? [[String: String]], Array(repeating: ["medication": "Ibuprofen", "schedule": "08:00"], count: 5))
     }
 
     func testABearerTokenNeedsNoCSRFAndLevelsAreWholeNumbersFromZeroToTen() throws {

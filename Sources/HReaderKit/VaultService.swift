@@ -71,6 +71,10 @@ public struct VaultService: Sendable {
 
     /// Opens the vault with a credential: unwraps the data key and opens the database.
     public func open(_ credential: Credential) throws -> OpenVault {
+        // The session being used is judged by unwrap, which says "expired" rather than "unknown".
+        if case let .session(token) = credential { sweepExpiredSessions(sparing: try? UnlockSession.sessionID(in: token)) } else {
+            sweepExpiredSessions()
+        }
         do {
             let keyFile = try vault.readKeyFile()
             let (dataKey, slot) = try unwrap(keyFile, credential)
@@ -147,9 +151,20 @@ public struct VaultService: Sendable {
         return { self.sessionIsLive(token) }
     }
 
-    /// Sessions still present, with their expiry.
+    /// Sessions still present, with their expiry (expired ones are removed first).
     public func sessions() -> [(id: String, expires: Date?)] {
-        vault.sessionIDs().map { id in (id, vault.readSession(id: id).flatMap(UnlockSession.expiry(of:))) }
+        sweepExpiredSessions()
+        return vault.sessionIDs().map { id in (id, vault.readSession(id: id).flatMap(UnlockSession.expiry(of:))) }
+    }
+
+    /// Removes the files of sessions that have expired (or cannot be read): each holds the data key,
+    /// wrapped under a key only its token has, and a stolen token should find nothing to open. Run
+    /// at every open and by `status`, not only when an expired token is used.
+    func sweepExpiredSessions(sparing spared: String? = nil, now: Date = Date()) {
+        for id in vault.sessionIDs() where id != spared {
+            let expires = vault.readSession(id: id).flatMap(UnlockSession.expiry(of:))
+            if expires.map({ $0 <= now }) ?? true { vault.removeSession(id: id) }
+        }
     }
 
     // MARK: Key slots

@@ -235,6 +235,23 @@ final class VaultLifecycleTests: CLITestCase {
         XCTAssertTrue(result.stderr.contains("expired") && result.stderr.contains("hreader unlock"), result.stderr)
     }
 
+    func testExpiredSessionFilesAreSweptByTheNextOpenAndByStatus() throws {
+        try initVault()
+        let sessions = vaultDir.appendingPathComponent("sessions")
+        try ok(["unlock", "--for", "1s", "--password-file", passwordFile])
+        try ok(["unlock", "--for", "10m", "--password-file", passwordFile])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: sessions.path).count, 2)
+        sleep(2)
+        // Nobody uses the expired token: a password open removes its file all the same.
+        try ok(withPassword(["patients", "list"]))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: sessions.path).count, 1, "the live session stays")
+        try ok(["unlock", "--for", "1s", "--password-file", passwordFile])
+        sleep(2)
+        let status = try json(try ok(["status", "--json"]))
+        XCTAssertEqual(status["sessions"] as? Int, 1)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: sessions.path).count, 1, "status swept it")
+    }
+
     func testKeySlotsAddRemoveAndTheLastPasswordSlotStays() throws {
         try initVault()
         try ok(["key", "add", "--kind", "password", "--label", "laptop", "--password-file", passwordFile,

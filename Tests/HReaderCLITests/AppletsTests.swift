@@ -461,6 +461,35 @@ final class AppletsTests: CLITestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory), "the private directory is removed afterwards")
     }
 
+    func testTwoPluginsCannotJoinTheirPatientsOrEntriesUp() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Joan", "--last", "Join"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "vital_sign", "--description", "Heart rate",
+                             "--value", "70", "--unit", "/min", "--date", "2024-05-01T08:00:00Z"]))
+        let uuid = try XCTUnwrap((try json(try ok(withPassword(["entries", "list", "--patient", "1", "--json"])))["entries"]
+            as? [[String: Any]])?.first?["uuid"] as? String)
+        for name in ["a", "b"] {
+            try script("\(name).sh", "cat > '\(workDir.appendingPathComponent("\(name).json").path)'\necho '{\"status\": \"normal\", \"value\": 1}'")
+        }
+        let list = try file("two.plist", plist([pluginEntry("org.example.a", "a.sh", types: ["vital_sign"]),
+                                                pluginEntry("org.example.b", "b.sh", types: ["vital_sign"])]))
+        for applet in ["org.example.a", "org.example.b"] {
+            try ok(withPassword(["applets", "add", applet, "--patient", "1", "--applets", list]))
+        }
+        func sent(_ name: String) throws -> (patient: String, entry: String) {
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: workDir.appendingPathComponent("\(name).json"))) as? [String: Any])
+            let entry = try XCTUnwrap(((object["entries"] as? [String: [[String: Any]]])?["vital_sign"])?.first?["id"] as? String)
+            return (try XCTUnwrap(object["patient"] as? String), entry)
+        }
+        _ = try summary("1", ["--applets", list])
+        let (a, b) = (try sent("a"), try sent("b"))
+        XCTAssertNotEqual(a.patient, b.patient)
+        XCTAssertNotEqual(a.entry, b.entry, "each applet has its own id for the same entry")
+        XCTAssertFalse([a.entry, b.entry].contains(uuid), "the vault's own entry uuid is never handed out")
+        _ = try summary("1", ["--applets", list])
+        XCTAssertEqual(try sent("a").entry, a.entry, "stable for one applet")
+    }
+
     func testAppletDataRoundTripsThroughThePluginPerPatient() throws {
         try initVault()
         try ok(withPassword(["patients", "add", "--first", "Dora", "--last", "Data"]))

@@ -166,9 +166,10 @@ extension OpenVault {
             return applet.tile(in: AppletContext(patient: patient, entries: entries, declaration: declaration, now: now))
         case let .plugin(specification):
             let plugin = PluginApplet(declaration: declaration, specification: specification)
-            let token = try appletToken(applet: declaration.identifier, patient: patient)
+            let pseudonyms = try appletPseudonyms(applet: declaration.identifier)
             let stored = try read { try applets.data(applet: declaration.identifier, patientID: patient.id) }
-            let answer = plugin.run(patientToken: token, entries: entries, data: stored, now: now)
+            let answer = plugin.run(patientToken: pseudonyms.patientToken(patient), entryID: pseudonyms.entryID, entries: entries,
+                                    data: stored, now: now)
             guard !answer.dataChanges.isEmpty else { return answer.tile }
             var after = stored
             for (key, value) in answer.dataChanges { after[key] = value }
@@ -190,7 +191,7 @@ extension OpenVault {
     /// An opaque token for one patient as one applet sees it: stable across runs, different for every
     /// applet (so two plugins cannot match their patients up), and meaningless outside this vault. It is a
     /// SHA-256 of a random secret kept inside the vault, the applet's identifier and the patient's uuid.
-    func appletToken(applet: String, patient: Patient) throws -> String {
+    func appletPseudonyms(applet: String) throws -> AppletPseudonyms {
         let key = "applet_token_secret"
         let secret: String = try write {
             if let existing = try settings.value(key) { return existing }
@@ -198,7 +199,25 @@ extension OpenVault {
             try settings.set(key, fresh)
             return fresh
         }
-        let digest = SHA256.hash(Array("hreader-applet-token\u{0}\(secret)\u{0}\(applet)\u{0}\(patient.uuid)".utf8))
+        return AppletPseudonyms(secret: secret, applet: applet)
+    }
+}
+
+/// The ids a plugin applet sees in place of the vault's own: stable for this vault, this applet and
+/// the patient or entry, and different for every applet, so two plugins cannot match their patients or
+/// entries up, and none learns a uuid that means something elsewhere. A SHA-256 of a random secret kept
+/// inside the vault, the applet's identifier and the uuid.
+struct AppletPseudonyms {
+    let secret: String
+    let applet: String
+
+    /// The same token earlier versions gave (`hreader-applet-token…`), so a plugin's view is unchanged.
+    func patientToken(_ patient: Patient) -> String { id(kind: "token", patient.uuid) }
+
+    func entryID(_ entry: Entry) -> String { id(kind: "entry", entry.uuid) }
+
+    private func id(kind: String, _ uuid: String) -> String {
+        let digest = SHA256.hash(Array("hreader-applet-\(kind)\u{0}\(secret)\u{0}\(applet)\u{0}\(uuid)".utf8))
         return digest.prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 }

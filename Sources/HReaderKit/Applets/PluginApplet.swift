@@ -24,10 +24,10 @@ struct PluginApplet {
 
     // MARK: The request
 
-    func request(patientToken: String, entries: [Entry], data: [String: String], now: Date) -> JSONValue {
+    func request(patientToken: String, entryID: (Entry) -> String, entries: [Entry], data: [String: String], now: Date) -> JSONValue {
         let granted = specification.entryTypes
         let byType = granted.map { type in
-            (type.rawValue, JSONValue.array(entries.filter { $0.content.type == type && !$0.user.deleted }.map(Self.json)))
+            (type.rawValue, JSONValue.array(entries.filter { $0.content.type == type && !$0.user.deleted }.map { Self.json($0, id: entryID($0)) }))
         }
         return .object([
             ("protocol", .number(Double(Self.protocolVersion))),
@@ -42,13 +42,13 @@ struct PluginApplet {
     }
 
     /// An entry as a plugin sees it: the source's content, without the raw source document or the
-    /// user's own notes.
-    static func json(_ entry: Entry) -> JSONValue {
+    /// user's own notes, under the id this applet knows it by.
+    static func json(_ entry: Entry, id: String) -> JSONValue {
         let c = entry.content
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
         let value: JSONValue = c.valueNumber.map(JSONValue.number) ?? text(c.valueText)
         return .object([
-            ("id", .string(entry.uuid)), ("type", .string(c.type.rawValue)), ("description", .string(c.description)),
+            ("id", .string(id)), ("type", .string(c.type.rawValue)), ("description", .string(c.description)),
             ("status", text(c.status)), ("date", text(c.date?.text)), ("start", text(c.start?.text)), ("end", text(c.end?.text)),
             ("codes", .object(c.codes.keys.sorted().map { ($0, .array(c.codes[$0]!.map(JSONValue.string))) })),
             ("value", value), ("unit", text(c.unit)), ("dose", text(c.dose)), ("reaction", text(c.reaction)),
@@ -67,8 +67,8 @@ struct PluginApplet {
         return environment
     }
 
-    func run(patientToken: String, entries: [Entry], data: [String: String], now: Date) -> Answer {
-        let input = Array(request(patientToken: patientToken, entries: entries, data: data, now: now).serialized().utf8)
+    func run(patientToken: String, entryID: (Entry) -> String, entries: [Entry], data: [String: String], now: Date) -> Answer {
+        let input = Array(request(patientToken: patientToken, entryID: entryID, entries: entries, data: data, now: now).serialized().utf8)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-applet-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,

@@ -1,5 +1,6 @@
-// libxml2's streaming reader: the Atom feeds of RHEx servers (and Apple Health exports) are parsed
-// with it rather than Foundation's XMLParser, which crashes on Linux on DTD attribute declarations.
+// libxml2: its streaming reader parses the Atom feeds of RHEx servers and FHIR XML, its SAX2 push
+// parser Apple Health exports (both through xmlreader.h), rather than Foundation's XMLParser, which
+// crashes on Linux on DTD attribute declarations. XMLPolicy.swift holds the options they share.
 #include <libxml/xmlversion.h>
 // Debian's libxml2 is built with ICU, and its encoding.h then includes the system's ICU headers,
 // which clash with the ICU module Foundation carries. hreader never touches the encoding handler

@@ -11,5 +11,4 @@ enum XMLPolicy {
     static let maxValueBytes = 1 << 20
     /// How deep elements may nest (an Apple Health export nests 4 deep, an Atom feed 3).
     static let maxDepth = 32
-
 }

@@ -1,10 +1,12 @@
 import Foundation
 import HReaderCrypto
 import HReaderKit
+import HReaderRecords
 import HReaderStore
 
 /// `import --apple-health` of generated exports (100k and 1M records): records/s and peak memory of
-/// the hreader process, against the reference importer healthkit-to-sqlite on the same files.
+/// the hreader process, against the reference importer healthkit-to-sqlite on the same files, and
+/// the parse floor under it: the reader alone over the same zip.
 func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
     let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "100000,1000000")
         .split(separator: ",").compactMap { Int($0) }
@@ -31,6 +33,11 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
                                   environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"])
         row("  \(size) records: hreader", ms(run.seconds),
             String(format: "%.0f records/s, peak RSS %.0f MB", Double(size) / run.seconds, Double(run.peakKB) / 1024))
+        let floor = try appleHealthParseFloor(zip)
+        row("    parse floor (reader alone, no writes)", ms(floor.seconds),
+            String(format: "%.0f records/s, %.0f MB/s of XML (%d elements); parse floor %.1f s = %.0f%% of the import",
+                   Double(size) / floor.seconds, Double(floor.bytes) / 1e6 / floor.seconds, floor.elements,
+                   floor.seconds, 100 * floor.seconds / run.seconds))
         if let reference {
             let db = scratch.appendingPathComponent("reference-\(size).db")
             do {
@@ -48,6 +55,28 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
         try? FileManager.default.removeItem(at: zip)
         try? FileManager.default.removeItem(at: service.vault.root)
     }
+}
+
+/// The parse floor: the reader over the export with no database writes, through the same zip
+/// streaming path as the import (the member inflated on a second thread into a bounded pipe).
+/// Median of 3.
+func appleHealthParseFloor(_ zip: URL) throws -> (seconds: Double, elements: Int, bytes: Int) {
+    var times: [Double] = [], elements = 0, bytes = 0
+    for _ in 0..<3 {
+        (elements, bytes) = (0, 0)
+        let export = try AppleHealthExportSource(url: zip)
+        times.append(try seconds {
+            try export.withXML { source in
+                let counting: AppleHealthReader.Source = { buffer in
+                    let count = try source(buffer)
+                    bytes += count
+                    return count
+                }
+                try AppleHealthReader(source: counting).read { _ in elements += 1 }
+            }
+        })
+    }
+    return (median(times), elements, bytes)
 }
 
 /// Runs a program to the end; its wall time and peak resident memory (VmHWM, sampled from /proc).

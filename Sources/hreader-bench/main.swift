@@ -27,7 +27,14 @@ let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"
 
 say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 
-// HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6).
+// HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6);
+// HREADER_BENCH_ONLY=apple-health only the Apple Health one.
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "apple-health" {
+    try runAppleHealthBenchmarks(scratch: scratch, password: password)
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "import" {
     try await runImportBenchmarks(scratch: scratch, password: password)
     try runAppleHealthBenchmarks(scratch: scratch, password: password)

@@ -6,7 +6,7 @@ import ZIPFoundation
 /// app's `export.zip`, streamed out of the zip as it is parsed. Nothing is written to disk: the zip
 /// member is inflated chunk by chunk on a second thread into a small bounded pipe that the XML
 /// reader pulls from.
-final class AppleHealthExportSource {
+public final class AppleHealthExportSource {
     /// Refuse members that inflate more than this many times their compressed size (a zip bomb);
     /// real exports compress about 20 to 30 times.
     static let maxCompressionRatio: UInt64 = 250
@@ -15,9 +15,9 @@ final class AppleHealthExportSource {
     let url: URL
     private let archive: Archive?
     private let xmlEntry: Entry?
-    let xmlName: String
+    public let xmlName: String
 
-    init(url: URL) throws {
+    public init(url: URL) throws {
         self.url = url
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
         let magic = (try? handle.read(upToCount: 4)) ?? Data()
@@ -70,7 +70,7 @@ final class AppleHealthExportSource {
 
     /// Runs `body` with a byte source for the XML. For a zip, the member is inflated on another
     /// thread; its size, CRC and compression ratio are checked as it streams.
-    func withXML<T>(_ body: (@escaping AppleHealthReader.Source) throws -> T) throws -> T {
+    public func withXML<T>(_ body: (@escaping AppleHealthReader.Source) throws -> T) throws -> T {
         guard let archive, let entry = xmlEntry else {
             guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
             defer { try? handle.close() }

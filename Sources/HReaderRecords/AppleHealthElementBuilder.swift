@@ -1,0 +1,183 @@
+import CLibXML2
+import Foundation
+
+/// Turns the parser's start and end events into `AppleHealthElement`s: one top-level element (with
+/// its `MetadataEntry` children and a correlation's `Record`s) at a time, kept until handed over.
+/// It enforces the export's shape (root `<HealthData>`) and the limits on what it keeps.
+struct AppleHealthElementBuilder {
+    /// The most one top-level element may keep (attribute names and values, its children's too).
+    static let maxElementBytes = 16 << 20
+
+    private(set) var sawRoot = false
+    private var depth = 0                          // elements open, the root included
+    private var current: AppleHealthElement?       // the top-level element being read
+    private var child: AppleHealthElement?         // a correlation's Record being read
+    private var kept = 0                           // bytes `current` keeps
+    private var ready: [AppleHealthElement] = []
+    private var names = AppleHealthNames()
+
+    var insideRoot: Bool { sawRoot && depth > 0 }
+
+    /// The innermost element being kept, for "the export ends inside …".
+    var openElement: (name: String, line: Int)? {
+        if let child { return (child.kind.rawValue, child.line) }
+        if let current { return (current.kind.rawValue, current.line) }
+        return nil
+    }
+
+    mutating func start(_ localname: UnsafePointer<xmlChar>, attributes: SAXAttributes, line: Int) throws {
+        depth += 1
+        guard depth <= XMLPolicy.maxDepth else {
+            throw RecordsError.malformed("elements nest more than \(XMLPolicy.maxDepth) deep at line \(line); an Apple Health export never does")
+        }
+        let name = names[localname]
+        switch depth {
+        case 1:
+            guard name.role == .root else {
+                throw RecordsError.malformed("this XML is not an Apple Health export (its root is <\(name.string)>, not <HealthData>)")
+            }
+            sawRoot = true
+        case 2:
+            guard let kind = name.kind else { return }
+            kept = 0
+            current = AppleHealthElement(kind: kind, attributes: try keep(attributes, line: line), line: line)
+        case 3 where current != nil:
+            if name.role == .metadataEntry {
+                let entry = try metadata(attributes, line: line)
+                current?.metadata.append(entry)
+            } else if name.role == .record, current?.kind == .correlation {
+                child = AppleHealthElement(kind: .record, attributes: try keep(attributes, line: line), line: line)
+            }
+        case 4 where child != nil && name.role == .metadataEntry:
+            let entry = try metadata(attributes, line: line)
+            child?.metadata.append(entry)
+        default:
+            break
+        }
+    }
+
+    mutating func end() {
+        if depth == 3, let finished = child {
+            current?.children.append(finished)
+            child = nil
+        } else if depth == 2, let finished = current {
+            ready.append(finished)
+            current = nil
+        }
+        depth -= 1
+    }
+
+    /// Hands over the finished elements in document order and forgets them.
+    mutating func handOver(_ handle: (AppleHealthElement) throws -> Void) rethrows {
+        defer { ready.removeAll(keepingCapacity: true) }
+        for element in ready { try handle(element) }
+    }
+
+    private mutating func keep(_ attributes: SAXAttributes, line: Int) throws -> [(name: String, value: String)] {
+        var pairs: [(name: String, value: String)] = []
+        pairs.reserveCapacity(attributes.count)
+        for index in 0..<attributes.count {
+            guard let name = attributes.name(index) else { continue }
+            pairs.append((names[name].string, try string(attributes.value(index), line: line)))
+        }
+        return pairs
+    }
+
+    private mutating func metadata(_ attributes: SAXAttributes, line: Int) throws -> (key: String, value: String) {
+        var entry = (key: "", value: "")
+        for index in 0..<attributes.count {
+            guard let name = attributes.name(index) else { continue }
+            switch names[name].role {
+            case .key: entry.key = try string(attributes.value(index), line: line)
+            case .value: entry.value = try string(attributes.value(index), line: line)
+            default: continue
+            }
+        }
+        return entry
+    }
+
+    private mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) throws -> String {
+        guard bytes.count <= XMLPolicy.maxValueBytes else {
+            throw RecordsError.malformed("an attribute value at line \(line) is longer than \(XMLPolicy.maxValueBytes >> 20) MiB; refused")
+        }
+        kept += bytes.count + 16
+        guard kept <= Self.maxElementBytes else {
+            throw RecordsError.malformed("the element at line \(line) holds more than \(Self.maxElementBytes >> 20) MiB of attributes; refused")
+        }
+        guard let start = bytes.baseAddress, memchr(start, 0x26, bytes.count) != nil else {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return Self.ampersandsRestored(bytes)
+    }
+
+    private static let ampersandEscape = Array("&#38;".utf8)
+
+    /// Without entity substitution libxml2 (2.9) hands over every "&" of a value, from "&amp;" or
+    /// "&#38;", as "&#38;" for a tree builder to parse again. No other "&" can be left in a value,
+    /// so this undoes it exactly. (The reader test's `&#38;#38;` would catch a libxml2 that stops.)
+    static func ampersandsRestored(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let escape = ampersandEscape
+        return String(unsafeUninitializedCapacity: bytes.count) { out in
+            var (from, to) = (0, 0)
+            while from < bytes.count {
+                out[to] = bytes[from]
+                to += 1
+                let escaped = bytes[from] == 0x26 && from + escape.count <= bytes.count
+                    && escape.indices.allSatisfy { bytes[from + $0] == escape[$0] }
+                from += escaped ? escape.count : 1
+            }
+            return to
+        }
+    }
+}
+
+/// Element and attribute names as Swift strings, made once per distinct name. libxml2 hands out
+/// names from its dictionary (one pointer per distinct name for the parser's life; SAX2.c stores
+/// them in its nodes uncopied), so the pointer is the key: an open-addressing table of pointers,
+/// cheaper than hashing into a Dictionary for each of the export's millions of attributes.
+struct AppleHealthNames {
+    enum Role { case root, metadataEntry, record, key, value, other }
+
+    struct Name {
+        let string: String
+        let kind: AppleHealthElement.Kind?
+        let role: Role
+    }
+
+    /// Slots in the table; it fills to half of them, then further names (an export has about 80)
+    /// are made afresh each time, so a document of endless distinct names cannot grow it.
+    private static let slots = 1024
+    private var keys = [UInt](repeating: 0, count: slots)
+    private var names = [Name?](repeating: nil, count: slots)
+    private var count = 0
+
+    subscript(pointer: UnsafePointer<xmlChar>) -> Name {
+        mutating get {
+            let key = UInt(bitPattern: pointer)
+            var slot = Int(truncatingIfNeeded: (key >> 4) ^ (key >> 14)) & (Self.slots - 1)
+            while keys[slot] != 0 {
+                if keys[slot] == key, let name = names[slot] { return name }
+                slot = (slot + 1) & (Self.slots - 1)
+            }
+            let string = String(cString: pointer)
+            let name = Name(string: string, kind: AppleHealthElement.Kind(rawValue: string), role: Self.role(string))
+            if count < Self.slots / 2 {
+                keys[slot] = key
+                names[slot] = name
+                count += 1
+            }
+            return name
+        }
+    }
+
+    private static func role(_ name: String) -> Role {
+        switch name {
+        case "HealthData": .root
+        case "MetadataEntry": .metadataEntry
+        case "Record": .record
+        case "key": .key
+        case "value": .value
+        default: .other
+        }
+    }
+}

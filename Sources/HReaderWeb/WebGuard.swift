@@ -26,7 +26,9 @@ struct WebError: Error {
 }
 
 /// The middleware in front of every route, including unknown ones, in this order:
-/// 1. the `Host` must be exactly the loopback address and port we listen on (DNS rebinding);
+/// 1. the `Host` must be exactly the loopback address and port we listen on (DNS rebinding), and a
+///    browser's `Sec-Fetch-Site`, when sent, must say the request comes from our own pages or the
+///    address bar (another port of 127.0.0.1 is the same site, and cookies ignore ports);
 /// 2. the caller must hold the token: in the query (exchanged for a cookie and redirected), as a bearer
 ///    token, or through a session cookie;
 /// 3. a POST authenticated by the cookie must come from our own origin and carry the session's CSRF token;
@@ -57,6 +59,12 @@ struct WebGuard: RouterMiddleware {
         let authority = self.authority.current ?? "127.0.0.1"
         guard let host = request.head.authority, host.lowercased() == authority, request.headers[values: Self.hostField].isEmpty else {
             throw WebError(status: .forbidden, message: "this server answers only to http://\(authority)")
+        }
+        // Cookies are not port-scoped (RFC 6265 §8.5): a page another local user serves on
+        // 127.0.0.1:OTHER is same-site, and its script's requests here would carry our cookie. The
+        // browser says where a request comes from; only our own pages and typed addresses pass.
+        if let site = request.headers[Self.fetchSiteField]?.lowercased(), site != "same-origin", site != "none" {
+            throw WebError(status: .forbidden, message: "a request from another site (\(site)) was refused")
         }
 
         if let token = request.uri.queryParameters.get("token") {
@@ -100,6 +108,7 @@ struct WebGuard: RouterMiddleware {
 
     /// A second `Host` header (the first becomes the request's authority).
     static let hostField = HTTPField.Name("Host")!
+    static let fetchSiteField = HTTPField.Name("Sec-Fetch-Site")!
 
     static let unauthorized = WebError(status: .unauthorized, message: "open the URL that 'hreader serve' printed (it carries the access token)")
 

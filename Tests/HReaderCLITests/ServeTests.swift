@@ -60,6 +60,17 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(page.header("X-Frame-Options"), "DENY")
         let csp = try XCTUnwrap(page.header("Content-Security-Policy"))
         XCTAssertTrue(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && csp.contains("connect-src 'self'"), csp)
+
+        // The cookie is sent by the browser to every port of 127.0.0.1: a script of a page on another
+        // port is "same-site", and its requests are refused although they carry the cookie.
+        for site in ["same-site", "cross-site"] {
+            let fromElsewhere = try served.send("/api/patients", headers: [("Cookie", session), ("Sec-Fetch-Site", site)])
+            XCTAssertEqual(fromElsewhere.status, 403, site)
+            XCTAssertFalse(fromElsewhere.body.contains("Lovelace"), site)
+        }
+        for site in ["same-origin", "none"] {
+            XCTAssertEqual(try served.send("/api/patients", headers: [("Cookie", session), ("Sec-Fetch-Site", site)]).status, 200, site)
+        }
     }
 
     func testAHostOtherThanTheLoopbackAddressAndPortIsRefused() throws {

@@ -103,9 +103,10 @@ for _ in $(seq 1 100); do grep -q '^http://' "$work/serve.out" 2>/dev/null && br
 url=$(head -n 1 "$work/serve.out")
 [ -n "$url" ] || { echo "demo: hreader serve did not start: $(cat "$work/serve.err")" >&2; exit 1; }
 port=${url#http://127.0.0.1:}; port=${port%%/*}; token=${url#*token=}
+app=${url#http://127.0.0.1:"$port"}; app=${app%%/\?*}   # the app's unguessable path prefix, /s/…
 printf '%s\n' "${url%%token=*}token=…"
 exec 3<>"/dev/tcp/127.0.0.1/$port"
-printf 'GET /api/patients HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$port" "$token" >&3
+printf 'GET %s/api/patients HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$app" "$port" "$token" >&3
 answer=$(cat <&3); exec 3<&-
 printf '%s\n' "$answer" | head -n 1
 printf 'GET /api/patients: %s patients\n' "$(printf '%s' "$answer" | grep -o '"first_name"' | wc -l)"

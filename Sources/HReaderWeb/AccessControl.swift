@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 
 /// Who may talk to `hreader serve`: whoever holds the access token printed at start.
 ///
-/// - The printed URL carries the token (`/?token=…`). A browser's first visit exchanges it for a session
+/// - The printed URL carries the token (`/s/<random>/?token=…`). A browser's first visit exchanges it for a session
 ///   cookie (HttpOnly, SameSite=Strict) and is redirected to the same page without it, so the token leaves
 ///   the address bar.
 /// - Scripts send the token as `Authorization: Bearer …` instead.
@@ -21,11 +21,19 @@ public final class AccessControl: Sendable {
 
     /// The secret in the printed URL.
     public let token: String
+    /// `/s/<32 hex digits>`: every path of the app starts with it, and the session cookie's `Path` is
+    /// it. Cookies ignore ports (RFC 6265 §8.5): without a path no other server on 127.0.0.1 can name,
+    /// the browser would send our cookie to every one of them, which could replay it.
+    public let pathPrefix: String
     private let sessions = NIOLockedValueBox<[(id: String, csrf: String)]>([])
 
     public init() throws {
         token = try Self.randomToken()
+        pathPrefix = "/s/" + (try SecureRandom.bytes(16)).map { String(format: "%02x", $0) }.joined()
     }
+
+    /// Whether a request path is inside the app.
+    func isInside(_ path: String) -> Bool { path == pathPrefix || path.hasPrefix(pathPrefix + "/") }
 
     /// A fresh session for a visitor who presented the token: its cookie value and CSRF token.
     func startSession() throws -> (id: String, csrf: String) {

@@ -4,8 +4,16 @@ import HReaderStore
 import HTTPTypes
 
 /// The server-rendered pages. Every value from the vault goes through `escape`; the pages load only
-/// `/static/…` from our own origin (no CDN, no web fonts), and their script builds the timeline with DOM
+/// `<base>/static/…` from our own origin (no CDN, no web fonts), and their script builds the timeline with DOM
 /// calls and `textContent`, never from HTML strings.
+/// What a page needs of the visit: the session's CSRF token and the path every link starts with.
+struct Visit {
+    var csrf: String?
+    /// `/s/<random>`: the app lives under an unguessable prefix, so the session cookie (whose `Path` it
+    /// is) is not sent to other servers on 127.0.0.1 (cookies ignore ports).
+    var base: String
+}
+
 enum Pages {
     static func escape(_ text: String) -> String {
         var out = ""
@@ -24,11 +32,12 @@ enum Pages {
     }
 
     /// `assets: false` for error pages: a 401 must not make the browser ask for more (and be refused again).
-    static func layout(title: String, csrf: String?, body: String, assets: Bool = true) -> String {
+    static func layout(title: String, visit: Visit, body: String, assets: Bool = true) -> String {
+        let base = escape(visit.base)
         let head = assets ? """
-            <link rel="icon" href="/static/icon.svg" type="image/svg+xml">
-            <link rel="stylesheet" href="/static/app.css">
-            <script src="/static/app.js" defer></script>
+            <link rel="icon" href="\(base)/static/icon.svg" type="image/svg+xml">
+            <link rel="stylesheet" href="\(base)/static/app.css">
+            <script src="\(base)/static/app.js" defer></script>
             """ : "<link rel=\"icon\" href=\"data:,\">"
         return """
         <!doctype html>
@@ -36,12 +45,13 @@ enum Pages {
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="csrf-token" content="\(escape(csrf ?? ""))">
+        <meta name="csrf-token" content="\(escape(visit.csrf ?? ""))">
+        <meta name="app-base" content="\(base)">
         <title>\(escape(title)) · hreader</title>
         \(head)
         </head>
         <body>
-        <header class="bar"><a class="brand" href="/">hreader</a><nav><a href="/">Patients</a></nav>\
+        <header class="bar"><a class="brand" href="\(base)/">hreader</a><nav><a href="\(base)/">Patients</a></nav>\
         <span class="local">Local view: nothing leaves this machine</span></header>
         <main>
         \(body)
@@ -53,9 +63,10 @@ enum Pages {
 
     // MARK: Patients
 
-    static func patients(_ patients: [Patient], csrf: String?) -> String {
+    static func patients(_ patients: [Patient], visit: Visit) -> String {
+        let base = escape(visit.base)
         guard !patients.isEmpty else {
-            return layout(title: "Patients", csrf: csrf, body: """
+            return layout(title: "Patients", visit: visit, body: """
                 <h1>Patients</h1>
                 <p class="empty">No patients yet. Add one with <code>hreader patients add</code> or import a record \
                 with <code>hreader import</code>.</p>
@@ -67,13 +78,13 @@ enum Pages {
             let relationship = PatientSummary.relationshipText(p.relationship, gender: p.gender)
             return """
                 <li class="patient" data-uuid="\(escape(p.uuid))">\
-                <a class="patient-link" href="/patients/\(escape(p.uuid))"><span class="name">\(escape(name(p)))</span></a> \
+                <a class="patient-link" href="\(base)/patients/\(escape(p.uuid))"><span class="name">\(escape(name(p)))</span></a> \
                 <span class="relationship">\(escape(relationship))</span>\
                 <span class="meta">\(escape(meta))</span>\
-                <a class="timeline-link" href="/patients/\(escape(p.uuid))/timeline">Timeline</a></li>
+                <a class="timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Timeline</a></li>
                 """
         }
-        return layout(title: "Patients", csrf: csrf, body: """
+        return layout(title: "Patients", visit: visit, body: """
             <h1>Patients</h1>
             <ol class="patients">
             \(items.joined(separator: "\n"))
@@ -85,8 +96,9 @@ enum Pages {
 
     // MARK: Summary
 
-    static func summary(_ s: PatientSummary, csrf: String?) -> String {
+    static func summary(_ s: PatientSummary, visit: Visit) -> String {
         let p = s.patient
+        let base = escape(visit.base)
         let meta = [s.age.map { "age \($0)" }, p.birthDate.map { "born \($0)" }, s.gender, s.relationship]
             .compactMap { $0 }.joined(separator: " · ")
         let conditions = s.conditions.map { e in
@@ -96,11 +108,11 @@ enum Pages {
             let detail = [e.content.reaction, e.content.severity].compactMap { $0 }.joined(separator: ", ")
             return "<li>\(escape(e.content.description))\(detail.isEmpty ? "" : " <span class=\"detail\">(\(escape(detail)))</span>")</li>"
         }
-        return layout(title: name(p), csrf: csrf, body: """
+        return layout(title: name(p), visit: visit, body: """
             <section class="person" data-uuid="\(escape(p.uuid))">
             <h1>\(escape(name(p)))</h1>
             <p class="meta">\(escape(meta))</p>
-            <p><a class="button timeline-link" href="/patients/\(escape(p.uuid))/timeline">Open the timeline</a></p>
+            <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a></p>
             </section>
             <div class="columns">
             <section class="conditions"><h2>Active conditions</h2>\(list(conditions))</section>
@@ -133,45 +145,46 @@ enum Pages {
     // MARK: Timeline
 
     /// The page's frame; `app.js` fills it from `GET /timeline.json` and `GET /api/patients/…/vitals`.
-    static func timeline(_ p: Patient, page: TimelinePage, at: String?, latest: Int64?, csrf: String?) -> String {
+    static func timeline(_ p: Patient, page: TimelinePage, at: String?, latest: Int64?, visit: Visit) -> String {
         let uuid = escape(p.uuid)
+        let base = escape(visit.base)
         let scopes = TimelinePage.allCases.map { scope in
             "<a class=\"scope\(scope == page ? " active" : "")\" data-scope=\"\(scope.rawValue)\" href=\"?page=\(scope.rawValue)\">\(scope.rawValue.capitalized)</a>"
         }.joined()
-        let returnTo = escape("/patients/\(p.uuid)/timeline?page=\(page.rawValue)")
+        let returnTo = escape("\(visit.base)/patients/\(p.uuid)/timeline?page=\(page.rawValue)")
         func hidden() -> String {
-            "<input type=\"hidden\" name=\"csrf_token\" value=\"\(escape(csrf ?? ""))\"><input type=\"hidden\" name=\"return_to\" value=\"\(returnTo)\">"
+            "<input type=\"hidden\" name=\"csrf_token\" value=\"\(escape(visit.csrf ?? ""))\"><input type=\"hidden\" name=\"return_to\" value=\"\(returnTo)\">"
         }
         func level(_ name: String, _ label: String) -> String {
             "<label>\(label) <input type=\"range\" name=\"\(name)\" min=\"0\" max=\"10\" step=\"1\" value=\"5\"> <output>5</output></label>"
         }
-        return layout(title: "\(name(p)): timeline", csrf: csrf, body: """
+        return layout(title: "\(name(p)): timeline", visit: visit, body: """
             <section id="timeline" data-patient="\(uuid)" data-page="\(page.rawValue)" data-at="\(escape(at ?? ""))" \
             data-latest="\(latest.map(String.init) ?? "")">
-            <h1><a href="/patients/\(uuid)">\(escape(name(p)))</a>: timeline</h1>
+            <h1><a href="\(base)/patients/\(uuid)">\(escape(name(p)))</a>: timeline</h1>
             <nav class="scopes">\(scopes)</nav>
             <div class="range"><button type="button" id="earlier">&#9664; Earlier</button>\
             <span id="range-label"></span><button type="button" id="later">Later &#9654;</button>\
             <button type="button" id="latest" hidden>Go to the latest record</button></div>
             <p id="status" role="status">Loading the timeline…</p>
             <noscript><p>The timeline is drawn by this page's script; the same data is at \
-            <a href="/timeline.json?patient=\(uuid)&amp;page=\(page.rawValue)">/timeline.json</a>.</p></noscript>
+            <a href="\(base)/timeline.json?patient=\(uuid)&amp;page=\(page.rawValue)">timeline.json</a>.</p></noscript>
             <section id="charts" aria-label="Vital signs"></section>
             <section id="posted" aria-label="What you posted"></section>
             <section id="entries" aria-label="Records"></section>
             </section>
             <section class="forms">
-            <form class="post-form" id="levels-form" method="post" action="/timeline.json?key=Levels&amp;patient=\(uuid)">
+            <form class="post-form" id="levels-form" method="post" action="\(base)/timeline.json?key=Levels&amp;patient=\(uuid)">
             <h2>How are you today?</h2>\(hidden())
             \(level("pain", "Pain")) \(level("mood", "Mood")) \(level("energy", "Energy"))
             <button type="submit">Save levels</button></form>
-            <form class="post-form" id="medication-form" method="post" action="/timeline.json?key=NewMedication&amp;patient=\(uuid)">
+            <form class="post-form" id="medication-form" method="post" action="\(base)/timeline.json?key=NewMedication&amp;patient=\(uuid)">
             <h2>New medication</h2>\(hidden())
             <label>Name <input name="name" required maxlength="200"></label>
             <label>Dose <input name="dose" maxlength="100" placeholder="200 mg"></label>
             <label>Directions <input name="directions" maxlength="200" placeholder="twice a day with food"></label>
             <button type="submit">Add medication</button></form>
-            <form class="post-form" id="regimen-form" method="post" action="/timeline.json?key=MedRegiment&amp;patient=\(uuid)">
+            <form class="post-form" id="regimen-form" method="post" action="\(base)/timeline.json?key=MedRegiment&amp;patient=\(uuid)">
             <h2>Regimen</h2>\(hidden())
             <label>Medication <input name="medication" required maxlength="200"></label>
             <label>Dose <input name="dose" maxlength="100"></label>
@@ -185,7 +198,7 @@ enum Pages {
 
     static func errorPage(status: HTTPResponse.Status, message: String) -> String {
         // No CSRF token, no script: an error page needs neither, and a 401 must not hint at anything.
-        layout(title: "\(status.code) \(status.reasonPhrase)", csrf: nil, body: """
+        layout(title: "\(status.code) \(status.reasonPhrase)", visit: Visit(csrf: nil, base: ""), body: """
             <h1>\(status.code) \(escape(status.reasonPhrase))</h1>
             <p class="error">\(escape(message))</p>
             """, assets: false)

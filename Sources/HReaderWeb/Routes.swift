@@ -12,16 +12,17 @@ struct Routes {
     let gate: VaultGate
     let registry: AppletRegistry
 
-    func register(on router: Router<WebContext>) {
+    /// Registers every route on the app's group (under `AccessControl.pathPrefix`).
+    func register(on router: RouterGroup<WebContext>) {
         router.get("/") { _, context in
             let patients = try await gate.run { try $0.allPatients() }
-            return HTMLResponse.make(Pages.patients(patients, csrf: context.csrfToken))
+            return HTMLResponse.make(Pages.patients(patients, visit: context.visit))
         }
         router.get("/patients/:patient") { _, context in
             let reference = try context.parameters.require("patient")
             let registry = self.registry
             let summary = try await gate.run { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
-            return HTMLResponse.make(Pages.summary(summary, csrf: context.csrfToken))
+            return HTMLResponse.make(Pages.summary(summary, visit: context.visit))
         }
         router.get("/patients/:patient/timeline") { request, context in
             let reference = try context.parameters.require("patient")
@@ -32,7 +33,7 @@ struct Routes {
                 let patient = try Self.patient(reference, in: open)
                 return (patient, try open.latestEntryTime(of: patient))
             }
-            return HTMLResponse.make(Pages.timeline(patient, page: page, at: at, latest: latest, csrf: context.csrfToken))
+            return HTMLResponse.make(Pages.timeline(patient, page: page, at: at, latest: latest, visit: context.visit))
         }
 
         router.get("/timeline.json") { request, _ in
@@ -46,7 +47,7 @@ struct Routes {
             }
             return JSONResponse.make(payload)
         }
-        router.post("/timeline.json") { request, _ in try await post(request) }
+        router.post("/timeline.json") { request, context in try await post(request, base: context.base) }
 
         router.get("/api/patients") { _, _ in
             let patients = try await gate.run { try $0.allPatients() }
@@ -87,7 +88,7 @@ struct Routes {
 
     /// hReader's `POST timeline.json?key=…`: a JSON object, or a plain form (then the answer redirects back
     /// to the page the form was on, so the forms work without the script too).
-    func post(_ request: Request) async throws -> Response {
+    func post(_ request: Request, base: String) async throws -> Response {
         let query = request.uri.queryParameters
         guard let key = query.get("key"), !key.isEmpty else { throw WebError.badRequest("give ?key=Levels, NewMedication or MedRegiment") }
         var request = request
@@ -117,7 +118,7 @@ struct Routes {
         let item = try await gate.run { open in
             try open.postTimelineItem(patient: try Self.patient(reference, in: open), key: postKey, data: posted)
         }
-        if let returnTo, Self.isLocalPath(returnTo) {
+        if let returnTo, Self.isLocalPath(returnTo), returnTo.hasPrefix(base + "/") {
             return Response.redirect(to: returnTo, type: .found)   // 302 after POST: the browser follows with GET
         }
         return JSONResponse.make(.object([("item", .object([("id", .string(item.uuid)), ("type", .string(item.type)),

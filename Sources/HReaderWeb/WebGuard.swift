@@ -10,6 +10,9 @@ public struct WebContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The browser session's CSRF token, which pages embed; nil for a request authenticated by bearer token.
     var csrfToken: String?
+    /// The app's path prefix (`AccessControl.pathPrefix`), which every link starts with.
+    var base = ""
+    var visit: Visit { Visit(csrf: csrfToken, base: base) }
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -47,7 +50,7 @@ struct WebGuard: RouterMiddleware {
         do {
             response = try await guarded(request, context: context, next: next)
         } catch {
-            response = Self.errorResponse(error, for: request)
+            response = Self.errorResponse(error, for: request, base: access.pathPrefix)
         }
         Self.addSecurityHeaders(to: &response.headers)
         return response
@@ -73,7 +76,8 @@ struct WebGuard: RouterMiddleware {
                 // The first visit: swap the token for a session cookie and drop it from the address bar.
                 let session = try access.startSession()
                 var response = Response.redirect(to: Self.withoutToken(request.uri), type: .normal)
-                response.setCookie(Cookie(name: AccessControl.cookieName, value: session.id, path: "/", httpOnly: true, sameSite: .strict))
+                response.setCookie(Cookie(name: AccessControl.cookieName, value: session.id, path: access.pathPrefix, httpOnly: true,
+                                          sameSite: .strict))
                 return response
             }
         } else if let authorization = request.headers[.authorization] {
@@ -84,6 +88,11 @@ struct WebGuard: RouterMiddleware {
         } else {
             throw Self.unauthorized
         }
+
+        // Authenticated, but outside the app: nothing is served there (and an unauthenticated caller
+        // never learns where the app is).
+        guard access.isInside(request.uri.path) else { throw WebError.notFound("no such page") }
+        context.base = access.pathPrefix
 
         if request.method != .get && request.method != .head {
             if request.method != .post { throw WebError(status: .methodNotAllowed, message: "only GET and POST are served") }
@@ -131,7 +140,7 @@ struct WebGuard: RouterMiddleware {
 
     /// One clear message: JSON for the API and `timeline.json`, a small page otherwise. Unexpected
     /// errors say only that something failed, so nothing internal reaches the browser.
-    static func errorResponse(_ error: Error, for request: Request) -> Response {
+    static func errorResponse(_ error: Error, for request: Request, base: String) -> Response {
         let (status, message): (HTTPResponse.Status, String)
         switch error {
         case let e as WebError: (status, message) = (e.status, e.message)
@@ -150,7 +159,7 @@ struct WebGuard: RouterMiddleware {
         default:
             (status, message) = (.internalServerError, "the request failed inside hreader")
         }
-        let path = request.uri.path
+        let path = request.uri.path.hasPrefix(base + "/") ? String(request.uri.path.dropFirst(base.count)) : request.uri.path
         if path.hasPrefix("/api/") || path == "/timeline.json" {
             return JSONResponse.make(.object([("error", .string(message))]), status: status)
         }

@@ -45,7 +45,7 @@ public struct WebServer: Sendable {
         let listening = ListeningAuthority()
         let router = Router(context: WebContext.self)
         router.add(middleware: WebGuard(access: access, authority: listening))
-        Routes(gate: gate, registry: registry).register(on: router)
+        Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
 
         var logger = Logger(label: "hreader.serve")
         // Requests are not logged: their URLs name patients, and the first one carries the token.
@@ -57,7 +57,7 @@ public struct WebServer: Sendable {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 listening.set("\(Self.host):\(port)")
-                onReady(URL(string: "http://\(Self.host):\(port)/?token=\(access.token)")!)
+                onReady(URL(string: "http://\(Self.host):\(port)\(access.pathPrefix)/?token=\(access.token)")!)
             },
             logger: logger)
         var services = [ServiceGroupConfiguration.ServiceConfiguration(service: app)]

@@ -42,10 +42,12 @@ func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Pati
     configuration.httpAdditionalHeaders = ["Authorization": "Bearer \(token)"]
     let client = URLSession(configuration: configuration)
     defer { client.finishTasksAndInvalidate() }
+    // Every path of the app is under the printed URL's prefix (/s/…).
+    let app = url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path
     func get(_ path: String) throws -> Int {
         let semaphore = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var bytes = -1
-        client.dataTask(with: URL(string: "http://127.0.0.1:\(port)\(path)")!) { data, response, _ in
+        client.dataTask(with: URL(string: "http://127.0.0.1:\(port)\(app)\(path)")!) { data, response, _ in
             if (response as? HTTPURLResponse)?.statusCode == 200 { bytes = data?.count ?? 0 }
             semaphore.signal()
         }.resume()

@@ -2,6 +2,15 @@ import Foundation
 import TestSupport
 import XCTest
 
+/// `application/x-www-form-urlencoded` values, as a browser's form sends them.
+enum FormEncoding {
+    static func encode(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}
+
 /// A running `hreader serve`, started as a real process by a test.
 struct ServedVault {
     let running: CLITestCase.Running
@@ -12,10 +21,16 @@ struct ServedVault {
     /// What a browser sends as `Host`.
     var authority: String { "127.0.0.1:\(port)" }
     var base: String { "http://\(authority)" }
+    /// `/s/<random>`: where the app lives (the printed URL's path).
+    var prefix: String { String(url.path.dropLast(url.path.hasSuffix("/") ? 1 : 0)) }
+    /// The app's address for a path the test writes from the app's root (`/api/patients`).
+    func app(_ path: String) -> String { prefix + path }
 
-    /// One request as the test writes it; `Host` is ours unless given.
+    /// One request; a path the test writes from the app's root goes under the prefix, a path that
+    /// starts with `//` is sent as it is from the server's root (`//outside` → `/outside`).
     func send(_ method: String, _ path: String, host: String? = nil, headers: [(String, String)] = [], body: Data? = nil) throws -> RawHTTP.Response {
-        try RawHTTP.send(port: port, method: method, path: path, host: host ?? authority, headers: headers, body: body)
+        let target = path.hasPrefix("//") ? String(path.dropFirst()) : (path.hasPrefix(prefix + "/") ? path : app(path))
+        return try RawHTTP.send(port: port, method: method, path: target, host: host ?? authority, headers: headers, body: body)
     }
 
     func send(_ path: String, host: String? = nil, headers: [(String, String)] = []) throws -> RawHTTP.Response {

@@ -25,6 +25,13 @@ final class ServeTests: CLITestCase {
             let wrongToken = try served.send(path + (path.contains("?") ? "&" : "?") + "token=\(served.token.dropLast())x")
             XCTAssertEqual(wrongToken.status, 401, "GET \(path) with a wrong token")
         }
+        // Outside the app's prefix: 401 without the token (nothing says where the app is), 404 with it.
+        for outside in ["//", "//api/patients", "//s/00000000000000000000000000000000/api/patients"] {
+            XCTAssertEqual(try served.send(outside).status, 401, outside)
+            let authorized = try served.send(outside, headers: [("Authorization", "Bearer \(served.token)")])
+            XCTAssertEqual(authorized.status, 404, outside)
+            XCTAssertFalse(authorized.body.contains("Lovelace"))
+        }
         let post = try served.send("POST", "/timeline.json?key=Levels&patient=1", headers: [("Content-Type", "application/json")],
                                    body: Data(#"{"pain":"3"}"#.utf8))
         XCTAssertEqual(post.status, 401)
@@ -40,11 +47,15 @@ final class ServeTests: CLITestCase {
 
         let first = try served.send("/patients/1/timeline?page=month&token=\(served.token)")
         XCTAssertEqual(first.status, 303)
-        XCTAssertEqual(first.header("Location"), "/patients/1/timeline?page=month", "the token leaves the address bar")
+        XCTAssertEqual(first.header("Location"), served.app("/patients/1/timeline?page=month"), "the token leaves the address bar")
+        XCTAssertTrue(served.prefix.hasPrefix("/s/") && served.prefix.count == 35, served.prefix)
         let cookie = try XCTUnwrap(first.header("Set-Cookie"))
         XCTAssertTrue(cookie.hasPrefix("hreader_session="), cookie)
         XCTAssertTrue(cookie.contains("HttpOnly"), cookie)
         XCTAssertTrue(cookie.contains("SameSite=Strict"), cookie)
+        // Cookies ignore ports: scoped to the app's unguessable path, the browser sends it to no other
+        // server on 127.0.0.1 (which could replay it).
+        XCTAssertTrue(cookie.contains("Path=\(served.prefix)"), cookie)
         XCTAssertFalse(cookie.contains(served.token), "the cookie is a session, not the token itself")
         let session = String(cookie.split(separator: ";")[0])
 
@@ -86,10 +97,10 @@ final class ServeTests: CLITestCase {
         }
         // The token in the query does not open a door for a rebound name either.
         XCTAssertEqual(try served.send("/?token=\(served.token)", host: "rebind.example:\(served.port)").status, 403)
-        let doubled = try RawHTTP.send(port: served.port, path: "/api/patients", host: served.authority,
+        let doubled = try RawHTTP.send(port: served.port, path: served.app("/api/patients"), host: served.authority,
                                        headers: [("Host", "rebind.example"), ("Authorization", "Bearer \(served.token)")])
         XCTAssertEqual(doubled.status, 403, "a second Host header")
-        let none = try RawHTTP.send(port: served.port, path: "/api/patients", host: nil, headers: auth)
+        let none = try RawHTTP.send(port: served.port, path: served.app("/api/patients"), host: nil, headers: auth)
         XCTAssertNotEqual(none.status, 200, "no Host header at all")
     }
 
@@ -117,14 +128,15 @@ final class ServeTests: CLITestCase {
         // A plain form (no script): the token in a field, then back to the page it came from.
         let form = ("Content-Type", "application/x-www-form-urlencoded")
         let redirected = try served.send("POST", "/timeline.json?key=NewMedication&patient=1", headers: [cookie, form],
-                                         body: Data("csrf_token=\(csrf)&return_to=%2Fpatients%2F1%2Ftimeline%3Fpage%3Dday&name=Ibuprofen&dose=200+mg".utf8))
+                                         body: Data("csrf_token=\(csrf)&return_to=\(FormEncoding.encode(served.app("/patients/1/timeline?page=day")))&name=Ibuprofen&dose=200+mg".utf8))
         XCTAssertEqual(redirected.status, 302, redirected.body)
-        XCTAssertEqual(redirected.header("Location"), "/patients/1/timeline?page=day")
+        XCTAssertEqual(redirected.header("Location"), served.app("/patients/1/timeline?page=day"))
         let offsite = try served.send("POST", "/timeline.json?key=MedRegiment&patient=1", headers: [cookie, form],
                                       body: Data("csrf_token=\(csrf)&return_to=%2F%2Frebind.example%2F&medication=Ibuprofen&schedule=08%3A00".utf8))
         XCTAssertEqual(offsite.status, 201, "a return address off this server is ignored, not followed")
         // Browsers drop a tab from a URL and read a backslash as a slash: these would leave the server too.
-        for sneaky in ["%2F%09%2Frebind.example%2Fx", "%2F%5Crebind.example%2Fx", "%2F%0A%2Frebind.example", "%2F%20%2Frebind.example"] {
+        for sneaky in ["%2F%09%2Frebind.example%2Fx", "%2F%5Crebind.example%2Fx", "%2F%0A%2Frebind.example", "%2F%20%2Frebind.example",
+                       "%2Fpatients%2F1%2Ftimeline"] {   // the last: on this server, but outside the app
             let answer = try served.send("POST", "/timeline.json?key=MedRegiment&patient=1", headers: [cookie, form],
                                          body: Data("csrf_token=\(csrf)&return_to=\(sneaky)&medication=Ibuprofen&schedule=08%3A00".utf8))
             XCTAssertEqual(answer.status, 201, "\(sneaky) is not followed: \(answer.header("Location") ?? "")")
@@ -136,7 +148,7 @@ final class ServeTests: CLITestCase {
         let timeline = try json(ok(withPassword(["timeline", "--patient", "1", "--page", "day"])))
         XCTAssertEqual(timeline["levels"] as? [String: [String]], ["pain": ["4"], "mood": ["7"]])
         XCTAssertEqual(timeline["timeline_medications"] as? [[String: String]], [["name": "Ibuprofen", "dose": "200 mg"]])
-        XCTAssertEqual(timeline["regimens"] as? [[String: String]], Array(repeating: ["medication": "Ibuprofen", "schedule": "08:00"], count: 5))
+        XCTAssertEqual(timeline["regimens"] as? [[String: String]], Array(repeating: ["medication": "Ibuprofen", "schedule": "08:00"], count: 6))
     }
 
     func testABearerTokenNeedsNoCSRFAndLevelsAreWholeNumbersFromZeroToTen() throws {

@@ -25,7 +25,7 @@ final class WebBrowserTests: CLITestCase {
         // The printed URL, as a user pastes it: the token becomes a cookie and leaves the address bar.
         try browser.navigate(to: served.url)
         _ = try browser.waitForElement(css: "ol.patients")
-        XCTAssertEqual(try browser.currentURL, served.base + "/")
+        XCTAssertEqual(try browser.currentURL, served.base + served.prefix + "/")
         let session = try XCTUnwrap(try browser.cookies().first { $0.name == "hreader_session" })
         XCTAssertTrue(session.httpOnly)
         XCTAssertEqual(session.sameSite, "Strict")
@@ -52,7 +52,7 @@ final class WebBrowserTests: CLITestCase {
         try browser.click(browser.findElement(css: "a.timeline-link"))
         try waitForLoad(browser, scope: "week")
         let uuid = try XCTUnwrap(browser.executeScript("return document.getElementById('timeline').dataset.patient") as? String)
-        try browser.navigate(to: URL(string: "\(served.base)/patients/\(uuid)/timeline?page=week&at=2020-01-01")!)
+        try browser.navigate(to: URL(string: "\(served.base)\(served.prefix)/patients/\(uuid)/timeline?page=week&at=2020-01-01")!)
         try waitForLoad(browser, scope: "week")
         XCTAssertEqual(try text("#status"), "Nothing recorded in this range.")
         try browser.click(browser.findElement(css: "#latest"))
@@ -61,7 +61,7 @@ final class WebBrowserTests: CLITestCase {
         }
 
         // hReader's five scopes over the seeded month.
-        try browser.navigate(to: URL(string: "\(served.base)/patients/\(uuid)/timeline?page=month&at=\(Self.seededAt)")!)
+        try browser.navigate(to: URL(string: "\(served.base)\(served.prefix)/patients/\(uuid)/timeline?page=month&at=\(Self.seededAt)")!)
         try waitForLoad(browser, scope: "month")
         for scope in ["day", "week", "month", "year", "decade"] {
             try browser.click(browser.findElement(css: ".scopes .scope[data-scope=\"\(scope)\"]"))
@@ -129,6 +129,52 @@ final class WebBrowserTests: CLITestCase {
         }
         let pngs = try FileManager.default.contentsOfDirectory(atPath: Self.screenshots.path).filter { $0.hasSuffix(".png") }
         XCTAssertTrue(pngs.contains("4-posted.png"), "\(pngs)")
+
+        // Another local server, on another port of 127.0.0.1 (the same site: cookies ignore ports).
+        // The browser, holding our session, visits it: our cookie must not be sent there, where it
+        // could be replayed.
+        let received = workDir.appendingPathComponent("other-port-cookies.txt")
+        let other = try Self.cookieLoggingServer(logging: received, in: workDir)
+        defer { other.process.terminate(); other.process.waitUntilExit() }
+        try browser.navigate(to: URL(string: "http://127.0.0.1:\(other.port)/any/page")!)
+        try browser.navigate(to: URL(string: "http://127.0.0.1:\(other.port)/")!)
+        let cookies = try String(contentsOf: received, encoding: .utf8)
+        XCTAssertGreaterThanOrEqual(cookies.split(separator: "\n").count, 2, "the other server saw both visits: \(cookies)")
+        XCTAssertFalse(cookies.contains("hreader_session"), "our session cookie reached another port: \(cookies)")
+    }
+
+    /// A plain HTTP server on 127.0.0.1 (python3's http.server) that writes the Cookie header of every
+    /// request it gets to `log`, one line each.
+    static func cookieLoggingServer(logging log: URL, in directory: URL) throws -> (process: Process, port: Int) {
+        let script = directory.appendingPathComponent("cookie-server.py")
+        try Data("""
+            import http.server, sys
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    with open(sys.argv[1], "a") as log:
+                        log.write("cookie: " + (self.headers.get("Cookie") or "") + "\\n")
+                    body = b"<!doctype html><title>another local server</title><p>other</p>"
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args):
+                    pass
+            server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
+            """.utf8).write(to: script)
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script.path, log.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let line = String(decoding: pipe.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let port = Int(line) else { process.terminate(); throw NSError(domain: "cookie-server", code: 1) }
+        return (process, port)
     }
 
     /// The page marks the timeline root with the scope it has drawn.

@@ -5,6 +5,8 @@
 (function () {
   const SVG = "http://www.w3.org/2000/svg"; // a namespace name, not a request
   const csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+  // Every path of the app starts with this unguessable prefix (it scopes the session cookie).
+  const base = (document.querySelector('meta[name="app-base"]') || {}).content || "";
 
   // hReader's five scopes, each ending at `at` and starting this much earlier.
   const SPANS = {
@@ -89,8 +91,8 @@
       const query = new URLSearchParams({ patient: state.patient, page: state.page, types: TIMELINE_KEYS.join(",") });
       if (state.at) query.set("at", String(Math.floor(state.at.getTime() / 1000)));
       try {
-        const timeline = await getJSON("/timeline.json?" + query.toString());
-        const vitals = await getJSON(`/api/patients/${encodeURIComponent(state.patient)}/vitals?from=${timeline.start_date}&to=${timeline.end_date}`);
+        const timeline = await getJSON(base + "/timeline.json?" + query.toString());
+        const vitals = await getJSON(`${base}/api/patients/${encodeURIComponent(state.patient)}/vitals?from=${timeline.start_date}&to=${timeline.end_date}`);
         if (load !== state.loads) return; // a newer load started while this one waited
         root.dataset.start = timeline.start_date; // charts share the range's time axis
         root.dataset.end = timeline.end_date;

@@ -79,6 +79,8 @@ public final class Authenticator: @unchecked Sendable {
 
     func apply(to request: inout HTTPRequest, using transport: HTTPTransport) throws {
         let token: String
+        if case .none = current { return }
+        try Self.checkTransport(request.url, allowInsecure: transport.configuration.allowInsecureHTTP)
         switch current {
         case .none:
             return
@@ -109,6 +111,19 @@ public final class Authenticator: @unchecked Sendable {
         }
     }
 
+    /// Credentials go over https, or plain http only to this machine (127.0.0.0/8, ::1, localhost),
+    /// unless the user said `--insecure-http`.
+    static func checkTransport(_ url: URL, allowInsecure: Bool) throws {
+        guard url.scheme?.lowercased() == "http", !allowInsecure else { return }
+        let host = (url.host ?? "").lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        let isLoopbackV4 = parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        guard isLoopbackV4 || host == "::1" || host == "localhost" else {
+            throw NetError.authentication("refusing to send credentials in the clear to \(url.redactedForDisplay): use https, "
+                                          + "or --insecure-http if you accept that anyone on the network can read them")
+        }
+    }
+
     /// Exchanges the refresh token for a new access token (RFC 6749 §6). Returns the access token.
     @discardableResult
     func refresh(using transport: HTTPTransport) throws -> String {
@@ -116,6 +131,7 @@ public final class Authenticator: @unchecked Sendable {
         guard let url = URL(string: tokens.tokenURL), Origin(url) != nil else {
             throw NetError.authentication("the source's token URL is not an http(s) URL; run 'hreader sources login' again")
         }
+        try Self.checkTransport(url, allowInsecure: transport.configuration.allowInsecureHTTP)
         var form = [("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken)]
         var request = HTTPRequest(method: "POST", url: url, headers: [
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",

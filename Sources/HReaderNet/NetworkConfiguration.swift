@@ -18,6 +18,9 @@ public struct NetworkConfiguration: Sendable, Hashable {
     public var maxRedirects: Int = 5
     /// A PEM file of extra trusted CA certificates (private CAs). Verification is never turned off.
     public var caFile: String?
+    /// Send credentials over plain http to a host that is not this machine (`--insecure-http`). Off:
+    /// a password or token in the clear crosses every network between here and the server.
+    public var allowInsecureHTTP = false
     public var userAgent: String = "hreader/0.3"
 
     public init() {}

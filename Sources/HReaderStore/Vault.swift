@@ -68,7 +68,16 @@ public struct Vault: Sendable {
                 throw Failure.io("cannot create \(root.path)")
             }
         }
-        chmod(root.path, 0o700)
+        // The directory must be ours and private: another user's directory (or one whose mode we
+        // cannot set) could be read, or swapped, by that user.
+        var info = stat()
+        guard stat(root.path, &info) == 0 else { throw Failure.io("cannot read \(root.path)") }
+        guard info.st_uid == geteuid() else {
+            throw Failure.io("\(root.path) belongs to another user (uid \(info.st_uid)); a vault must be in a directory of your own")
+        }
+        guard chmod(root.path, 0o700) == 0, stat(root.path, &info) == 0, info.st_mode & 0o777 == 0o700 else {
+            throw Failure.io("cannot make \(root.path) private (mode 0700)")
+        }
     }
 
     /// Under the vault lock, before a new vault is written: refuses a directory that holds a vault or

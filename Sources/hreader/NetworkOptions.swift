@@ -16,6 +16,9 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A PEM file of extra CA certificates to trust (a private CA). Verification is always on.", valueName: "file"))
     var caFile: String?
 
+    @Flag(help: "Send credentials over plain http to a server that is not this machine (they cross the network in the clear).")
+    var insecureHttp = false
+
     /// Sets the process's network configuration; call before any request.
     func apply() throws {
         var configuration = NetworkConfiguration()
@@ -32,6 +35,7 @@ struct NetworkOptions: ParsableArguments {
             guard FileManager.default.isReadableFile(atPath: caFile) else { throw HReaderError.usage("cannot read --ca-file \(caFile)") }
             configuration.caFile = caFile
         }
+        configuration.allowInsecureHTTP = insecureHttp
         APIClients.shared.configuration = configuration
     }
 

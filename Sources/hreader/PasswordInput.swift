@@ -58,13 +58,26 @@ struct PasswordInput {
         process.standardOutput = pipe
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch { throw HReaderError.usage("cannot run the password command") }
-        var data = [UInt8](pipe.fileHandleForReading.readDataToEndOfFile())
-        defer { wipe(&data) }
+        // Read straight into a buffer of our own that is wiped afterwards (a Foundation Data would keep
+        // the password in memory we cannot wipe); what does not fit is read and wiped too.
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        var data = [UInt8](repeating: 0, count: 4096)
+        var rest = [UInt8](repeating: 0, count: 4096)
+        defer { wipe(&data); wipe(&rest) }
+        var total = 0
+        while true {
+            let n = total < data.count ? data.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, $0.count - total) }
+                                       : rest.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            if total < data.count { total += n }
+        }
+        data.withUnsafeMutableBytes { buffer in for i in total..<buffer.count { buffer[i] = 0 } }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw HReaderError(.authentication, "the password command failed (exit \(process.terminationStatus))")
         }
-        let line = data.prefix(while: { $0 != 0x0a && $0 != 0x0d })
+        let line = data[0..<total].prefix(while: { $0 != 0x0a && $0 != 0x0d })
         guard !line.isEmpty else { throw HReaderError(.authentication, "the password command printed nothing") }
         return SecretBytes(line)
     }

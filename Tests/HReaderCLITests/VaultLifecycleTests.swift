@@ -39,6 +39,17 @@ final class VaultLifecycleTests: CLITestCase {
         XCTAssertEqual(info.st_mode & 0o777, 0o755, "init changed the mode of a directory it does not own")
     }
 
+    func testInitRefusesAnotherUsersDirectory() throws {
+        guard geteuid() == 0 else { throw XCTSkip("needs root to give the directory to another user") }
+        try FileManager.default.createDirectory(at: vaultDir, withIntermediateDirectories: true)
+        chown(vaultDir.path, 65534, 65534)
+        chmod(vaultDir.path, 0o777)
+        let result = try hreader(["init", "--new-password-file", passwordFile] + Self.cheapKDF)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("belongs to another user"), result.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: vaultDir.path), [], "nothing written there")
+    }
+
     func testInitStoppedBeforeItsLastRenameIsFinishedByTheNextOpen() throws {
         try initVault()
         try ok(withPassword(["patients", "add", "--first", "A", "--last", "B"]))

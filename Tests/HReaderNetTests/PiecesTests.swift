@@ -13,6 +13,24 @@ final class PiecesTests: XCTestCase {
         XCTAssertNil(Origin(URL(string: "ftp://a.example/")!))
     }
 
+    func testCredentialsGoInTheClearOnlyToThisMachineUnlessTheUserAllowsIt() throws {
+        for url in ["https://fhir.example.org/r4", "http://127.0.0.1:8080/fhir", "http://127.9.9.9/x", "http://localhost:3000/",
+                    "http://[::1]:8080/fhir"] {
+            XCTAssertNoThrow(try Authenticator.checkTransport(URL(string: url)!, allowInsecure: false), url)
+        }
+        for url in ["http://fhir.example.org/r4", "http://10.0.0.5/fhir", "http://127.0.0.1.example.org/fhir", "http://128.0.0.1/"] {
+            XCTAssertThrowsError(try Authenticator.checkTransport(URL(string: url)!, allowInsecure: false), url) { error in
+                XCTAssertTrue("\(error)".contains("in the clear"), "\(error)")
+            }
+            XCTAssertNoThrow(try Authenticator.checkTransport(URL(string: url)!, allowInsecure: true), "--insecure-http: \(url)")
+        }
+        // Applied before a credential is attached: a bearer token for a plain-http host is never put on the request.
+        let auth = Authenticator(.bearer(token: "s3cret"), placement: .header)
+        var request = HTTPRequest(url: URL(string: "http://fhir.example.org/r4/Patient")!)
+        XCTAssertThrowsError(try auth.apply(to: &request, using: HTTPTransport(configuration: NetworkConfiguration())))
+        XCTAssertNil(request.header("authorization"))
+    }
+
     func testMessagesNeverShowTokensOrUserInfo() {
         let url = URL(string: "https://user:pw@rhex.example/records/1/c32/1.json?access_token=s3cret&x=1&refresh_token=r3fresh&code=c0de")!
         let shown = url.redactedForDisplay

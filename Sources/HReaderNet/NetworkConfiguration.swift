@@ -21,7 +21,7 @@ public struct NetworkConfiguration: Sendable, Hashable {
     /// Send credentials over plain http to a host that is not this machine (`--insecure-http`). Off:
     /// a password or token in the clear crosses every network between here and the server.
     public var allowInsecureHTTP = false
-    public var userAgent: String = "hreader/0.3"
+    public var userAgent: String = "hreader/0.4"
 
     public init() {}
 }

@@ -9,8 +9,10 @@ struct HReaderCommand: ParsableCommand {
             ~/.local/share/hreader). Start with 'hreader init', then 'hreader patients add'.
             Exit codes: 0 ok, 1 failure, 2 usage, 3 wrong password/locked, 4 no vault/vault exists,
             5 bad input data, 6 server or network, 7 integrity (damaged or tampered files).
+            Global options (--vault, --password-file, --password-command, --quiet, --json) go before or
+            after the subcommand. Shell completion: hreader --generate-completion-script bash|zsh|fish.
             """,
-        version: "0.1.0",
+        version: CommandLineConventions.version,
         subcommands: [
             InitCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self, CheckCommand.self,
             PasswdCommand.self, RecoverCommand.self, KeyCommand.self,

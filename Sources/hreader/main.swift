@@ -18,8 +18,14 @@ func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async thr
 // (HREADER_CRASH_BACKTRACE=1 keeps Swift's backtracer, for a developer's own vault).
 _ = hreader_harden_process(ProcessInfo.processInfo.environment["HREADER_CRASH_BACKTRACE"] == "1" ? 1 : 0)
 
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments == ["--version"] || arguments == ["version"] {
+    print(CommandLineConventions.versionLine)
+    exit(0)
+}
+
 do {
-    var command = try HReaderCommand.parseAsRoot()
+    var command = try HReaderCommand.parseAsRoot(CommandLineConventions.movingLeadingGlobalOptions(arguments))
     if var asyncCommand = command as? AsyncParsableCommand {
         try await runAsync(&asyncCommand)
     } else {

@@ -1,0 +1,146 @@
+import Foundation
+import TestSupport
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Crash-point torture: the real `hreader` is killed with SIGKILL at points spread over the time of a
+/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`), and every
+/// interrupted vault must open with the password, pass `hreader check`, and, once the command is run
+/// again, hold exactly what an uninterrupted run gives.
+///
+/// `make test` runs 2 points per command (10 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
+/// Each summary line ("torture import-server: 100 points, 93 killed mid-run, 100 survived") is printed.
+final class CrashTortureTests: CLITestCase {
+    static var points: Int { Int(ProcessInfo.processInfo.environment["HREADER_TORTURE_POINTS"] ?? "") ?? 2 }
+
+    /// A command to interrupt on a copy of a prepared vault.
+    struct Scenario {
+        let name: String
+        /// The KDF of the vault (cheap, unless the command's own key derivation is what a kill should hit).
+        var kdf: [String] = CLITestCase.cheapKDF
+        /// Run on the prepared vault before the copies are made (data to sync, a patient to import into).
+        var prepare: (_ vault: String) throws -> Void = { _ in }
+        /// The command, given the vault directory.
+        let command: (_ vault: String) -> [String]
+        /// After a kill: what makes the vault whole again (by default, the command once more).
+        var converge: ((_ vault: String) throws -> Void)?
+        /// What an uninterrupted run and a converged one must agree on.
+        let fingerprint: (_ vault: String) throws -> String
+    }
+
+    func torture(_ scenario: Scenario) throws {
+        let base = workDir.appendingPathComponent("\(scenario.name)-base").path
+        try ok(["init", "--vault", base, "--new-password-file", passwordFile] + scenario.kdf)
+        try scenario.prepare(base)
+
+        // The uninterrupted run: the fingerprint to reach, and the time over which to spread the kills.
+        let reference = try copy(base, as: "\(scenario.name)-reference")
+        let started = Date()
+        try ok(scenario.command(reference))
+        let duration = max(Date().timeIntervalSince(started), 0.05)
+        let expected = try scenario.fingerprint(reference)
+
+        var killed = 0, survived = 0
+        for point in 1...Self.points {
+            let vault = try copy(base, as: "\(scenario.name)-\(point)")
+            let running = try start(scenario.command(vault))
+            usleep(useconds_t(duration * Double(point) / Double(Self.points + 1) * 1_000_000))
+            kill(running.process.processIdentifier, SIGKILL)
+            if running.finish().signaled { killed += 1 }
+
+            // The old password opens it, or (a passwd that got that far) the new one.
+            var check = try hreader(["check", "--vault", vault, "--password-file", passwordFile])
+            if check.status == 3 { check = try hreader(["check", "--vault", vault, "--password-file", newPasswordFile]) }
+            XCTAssertEqual(check.status, 0, "\(scenario.name) killed at point \(point): check failed: \(check.stderr)")
+            if let converge = scenario.converge { try converge(vault) } else { try ok(scenario.command(vault)) }
+            let fingerprint = try scenario.fingerprint(vault)
+            XCTAssertEqual(fingerprint, expected, "\(scenario.name) killed at point \(point) did not converge")
+            if check.status == 0, fingerprint == expected { survived += 1 }
+            try? FileManager.default.removeItem(atPath: vault)
+        }
+        print("torture \(scenario.name): \(Self.points) points, \(killed) killed mid-run, \(survived) survived")
+    }
+
+    func copy(_ vault: String, as name: String) throws -> String {
+        let target = workDir.appendingPathComponent(name).path
+        try FileManager.default.copyItem(atPath: vault, toPath: target)
+        return target
+    }
+
+    /// Every patient (by name) with the sorted content of their entries.
+    func recordFingerprint(_ vault: String) throws -> String {
+        let patients = try json(try ok(withPassword(["patients", "list", "--json", "--vault", vault])))["patients"] as! [[String: Any]]
+        var lines: [String] = []
+        for patient in patients {
+            let entries = try json(try ok(withPassword(["entries", "list", "--patient", "\(patient["id"]!)", "--json", "--vault", vault])))["entries"] as! [[String: Any]]
+            let content = entries.map { e in ["remote_id", "type", "description", "date", "start", "value"].map { "\(e[$0] ?? "-")" }.joined(separator: "|") }
+            lines.append("\(patient["first_name"]!) \(patient["last_name"]!): " + content.sorted().joined(separator: "; "))
+        }
+        return lines.sorted().joined(separator: "\n")
+    }
+
+    func testImportsAndSyncConvergeAfterAKillAnywhere() throws {
+        let server = try SampleServer(["--patients", "4", "--delay-ms", "60"], workDir: workDir)
+        defer { server.stop() }
+        try torture(Scenario(name: "import-server", command: { ["import", "--server", server.fhir, "--all", "--vault", $0, "--password-file", self.passwordFile] },
+                             fingerprint: recordFingerprint))
+        try torture(Scenario(name: "sync",
+                             prepare: { try self.ok(self.withPassword(["import", "--server", server.fhir, "--all", "--vault", $0])) },
+                             command: { ["sync", "--vault", $0, "--password-file", self.passwordFile] }, fingerprint: recordFingerprint))
+
+        let export = workDir.appendingPathComponent("export.zip")
+        let generator = Process()
+        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+        generator.arguments = ["--out", export.path, "--records", "20000", "--days", "120"]
+        generator.standardOutput = FileHandle.nullDevice
+        try generator.run()
+        generator.waitUntilExit()
+        XCTAssertEqual(generator.terminationStatus, 0)
+        try torture(Scenario(name: "import-apple-health",
+                             command: { ["import", "--apple-health", export.path, "--as", "me", "--vault", $0, "--password-file", self.passwordFile] },
+                             fingerprint: { vault in
+                                 // 20k entries: their number and the patients (each sample is idempotent by its own
+                                 // hash, which AppleHealthTests checks entry by entry).
+                                 let counts = try self.json(try self.ok(self.withPassword(["status", "--json", "--vault", vault])))["counts"] as? [String: Int]
+                                 return "patients \(counts?["patients"] ?? -1), entries \(counts?["entries"] ?? -1)"
+                             }))
+    }
+
+    func testKeyFileChangesConvergeAfterAKillAnywhere() throws {
+        // PBKDF2 at 150k iterations: long enough for the kills to land inside the key derivation and the write.
+        let slow = ["--kdf", "pbkdf2", "--pbkdf2-iterations", "150000"]
+        try torture(Scenario(
+            name: "passwd", kdf: slow,
+            command: { ["passwd", "--vault", $0, "--password-file", self.passwordFile, "--new-password-file", self.newPasswordFile] },
+            converge: { vault in
+                // Either password may open it; the one that does not is the run to finish.
+                if try self.hreader(["patients", "list", "--vault", vault, "--password-file", self.passwordFile]).succeeded {
+                    try self.ok(["passwd", "--vault", vault, "--password-file", self.passwordFile, "--new-password-file", self.newPasswordFile])
+                }
+            },
+            fingerprint: { vault in
+                let old = try self.hreader(["patients", "list", "--vault", vault, "--password-file", self.passwordFile]).status
+                let new = try self.hreader(["patients", "list", "--vault", vault, "--password-file", self.newPasswordFile]).status
+                return "old \(old), new \(new)"
+            }))
+        try torture(Scenario(
+            name: "key-add", kdf: slow,
+            command: { ["key", "add", "--kind", "password", "--label", "laptop", "--vault", $0, "--password-file", self.passwordFile,
+                        "--new-password-file", self.newPasswordFile] },
+            converge: { vault in
+                let slots = try self.json(try self.ok(["key", "list", "--json", "--vault", vault]))["slots"] as? [[String: Any]] ?? []
+                if !slots.contains(where: { $0["label"] as? String == "laptop" }) {
+                    try self.ok(["key", "add", "--kind", "password", "--label", "laptop", "--vault", vault, "--password-file", self.passwordFile,
+                                 "--new-password-file", self.newPasswordFile])
+                }
+            },
+            fingerprint: { vault in
+                let slots = try self.json(try self.ok(["key", "list", "--json", "--vault", vault]))["slots"] as? [[String: Any]] ?? []
+                let labels = slots.compactMap { $0["label"] as? String }.sorted()
+                let new = try self.hreader(["patients", "list", "--vault", vault, "--password-file", self.newPasswordFile]).status
+                return "\(labels) new password \(new)"
+            }))
+    }
+}

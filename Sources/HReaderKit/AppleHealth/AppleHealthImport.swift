@@ -113,6 +113,18 @@ extension OpenVault {
                 }
             }
 
+            // Records (but blood pressure, which a correlation may take back) go to the samples
+            // tables (migration 3); one that does not fit their columns exactly is an entry.
+            var samples: SampleWriter?
+            func storeSample(_ element: AppleHealthElement, type: String) throws -> Bool {
+                if samples == nil { samples = try SampleWriter(db, patientID: try owner().id, sourceID: try sourceID()) }
+                guard let (outcome, entryType) = try samples!.add(attributes: element.attributes, metadata: element.metadata,
+                                                                  mapping: AppleHealthMapper.seriesMapping) else { return false }
+                count(outcome, entryType, by: 1)
+                if !AppleHealthMapper.isKnown(type) { summary.unknownTypes[type, default: 0] += 1 }
+                return true
+            }
+
             do {
                 try source.withXML { bytes in
                     try AppleHealthReader(source: bytes).read { element in
@@ -135,6 +147,7 @@ extension OpenVault {
                                 }
                                 return
                             }
+                            if try storeSample(element, type: type) { return }
                             try store(mapper.record(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
                         case .correlation:
                             summary.correlations += 1
@@ -183,6 +196,7 @@ extension OpenVault {
                     summary.imports.skipped["a clinical record that is not FHIR JSON (\(error.description))", default: 0] += 1
                 }
             }
+            try samples?.finish()
             let owner = try owner()
             if !summary.imports.patientIDs.contains(owner.id) { summary.imports.patientIDs.append(owner.id) }
             try sources.touchLastSync(id: try sourceID(), now: now)

@@ -224,7 +224,7 @@ extension EntryRepository {
         let samples = SampleRepository(db: db)
         let found = try samples.samples(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false)
         guard !found.isEmpty else { return stored }
-        let series = try samples.series(patientID: patientID)
+        let series = try samples.series(patientID: patientID, withCodes: withCodes)
         return Self.merge(stored, found.map { samples.timelineRow($0, series[$0.seriesID]!, withCodes: withCodes) }) { ($0.time, $0.id) }
     }
 }

@@ -20,8 +20,9 @@ struct SampleRepository {
         let type: EntryType
         let description: String
         let codesText: String
-        let codes: [String: [String]]
         let maxSpan: Int64
+        /// Empty unless asked for: a timeline page without `--detail` does not need them.
+        let codes: [String: [String]]
     }
 
     /// One stored sample, as read.
@@ -41,21 +42,21 @@ struct SampleRepository {
 
     static func isSample(id: Int64) -> Bool { id >= SampleWriter.firstID }
 
-    func series(patientID: Int64?) throws -> [Int64: Series] {
-        try series(patientID == nil ? "" : " WHERE patient_id = ?", patientID.map { [$0] } ?? [])
+    func series(patientID: Int64?, withCodes: Bool = true) throws -> [Int64: Series] {
+        try series(patientID == nil ? "" : " WHERE patient_id = ?", patientID.map { [$0] } ?? [], withCodes: withCodes)
     }
 
     func series(id: Int64) throws -> Series? {
         try series(" WHERE id = ?", [id])[id]
     }
 
-    private func series(_ condition: String, _ arguments: [DatabaseValueConvertible?]) throws -> [Int64: Series] {
+    private func series(_ condition: String, _ arguments: [DatabaseValueConvertible?], withCodes: Bool = true) throws -> [Int64: Series] {
         let sql = "SELECT id, patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type, description, codes, max_span FROM sample_series"
         let rows = try db.query(sql + condition, arguments) { s in
             Series(id: s.int64(0)!, patientID: s.int64(1)!, sourceID: s.int64(2)!, hkType: s.string(3)!, sourceName: s.string(4)!,
                    sourceVersion: s.string(5)!, device: s.string(6)!, unit: s.string(7)!, layout: s.string(8)!.split(separator: ","),
                    type: EntryType(rawValue: s.string(9)!) ?? .observation, description: s.string(10)!, codesText: s.string(11)!,
-                   codes: CodesJSON.decode(s.string(11)), maxSpan: s.int64(12)!)
+                   maxSpan: s.int64(12)!, codes: withCodes ? CodesJSON.decode(s.string(11)) : [:])
         }
         return Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
     }

@@ -225,7 +225,7 @@ CREATE TABLE sample_series (
     hk_type         TEXT NOT NULL,               -- the Record's `type`
     source_name     TEXT NOT NULL DEFAULT '',    -- attributes as written ('' when absent: see layout)
     source_version  TEXT NOT NULL DEFAULT '',
-    device          TEXT NOT NULL DEFAULT '',
+    device          TEXT NOT NULL DEFAULT '',    -- without the per-sample object address (samples.device_address)
     unit            TEXT NOT NULL DEFAULT '',
     layout          TEXT NOT NULL,               -- the attribute names in document order, comma-separated
     -- What the mapping makes of every sample of the series.
@@ -247,7 +247,8 @@ CREATE TABLE samples (
     end_offset      INTEGER,                     -- of endDate, when not utc_offset
     creation_epoch  INTEGER,                     -- creationDate, when the layout has one
     creation_offset INTEGER,                     -- its offset, when not utc_offset
-    extras          TEXT,                        -- JSON [[key, value], …]: MetadataEntry children
+    device_address  INTEGER,                     -- the 0x… of `<<HKDevice: 0x…>, name:…>`, which differs sample by sample
+    extras          TEXT,                        -- MetadataEntry children: key U+001F value, joined by U+001E
     PRIMARY KEY (series_id, start_epoch, end_epoch, value)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX samples_id ON samples(id);

@@ -37,6 +37,7 @@ struct SampleRepository {
         let endOffset: Int
         let creation: Int64?
         let creationOffset: Int
+        let deviceAddress: Int64?
         let extras: String?
     }
 
@@ -61,7 +62,7 @@ struct SampleRepository {
         return Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
     }
 
-    static let columns = "s.series_id, s.start_epoch, s.end_epoch, s.value, s.id, s.utc_offset, s.end_offset, s.creation_epoch, s.creation_offset, s.extras"
+    static let columns = "s.series_id, s.start_epoch, s.end_epoch, s.value, s.id, s.utc_offset, s.end_offset, s.creation_epoch, s.creation_offset, s.device_address, s.extras"
 
     static func sample(_ s: Statement, full: Bool) -> Sample {
         let isReal = sqlite3_column_type(s.handle, 3) == SQLITE_FLOAT
@@ -69,7 +70,8 @@ struct SampleRepository {
         return Sample(seriesID: s.int64(0)!, start: s.int64(1)!, end: s.int64(2)!, valueNumber: isReal ? s.double(3) : nil,
                       valueText: isReal ? "" : (s.string(3) ?? ""), id: s.int64(4)!, offset: offset,
                       endOffset: full ? (s.int(6) ?? offset) : offset, creation: full ? s.int64(7) : nil,
-                      creationOffset: full ? (s.int(8) ?? offset) : offset, extras: full ? s.string(9) : nil)
+                      creationOffset: full ? (s.int(8) ?? offset) : offset, deviceAddress: full ? s.int64(9) : nil,
+                      extras: full ? s.string(10) : nil)
     }
 
     /// The samples of a patient whose start or end falls in [from, to], by start then id. A sample
@@ -140,7 +142,7 @@ struct SampleRepository {
             case "type": value = series.hkType
             case "sourceName": value = series.sourceName
             case "sourceVersion": value = series.sourceVersion
-            case "device": value = series.device
+            case "device": value = DeviceAddress.joined(series.device, sample.deviceAddress)
             case "unit": value = series.unit
             case "creationDate": value = AppleHealthDate.text(sample.creation ?? sample.start, offsetMinutes: sample.creationOffset)
             case "startDate": value = AppleHealthDate.text(sample.start, offsetMinutes: sample.offset)

@@ -35,12 +35,13 @@ public final class SampleWriter {
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         insert = try db.prepare("""
             INSERT OR IGNORE INTO samples (series_id, start_epoch, end_epoch, value, id, utc_offset, end_offset, creation_epoch,
-                creation_offset, extras) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                creation_offset, device_address, extras) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         update = try db.prepare("""
-            UPDATE samples SET utc_offset = ?5, end_offset = ?6, creation_epoch = ?7, creation_offset = ?8, extras = ?9
+            UPDATE samples SET utc_offset = ?5, end_offset = ?6, creation_epoch = ?7, creation_offset = ?8, device_address = ?9, extras = ?10
             WHERE series_id = ?1 AND start_epoch = ?2 AND end_epoch = ?3 AND value = ?4
-              AND (utc_offset IS NOT ?5 OR end_offset IS NOT ?6 OR creation_epoch IS NOT ?7 OR creation_offset IS NOT ?8 OR extras IS NOT ?9)
+              AND (utc_offset IS NOT ?5 OR end_offset IS NOT ?6 OR creation_epoch IS NOT ?7 OR creation_offset IS NOT ?8
+                   OR device_address IS NOT ?9 OR extras IS NOT ?10)
             """)
         try loadSeries()
     }
@@ -55,6 +56,7 @@ public final class SampleWriter {
         var type: String?, sourceName = "", sourceVersion = "", device = "", unit = "", value: String?
         var start: (epoch: Int64, offsetMinutes: Int)?, end: (epoch: Int64, offsetMinutes: Int)?
         var creation: (epoch: Int64, offsetMinutes: Int)?
+        var deviceAddress: Int64?
         var layout = ""
         var seen: UInt16 = 0
         for (name, text) in attributes {
@@ -63,7 +65,9 @@ public final class SampleWriter {
             case "type": bit = 1; type = text
             case "sourceName": bit = 2; sourceName = text
             case "sourceVersion": bit = 4; sourceVersion = text
-            case "device": bit = 8; device = text
+            case "device":
+                bit = 8
+                (device, deviceAddress) = DeviceAddress.split(text)
             case "unit": bit = 16; unit = text
             case "creationDate":
                 bit = 32
@@ -117,7 +121,7 @@ public final class SampleWriter {
         let arguments: [DatabaseValueConvertible?] = [
             found!.id, start.epoch, endEpoch, stored, nextID, start.offsetMinutes,
             end.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) },
-            creation?.epoch, creation.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) }, extras,
+            creation?.epoch, creation.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) }, deviceAddress, extras,
         ]
         try insert.bind(arguments)
         try insert.step()
@@ -174,5 +178,26 @@ enum SampleValue {
     static func plain(_ number: Double) -> String {
         if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
         return "\(number)"
+    }
+}
+
+/// A HealthKit device as exports write it, `<<HKDevice: 0x2a8f52a90>, name:Apple Watch, …>`, carries the
+/// address of an object in memory, different in every sample: it is kept per sample, the rest per series.
+enum DeviceAddress {
+    static let prefix = "<<HKDevice: 0x"
+
+    /// The device without its address, and the address; the text unchanged (and nil) when it does not
+    /// read back exactly (upper-case digits, leading zeros, more than 15 digits).
+    static func split(_ text: String) -> (String, Int64?) {
+        guard text.hasPrefix(prefix) else { return (text, nil) }
+        let rest = text.dropFirst(prefix.count)
+        let hex = rest.prefix { $0.isHexDigit }
+        guard !hex.isEmpty, hex.count <= 15, let address = Int64(hex, radix: 16), String(address, radix: 16) == hex else { return (text, nil) }
+        return (prefix + rest.dropFirst(hex.count), address)
+    }
+
+    static func joined(_ device: String, _ address: Int64?) -> String {
+        guard let address, device.hasPrefix(prefix) else { return device }
+        return prefix + String(address, radix: 16) + device.dropFirst(prefix.count)
     }
 }

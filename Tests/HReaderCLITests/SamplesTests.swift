@@ -92,7 +92,8 @@ final class SamplesTests: XCTestCase {
         try db!.execute("""
             CREATE TEMP TABLE sample_series (id INTEGER PRIMARY KEY, patient_id, source_id, hk_type, source_name, source_version, device,
                 unit, layout, type, description, codes, max_span);
-            CREATE TEMP TABLE samples (series_id, start_epoch, end_epoch, value, id, utc_offset, end_offset, creation_epoch, creation_offset, extras);
+            CREATE TEMP TABLE samples (series_id, start_epoch, end_epoch, value, id, utc_offset, end_offset, creation_epoch, creation_offset,
+                device_address, extras);
             """)
         let source = try SourceRepository(db!).findOrCreate(kind: .appleHealth, baseURL: "apple-health:test", displayName: "Apple Health",
                                                             now: "2024-01-01T00:00:00Z")
@@ -107,7 +108,8 @@ final class SamplesTests: XCTestCase {
                     ("value", "72")], metadata: [("HKMetadataKeyHeartRateMotionContext", "1")]),
             record([("type", "HKQuantityTypeIdentifierStepCount"), ("sourceName", "Phone & Co"), ("unit", "count"),
                     ("startDate", "2024-03-01 09:00:00 -0500"), ("endDate", "2024-03-01 09:10:00 -0500"), ("value", "1200")]),
-            record([("type", "HKQuantityTypeIdentifierBodyMass"), ("sourceName", "Scale"), ("unit", "kg"),
+            record([("type", "HKQuantityTypeIdentifierBodyMass"), ("sourceName", "Scale"),
+                    ("device", "<<HKDevice: 0x2a8f52a90>, name:Smart Scale <GS-2>, manufacturer:Generator Health & Co.>"), ("unit", "kg"),
                     ("startDate", "2024-03-02 07:00:00 +0000"), ("endDate", "2024-03-02 07:00:00 +0000"), ("value", "72.50")]),
             record([("type", "HKCategoryTypeIdentifierHeadache"), ("sourceName", "Phone"),
                     ("startDate", "2024-03-02 10:00:00 +0200"), ("endDate", "2024-03-02 12:00:00 +0200"), ("value", "HKCategoryValueSeverityModerate")]),

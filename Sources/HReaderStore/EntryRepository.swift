@@ -187,7 +187,9 @@ public struct EntryRepository {
 /// The columns a timeline needs, without the raw source document or the user's notes.
 public struct TimelineRow: Sendable {
     public let id: Int64
-    public let uuid: String
+    /// The entry's uuid; a sample's is made from its id when asked for (most rows of a page are vitals and activity, which show none).
+    public var uuid: String { storedUUID ?? SampleRepository.uuid(id) }
+    let storedUUID: String?
     public let sourceID: Int64
     public let type: EntryType
     public let description: String
@@ -217,7 +219,7 @@ extension EntryRepository {
             ORDER BY t, id
             """
         let stored = try db.query(sql, args) { s in
-            TimelineRow(id: s.int64(0)!, uuid: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
+            TimelineRow(id: s.int64(0)!, storedUUID: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
                         description: s.string(4) ?? "", time: s.int64(5)!, valueNumber: s.double(6), valueText: s.string(7),
                         unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
         }
@@ -225,6 +227,7 @@ extension EntryRepository {
         let found = try samples.samples(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false)
         guard !found.isEmpty else { return stored }
         let series = try samples.series(patientID: patientID, withCodes: withCodes)
-        return Self.merge(stored, found.map { samples.timelineRow($0, series[$0.seriesID]!, withCodes: withCodes) }) { ($0.time, $0.id) }
+        var words: [String: String] = [:]
+        return Self.merge(stored, found.map { samples.timelineRow($0, series[$0.seriesID]!, withCodes: withCodes, words: &words) }) { ($0.time, $0.id) }
     }
 }

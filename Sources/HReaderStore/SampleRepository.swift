@@ -125,9 +125,18 @@ struct SampleRepository {
         return "00000000-0000-8000-8000-" + String(repeating: "0", count: max(0, 12 - hex.count)) + hex
     }
 
-    func timelineRow(_ sample: Sample, _ series: Series, withCodes: Bool) -> TimelineRow {
-        let (number, text) = Self.value(sample)
-        return TimelineRow(id: sample.id, uuid: Self.uuid(sample.id), sourceID: series.sourceID, type: series.type,
+    /// `words` keeps the category values in words already made (a page repeats a handful).
+    func timelineRow(_ sample: Sample, _ series: Series, withCodes: Bool, words: inout [String: String]) -> TimelineRow {
+        var (number, text): (Double?, String?) = (sample.valueNumber, nil)
+        if number == nil {
+            if let word = words[sample.valueText] {
+                text = word
+            } else {
+                (number, text) = Self.value(sample)
+                if let text { words[sample.valueText] = text }
+            }
+        }
+        return TimelineRow(id: sample.id, storedUUID: nil, sourceID: series.sourceID, type: series.type,
                            description: series.description, time: sample.start, valueNumber: number, valueText: text,
                            unit: series.unit.isEmpty ? nil : series.unit, codes: withCodes ? series.codes : [:])
     }

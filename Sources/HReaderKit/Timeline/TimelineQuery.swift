@@ -71,6 +71,7 @@ public struct TimelineQuery {
         calendar.timeZone = range.timeZone
         // Created only when there is activity to total: a DateFormatter costs more than a small page.
         var dayFormatter: DateFormatter?
+        var lastDay: (start: Int64, end: Int64, text: String)?
 
         for row in rows {
             let key = Self.key(for: row.type)
@@ -84,6 +85,13 @@ public struct TimelineQuery {
                 }
             case .activity:
                 guard let value = row.valueNumber else { continue }
+                // Rows come in time order: the day of the row before is nearly always this row's too.
+                if let day = lastDay, row.time >= day.start, row.time < day.end {
+                    let groupKey = day.text + "\u{0}" + row.description
+                    if activity[groupKey] == nil { activity[groupKey] = (day.start, day.text, row.description, 0, row.unit) }
+                    activity[groupKey]!.total += value
+                    continue
+                }
                 let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
                 if dayFormatter == nil {
                     let f = DateFormatter()
@@ -94,6 +102,9 @@ public struct TimelineQuery {
                     dayFormatter = f
                 }
                 let dayText = dayFormatter!.string(from: dayStart)
+                if let next = calendar.date(byAdding: .day, value: 1, to: dayStart) {
+                    lastDay = (Int64(dayStart.timeIntervalSince1970), Int64(calendar.startOfDay(for: next).timeIntervalSince1970), dayText)
+                }
                 let groupKey = dayText + "\u{0}" + row.description
                 if activity[groupKey] == nil { activity[groupKey] = (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit) }
                 activity[groupKey]!.total += value

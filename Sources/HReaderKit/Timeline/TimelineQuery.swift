@@ -69,8 +69,6 @@ public struct TimelineQuery {
         var activity: [String: (day: Int64, dayText: String, description: String, total: Double, unit: String?)] = [:]
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = range.timeZone
-        // Created only when there is activity to total: a DateFormatter costs more than a small page.
-        var dayFormatter: DateFormatter?
         var lastDay: (start: Int64, end: Int64, text: String)?
 
         for row in rows {
@@ -93,15 +91,9 @@ public struct TimelineQuery {
                     continue
                 }
                 let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
-                if dayFormatter == nil {
-                    let f = DateFormatter()
-                    f.calendar = calendar
-                    f.timeZone = range.timeZone
-                    f.locale = Locale(identifier: "en_US_POSIX")
-                    f.dateFormat = "yyyy-MM-dd"
-                    dayFormatter = f
-                }
-                let dayText = dayFormatter!.string(from: dayStart)
+                // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
+                let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
+                let dayText = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
                 if let next = calendar.date(byAdding: .day, value: 1, to: dayStart) {
                     lastDay = (Int64(dayStart.timeIntervalSince1970), Int64(calendar.startOfDay(for: next).timeIntervalSince1970), dayText)
                 }

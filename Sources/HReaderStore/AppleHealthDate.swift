@@ -2,7 +2,8 @@
 /// written with, and back: what lets a sample keep numbers and still give its text back exactly.
 public enum AppleHealthDate {
     /// The instant (epoch seconds) and the offset (minutes east of UTC); nil when `text` is not in the format.
-    public static func parse(_ text: String) -> (epoch: Int64, offsetMinutes: Int)? {
+    /// With `exact`, only a text that `text(_:offsetMinutes:)` gives back unchanged.
+    public static func parse(_ text: String, exact: Bool = false) -> (epoch: Int64, offsetMinutes: Int)? {
         var text = text
         return text.withUTF8 { b -> (Int64, Int)? in
             guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
@@ -20,6 +21,12 @@ public enum AppleHealthDate {
                   let offsetMinutes = number(23..<25), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
                   second < 61, offsetHours < 24, offsetMinutes < 60 else { return nil }
             let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
+            if exact {
+                // What `text(_:offsetMinutes:)` writes back unchanged: a real day, no leap second, no "-0000".
+                let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+                let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+                guard day <= days, second < 60, offset != 0 || b[20] == 0x2B else { return nil }
+            }
             let epoch = Int64(daysFromCivil(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
             return (epoch, offset)
         }

@@ -23,7 +23,31 @@ public final class SampleWriter {
     private let db: Database
     private let patientID: Int64
     private let sourceID: Int64
-    private var series: [String: (id: Int64, type: EntryType, span: Int64, storedSpan: Int64)] = [:]
+    /// A series by its strings and its layout (4 bits an attribute, in document order).
+    private struct SeriesKey: Hashable {
+        var type, sourceName, sourceVersion, device, unit: String
+        var layout: UInt64
+    }
+
+    /// The attributes a sample's columns hold, by their 4-bit layout code (0 ends a layout).
+    private static let layoutNames = ["", "type", "sourceName", "sourceVersion", "device", "unit", "creationDate", "startDate", "endDate", "value"]
+
+    private static func layoutText(_ code: UInt64) -> String {
+        var names: [String] = [], rest = code
+        while rest != 0 { names.append(layoutNames[Int(rest & 0xF)]); rest >>= 4 }
+        return names.reversed().joined(separator: ",")
+    }
+
+    private static func layoutCode(_ text: String) -> UInt64? {
+        var code: UInt64 = 0
+        for name in text.split(separator: ",") {
+            guard let index = layoutNames.firstIndex(of: String(name)), index > 0 else { return nil }
+            code = code << 4 | UInt64(index)
+        }
+        return code
+    }
+
+    private var series: [SeriesKey: (id: Int64, type: EntryType, span: Int64, storedSpan: Int64)] = [:]
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
@@ -46,7 +70,6 @@ public final class SampleWriter {
         try loadSeries()
     }
 
-    private static func key(_ parts: String...) -> String { parts.joined(separator: "\u{1F}") }
 
     /// Stores one Record as a sample. Nil when it does not fit the samples' columns exactly (an
     /// attribute they cannot name, a date not in the export's format, an attribute twice): the
@@ -57,7 +80,7 @@ public final class SampleWriter {
         var start: (epoch: Int64, offsetMinutes: Int)?, end: (epoch: Int64, offsetMinutes: Int)?
         var creation: (epoch: Int64, offsetMinutes: Int)?
         var deviceAddress: Int64?
-        var layout = ""
+        var layout: UInt64 = 0
         var seen: UInt16 = 0
         for (name, text) in attributes {
             let bit: UInt16
@@ -71,35 +94,34 @@ public final class SampleWriter {
             case "unit": bit = 16; unit = text
             case "creationDate":
                 bit = 32
-                guard let t = AppleHealthDate.parse(text), AppleHealthDate.text(t.epoch, offsetMinutes: t.offsetMinutes) == text else { return nil }
+                guard let t = AppleHealthDate.parse(text, exact: true) else { return nil }
                 creation = t
             case "startDate":
                 bit = 64
-                guard let t = AppleHealthDate.parse(text), AppleHealthDate.text(t.epoch, offsetMinutes: t.offsetMinutes) == text else { return nil }
+                guard let t = AppleHealthDate.parse(text, exact: true) else { return nil }
                 start = t
             case "endDate":
                 bit = 128
-                guard let t = AppleHealthDate.parse(text), AppleHealthDate.text(t.epoch, offsetMinutes: t.offsetMinutes) == text else { return nil }
+                guard let t = AppleHealthDate.parse(text, exact: true) else { return nil }
                 end = t
             case "value": bit = 256; value = text
             default: return nil
             }
             guard seen & bit == 0 else { return nil }
             seen |= bit
-            if !layout.isEmpty { layout += "," }
-            layout += name
+            layout = layout << 4 | UInt64(bit.trailingZeroBitCount + 1)
         }
         guard let type, !type.isEmpty, let start else { return nil }
         let endEpoch = end?.epoch ?? start.epoch
 
-        let seriesKey = Self.key(type, sourceName, sourceVersion, device, unit, layout)
+        let seriesKey = SeriesKey(type: type, sourceName: sourceName, sourceVersion: sourceVersion, device: device, unit: unit, layout: layout)
         var found = series[seriesKey]
         if found == nil {
             let m = mapping(type)
             try db.execute("""
                 INSERT INTO sample_series (patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type,
                     description, codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, [patientID, sourceID, type, sourceName, sourceVersion, device, unit, layout, m.type.rawValue, m.description,
+                """, [patientID, sourceID, type, sourceName, sourceVersion, device, unit, Self.layoutText(layout), m.type.rawValue, m.description,
                       CodesJSON.encode(m.codes)])
             found = (db.lastInsertRowID, m.type, 0, 0)
             series[seriesKey] = found
@@ -149,10 +171,11 @@ public final class SampleWriter {
             SELECT id, hk_type, source_name, source_version, device, unit, layout, type, max_span FROM sample_series
             WHERE patient_id = ? AND source_id = ?
             """, [patientID, sourceID], { s in
-                (Self.key(s.string(1)!, s.string(2)!, s.string(3)!, s.string(4)!, s.string(5)!, s.string(6)!),
+                (Self.layoutCode(s.string(6)!).map { SeriesKey(type: s.string(1)!, sourceName: s.string(2)!, sourceVersion: s.string(3)!,
+                                                                device: s.string(4)!, unit: s.string(5)!, layout: $0) },
                  s.int64(0)!, EntryType(rawValue: s.string(7)!) ?? .observation, s.int64(8)!)
             }) {
-            series[row.0] = (row.1, row.2, row.3, row.3)
+            if let key = row.0 { series[key] = (row.1, row.2, row.3, row.3) }
         }
     }
 

@@ -115,7 +115,10 @@ public final class OpenVault {
 
     /// Changes the user's own fields of an entry (comments, patient comments, strike-through).
     public func updateUserFields(of entry: Entry, _ change: (inout UserFields) -> Void) throws -> Entry {
-        try write {
+        guard !EntryRepository.isSample(entry) else {
+            throw HReaderError.usage("entry \(entry.id) is an Apple Health sample, kept as the export recorded it; samples take no comments or strike-throughs")
+        }
+        return try write {
             var user = entry.user
             change(&user)
             try entries.setUserFields(id: entry.id, user)

@@ -147,9 +147,15 @@ public struct AppleHealthMapper: Sendable {
     // MARK: Pieces
 
     public static func remoteID(_ element: AppleHealthElement) -> String {
-        let key = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
-            .map { element.attribute($0) ?? "" }.joined(separator: "\u{1F}")
-        return "HK:" + StableID.fnv1a64(element.kind.rawValue + "\u{1F}" + key)
+        HealthKitText.remoteID(kind: element.kind.rawValue, element.attribute)
+    }
+
+    /// What every sample of one HealthKit type becomes (the samples' series keep it).
+    public static func seriesMapping(_ type: String) -> SeriesMapping {
+        let known = types[type]
+        var codes = [codeSystem: [type]]
+        if let loinc = known?.loinc { codes["LOINC"] = [loinc] }
+        return SeriesMapping(type: known?.entryType ?? .observation, description: known?.description ?? readable(type), codes: codes)
     }
 
     private func codes(_ loinc: String?, _ type: String) -> [String: [String]] {
@@ -228,22 +234,7 @@ public struct AppleHealthMapper: Sendable {
         return out + "}"
     }
 
-    /// `HKQuantityTypeIdentifierUnderwaterDepth` → "Underwater depth";
-    /// `HKCategoryValueSeverityModerate` → "Moderate".
-    static func readable(_ identifier: String) -> String {
-        var name = identifier
-        for prefix in ["HKQuantityTypeIdentifier", "HKCategoryTypeIdentifier", "HKCorrelationTypeIdentifier", "HKWorkoutActivityType",
-                       "HKCategoryValueSeverity", "HKCategoryValueSleepAnalysis", "HKCategoryValue", "HKDataType"] where name.hasPrefix(prefix) {
-            name.removeFirst(prefix.count)
-            break
-        }
-        guard !name.isEmpty, name != identifier || identifier.hasPrefix("HK") else { return identifier }
-        var words = ""
-        for (i, character) in name.enumerated() {
-            if character.isUppercase, i > 0 { words += " " + character.lowercased() } else { words.append(character) }
-        }
-        return words.prefix(1).uppercased() + words.dropFirst()
-    }
+    static func readable(_ identifier: String) -> String { HealthKitText.readable(identifier) }
 
     static func plain(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(value)

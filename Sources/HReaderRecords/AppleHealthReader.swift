@@ -17,6 +17,11 @@ public struct AppleHealthElement: Sendable {
     /// The line where the element starts, for messages.
     public var line: Int
 
+    public init(kind: Kind, attributes: [(name: String, value: String)], metadata: [(key: String, value: String)] = [],
+                children: [AppleHealthElement] = [], line: Int) {
+        self.kind = kind; self.attributes = attributes; self.metadata = metadata; self.children = children; self.line = line
+    }
+
     public func attribute(_ name: String) -> String? {
         attributes.first { $0.name == name }?.value
     }

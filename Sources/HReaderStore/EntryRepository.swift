@@ -73,8 +73,22 @@ public struct EntryRepository {
     }
 
     public func get(id: Int64) throws -> Entry? {
-        try db.query("SELECT \(Self.columns) FROM entries WHERE id = ?", [id], Self.row).first
+        if SampleRepository.isSample(id: id) { return try SampleRepository(db: db).get(id: id) }
+        return try db.query("SELECT \(Self.columns) FROM entries WHERE id = ?", [id], Self.row).first
     }
+
+    /// The Apple Health `Record` element a sample was imported from, rebuilt: its attributes in
+    /// document order and its metadata entries, exactly as the export wrote them. Nil for entries.
+    public func appleHealthRecord(id: Int64) throws -> (attributes: [(name: String, value: String)], metadata: [(key: String, value: String)])? {
+        let samples = SampleRepository(db: db)
+        guard SampleRepository.isSample(id: id),
+              let sample = try db.query("SELECT \(SampleRepository.columns) FROM samples s WHERE s.id = ?", [id], { SampleRepository.sample($0, full: true) }).first,
+              let series = try samples.series(id: sample.seriesID) else { return nil }
+        return samples.element(sample, series)
+    }
+
+    /// Whether the entry is an Apple Health sample (migration 3): the export's, taking no user fields.
+    public static func isSample(_ entry: Entry) -> Bool { SampleRepository.isSample(id: entry.id) }
 
     /// Finds an entry by local id, uuid, or a uuid prefix of at least 8 characters.
     public func find(_ reference: String) throws -> Entry? {
@@ -111,24 +125,57 @@ public struct EntryRepository {
         }
         if let type { sql += " AND type = ?"; args.append(type.rawValue) }
         sql += " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id"
-        if let limit { sql += " LIMIT ? OFFSET ?"; args.append(limit); args.append(offset) }
-        return try db.query(sql, args, Self.row)
+        // Entries and samples are each read in timeline order and merged; a page needs at most
+        // offset + limit of each.
+        let wanted = limit.map { $0 + offset }
+        if let wanted { sql += " LIMIT ?"; args.append(wanted) }
+        let stored = try db.query(sql, args, Self.row)
+        let samples = SampleRepository(db: db)
+        let found = try samples.samples(patientID: patientID, from: from, to: to, type: type, limit: wanted, full: true)
+        guard !found.isEmpty else { return Array(stored.dropFirst(offset).prefix(limit ?? Int.max)) }
+        let series = try samples.series(patientID: patientID)
+        let merged = Self.merge(stored, found.map { samples.entry($0, series[$0.seriesID]!) }) {
+            ($0.content.effectiveTime?.epoch ?? Int64.min, $0.id)
+        }
+        return Array(merged.dropFirst(offset).prefix(limit ?? Int.max))
+    }
+
+    /// Two lists sorted by `key`, merged in that order.
+    static func merge<T>(_ a: [T], _ b: [T], by key: (T) -> (Int64, Int64)) -> [T] {
+        guard !a.isEmpty else { return b }
+        guard !b.isEmpty else { return a }
+        var out: [T] = []
+        out.reserveCapacity(a.count + b.count)
+        var i = 0, j = 0
+        while i < a.count, j < b.count {
+            if key(b[j]) < key(a[i]) { out.append(b[j]); j += 1 } else { out.append(a[i]); i += 1 }
+        }
+        out.append(contentsOf: a[i...])
+        out.append(contentsOf: b[j...])
+        return out
     }
 
     /// The latest `date ?? start ?? end` among a patient's entries that are not struck.
     public func latestTime(patientID: Int64) throws -> Int64? {
-        try db.scalarInt("""
+        let stored = try db.scalarInt("""
             SELECT max(coalesce(date_epoch, start_epoch, end_epoch)) FROM entries WHERE patient_id = ? AND user_deleted = 0
             """, [patientID])
+        let sampled = try SampleRepository(db: db).latestTime(patientID: patientID)
+        return [stored, sampled].compactMap { $0 }.max()
     }
 
+    /// Entries and samples.
     public func count(patientID: Int64? = nil) throws -> Int {
-        if let patientID { return Int(try db.scalarInt("SELECT count(*) FROM entries WHERE patient_id = ?", [patientID]) ?? 0) }
-        return Int(try db.scalarInt("SELECT count(*) FROM entries") ?? 0)
+        let samples = try SampleRepository(db: db).count(patientID: patientID)
+        if let patientID { return samples + Int(try db.scalarInt("SELECT count(*) FROM entries WHERE patient_id = ?", [patientID]) ?? 0) }
+        return samples + Int(try db.scalarInt("SELECT count(*) FROM entries") ?? 0)
     }
 
     /// Replaces the user's own fields of an entry; the source's content is untouched.
     public func setUserFields(id: Int64, _ user: UserFields, now: Date = Date()) throws {
+        guard !SampleRepository.isSample(id: id) else {
+            throw DatabaseError(code: 1, message: "entry \(id) is an Apple Health sample; samples take no comments or strike-throughs", sql: nil)
+        }
         try db.execute("""
             UPDATE entries SET comments = ?, patient_quantity = ?, patient_dose = ?, patient_directions = ?,
                                patient_prescriber = ?, user_deleted = ?, updated = ? WHERE id = ?
@@ -140,7 +187,9 @@ public struct EntryRepository {
 /// The columns a timeline needs, without the raw source document or the user's notes.
 public struct TimelineRow: Sendable {
     public let id: Int64
-    public let uuid: String
+    /// The entry's uuid; a sample's is made from its id when asked for (most rows of a page are vitals and activity, which show none).
+    public var uuid: String { storedUUID ?? SampleRepository.uuid(id) }
+    let storedUUID: String?
     public let sourceID: Int64
     public let type: EntryType
     public let description: String
@@ -169,10 +218,16 @@ extension EntryRepository {
               AND user_deleted = 0\(type == nil ? "" : " AND type = ?")
             ORDER BY t, id
             """
-        return try db.query(sql, args) { s in
-            TimelineRow(id: s.int64(0)!, uuid: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
+        let stored = try db.query(sql, args) { s in
+            TimelineRow(id: s.int64(0)!, storedUUID: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
                         description: s.string(4) ?? "", time: s.int64(5)!, valueNumber: s.double(6), valueText: s.string(7),
                         unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
         }
+        let samples = SampleRepository(db: db)
+        let found = try samples.samples(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false)
+        guard !found.isEmpty else { return stored }
+        let series = try samples.series(patientID: patientID, withCodes: withCodes)
+        var words: [String: String] = [:]
+        return Self.merge(stored, found.map { samples.timelineRow($0, series[$0.seriesID]!, withCodes: withCodes, words: &words) }) { ($0.time, $0.id) }
     }
 }

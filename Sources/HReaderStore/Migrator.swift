@@ -22,6 +22,9 @@ public struct Migrator {
         EmbeddedSchema.migrations.map { Migration(version: $0.version, name: $0.name, sql: $0.sql) }
     }
 
+    /// What a migration does beyond its SQL, in the same transaction.
+    static let steps: [Int: @Sendable (Database) throws -> Void] = [3: SampleMigration.moveRecordEntries]
+
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 
     public func currentVersion(of db: Database) throws -> Int {
@@ -41,6 +44,7 @@ public struct Migrator {
                 // Re-check inside the write lock: another process may have migrated meanwhile.
                 guard try currentVersion(of: db) < migration.version else { return }
                 try db.execute(migration.sql)
+                try Self.steps[migration.version]?(db)
                 try db.execute("PRAGMA user_version = \(migration.version)")
                 applied.append(migration.version)
             }

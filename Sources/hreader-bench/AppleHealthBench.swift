@@ -4,11 +4,11 @@ import HReaderKit
 import HReaderRecords
 import HReaderStore
 
-/// `import --apple-health` of generated exports (100k and 1M records): records/s and peak memory of
+/// `import --apple-health` of generated exports (200k and 1M records): records/s and peak memory of
 /// the hreader process, against the reference importer healthkit-to-sqlite on the same files, and
 /// the parse floor under it: the reader alone over the same zip.
 func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
-    let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "100000,1000000")
+    let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "200000,1000000")
         .split(separator: ",").compactMap { Int($0) }
     let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     let generator = binDir.appendingPathComponent("hreader-health-generator"), hreader = binDir.appendingPathComponent("hreader")
@@ -33,6 +33,9 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
                                   environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"])
         row("  \(size) records: hreader", ms(run.seconds),
             String(format: "%.0f records/s, peak RSS %.0f MB", Double(size) / run.seconds, Double(run.peakKB) / 1024))
+        let vaultBytes = directoryBytes(service.vault.root, matching: "vault.db")
+        row("    vault", String(format: "%8.1f MB", Double(vaultBytes) / 1e6), String(format: "%.0f bytes a record", Double(vaultBytes) / Double(size)))
+        try timelinePages(service: service, token: token)
         let floor = try appleHealthParseFloor(zip)
         row("    parse floor (reader alone, no writes)", ms(floor.seconds),
             String(format: "%.0f records/s, %.0f MB/s of XML (%d elements); parse floor %.1f s = %.0f%% of the import",
@@ -43,8 +46,12 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
             do {
                 let ref = try runMeasured(URL(fileURLWithPath: reference), [zip.path, db.path])
                 row("    healthkit-to-sqlite (reference)", ms(ref.seconds),
-                    String(format: "%.0f records/s, peak RSS %.0f MB; hreader takes %.2fx its time", Double(size) / ref.seconds,
-                           Double(ref.peakKB) / 1024, run.seconds / ref.seconds))
+                    String(format: "%.0f records/s, peak RSS %.0f MB; hreader takes %.2fx its time (%.1fx faster)", Double(size) / ref.seconds,
+                           Double(ref.peakKB) / 1024, run.seconds / ref.seconds, ref.seconds / run.seconds))
+                let refBytes = (try? FileManager.default.attributesOfItem(atPath: db.path)[.size] as? Int) ?? 0
+                row("    healthkit-to-sqlite database", String(format: "%8.1f MB", Double(refBytes) / 1e6),
+                    String(format: "%.0f bytes a record; the vault is %.2fx its size", Double(refBytes) / Double(size),
+                           Double(vaultBytes) / Double(max(refBytes, 1))))
             } catch {
                 say("    healthkit-to-sqlite (reference) failed on this export: \(error.localizedDescription)")
             }
@@ -54,6 +61,35 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
         }
         try? FileManager.default.removeItem(at: zip)
         try? FileManager.default.removeItem(at: service.vault.root)
+    }
+}
+
+/// Bytes of the files whose name starts with `prefix` (the database, its WAL) in a directory.
+func directoryBytes(_ directory: URL, matching prefix: String) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    return names.filter { $0.hasPrefix(prefix) }.reduce(0) { total, name in
+        total + ((try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(name).path)[.size] as? Int) ?? 0)
+    }
+}
+
+/// The timeline's day and decade pages over the imported vault, in process (median of 9), each
+/// against the bare SELECT of the same samples' numbers.
+func timelinePages(service: VaultService, token: String) throws {
+    let vault = try service.open(.session(token))
+    guard let patient = try vault.patients.all().first, let latest = try vault.entries.latestTime(patientID: patient.id) else { return }
+    let zone = TimeZone(identifier: "UTC")!
+    for (name, length) in [("day", Int64(86_400)), ("decade", Int64(86_400 * 3653))] {
+        let range = TimelineRange(start: latest - length, end: latest, timeZone: zone)
+        var rows = 0
+        let page = median((0..<9).map { _ in (try? seconds { rows = (try TimelineQuery(range: range).run(patientID: patient.id, db: vault.db)).serialized().count }) ?? 0 })
+        var count = 0
+        let bare = median((0..<9).map { _ in (try? seconds {
+            count = try vault.db.query("""
+                SELECT s.start_epoch, s.value FROM sample_series ss JOIN samples s ON s.series_id = ss.id
+                WHERE ss.patient_id = ? AND s.start_epoch BETWEEN ? AND ?
+                """, [patient.id, range.start, range.end]) { ($0.int64(0), $0.double(1)) }.count
+        }) ?? 0 })
+        row("    timeline \(name) page", ms(page), String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, rows, bare * 1000, page / max(bare, 1e-9)))
     }
 }
 

@@ -43,6 +43,10 @@ extension OpenVault {
         let now = RFC3339.utc(Int64(Date().timeIntervalSince1970))
         let name = url.lastPathComponent
 
+        // The import is one transaction: a page cache of 8 MiB (2 MiB by default) keeps the b-trees'
+        // paths in memory instead of spilling them to the WAL and reading them back again and again.
+        try db.execute("PRAGMA cache_size = -8192")
+        defer { try? db.execute("PRAGMA cache_size = -2000") }
         try write {
             let sources = SourceRepository(db)
             // With --patient the samples belong to that patient; with --as me to the patient the
@@ -113,6 +117,18 @@ extension OpenVault {
                 }
             }
 
+            // Records (but blood pressure, which a correlation may take back) go to the samples
+            // tables (migration 3); one that does not fit their columns exactly is an entry.
+            var samples: SampleWriter?
+            func storeSample(_ element: AppleHealthElement, type: String) throws -> Bool {
+                if samples == nil { samples = try SampleWriter(db, patientID: try owner().id, sourceID: try sourceID()) }
+                guard let (outcome, entryType) = try samples!.add(attributes: element.attributes, metadata: element.metadata,
+                                                                  mapping: AppleHealthMapper.seriesMapping) else { return false }
+                count(outcome, entryType, by: 1)
+                if !AppleHealthMapper.isKnown(type) { summary.unknownTypes[type, default: 0] += 1 }
+                return true
+            }
+
             do {
                 try source.withXML { bytes in
                     try AppleHealthReader(source: bytes).read { element in
@@ -135,6 +151,7 @@ extension OpenVault {
                                 }
                                 return
                             }
+                            if try storeSample(element, type: type) { return }
                             try store(mapper.record(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
                         case .correlation:
                             summary.correlations += 1
@@ -183,6 +200,7 @@ extension OpenVault {
                     summary.imports.skipped["a clinical record that is not FHIR JSON (\(error.description))", default: 0] += 1
                 }
             }
+            try samples?.finish()
             let owner = try owner()
             if !summary.imports.patientIDs.contains(owner.id) { summary.imports.patientIDs.append(owner.id) }
             try sources.touchLastSync(id: try sourceID(), now: now)

@@ -69,8 +69,7 @@ public struct TimelineQuery {
         var activity: [String: (day: Int64, dayText: String, description: String, total: Double, unit: String?)] = [:]
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = range.timeZone
-        // Created only when there is activity to total: a DateFormatter costs more than a small page.
-        var dayFormatter: DateFormatter?
+        var lastDay: (start: Int64, end: Int64, text: String)?
 
         for row in rows {
             let key = Self.key(for: row.type)
@@ -84,16 +83,20 @@ public struct TimelineQuery {
                 }
             case .activity:
                 guard let value = row.valueNumber else { continue }
-                let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
-                if dayFormatter == nil {
-                    let f = DateFormatter()
-                    f.calendar = calendar
-                    f.timeZone = range.timeZone
-                    f.locale = Locale(identifier: "en_US_POSIX")
-                    f.dateFormat = "yyyy-MM-dd"
-                    dayFormatter = f
+                // Rows come in time order: the day of the row before is nearly always this row's too.
+                if let day = lastDay, row.time >= day.start, row.time < day.end {
+                    let groupKey = day.text + "\u{0}" + row.description
+                    if activity[groupKey] == nil { activity[groupKey] = (day.start, day.text, row.description, 0, row.unit) }
+                    activity[groupKey]!.total += value
+                    continue
                 }
-                let dayText = dayFormatter!.string(from: dayStart)
+                let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
+                // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
+                let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
+                let dayText = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+                if let next = calendar.date(byAdding: .day, value: 1, to: dayStart) {
+                    lastDay = (Int64(dayStart.timeIntervalSince1970), Int64(calendar.startOfDay(for: next).timeIntervalSince1970), dayText)
+                }
                 let groupKey = dayText + "\u{0}" + row.description
                 if activity[groupKey] == nil { activity[groupKey] = (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit) }
                 activity[groupKey]!.total += value

@@ -1,0 +1,124 @@
+/// Apple Health's own time format, `yyyy-MM-dd HH:mm:ss ±HHMM`, as an instant and the offset it was
+/// written with, and back: what lets a sample keep numbers and still give its text back exactly.
+public enum AppleHealthDate {
+    /// The instant (epoch seconds) and the offset (minutes east of UTC); nil when `text` is not in the format.
+    /// With `exact`, only a text that `text(_:offsetMinutes:)` gives back unchanged.
+    public static func parse(_ text: String, exact: Bool = false) -> (epoch: Int64, offsetMinutes: Int)? {
+        var text = text
+        return text.withUTF8 { b -> (Int64, Int)? in
+            guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
+                  b[20] == 0x2B || b[20] == 0x2D else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for i in range {
+                    guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                    value = value * 10 + Int(b[i] - 0x30)
+                }
+                return value
+            }
+            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
+                  let minute = number(14..<16), let second = number(17..<19), let offsetHours = number(21..<23),
+                  let offsetMinutes = number(23..<25), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
+                  second < 61, offsetHours < 24, offsetMinutes < 60 else { return nil }
+            let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
+            if exact {
+                // What `text(_:offsetMinutes:)` writes back unchanged: a real day, no leap second, no "-0000".
+                let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+                let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+                guard day <= days, second < 60, offset != 0 || b[20] == 0x2B else { return nil }
+            }
+            let epoch = Int64(daysFromCivil(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
+            return (epoch, offset)
+        }
+    }
+
+    /// The parts of the wall-clock time at `offsetMinutes`.
+    static func civil(_ epoch: Int64, _ offsetMinutes: Int) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        let local = epoch + Int64(offsetMinutes) * 60
+        let days = Int(local >= 0 ? local / 86_400 : (local - 86_399) / 86_400)
+        let seconds = Int(local - Int64(days) * 86_400)
+        let (y, m, d) = civilFromDays(days)
+        return (y, m, d, seconds / 3600, seconds / 60 % 60, seconds % 60)
+    }
+
+    private static func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    private static func four(_ v: Int) -> String { v < 10 ? "000\(v)" : v < 100 ? "00\(v)" : v < 1000 ? "0\(v)" : "\(v)" }
+
+    /// `yyyy-MM-dd HH:mm:ss ±HHMM` (`+0000` for UTC).
+    public static func text(_ epoch: Int64, offsetMinutes: Int) -> String {
+        let c = civil(epoch, offsetMinutes)
+        let o = abs(offsetMinutes)
+        return "\(four(c.year))-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) "
+            + "\(offsetMinutes < 0 ? "-" : "+")\(two(o / 60))\(two(o % 60))"
+    }
+
+    /// The same instant as RFC 3339 keeping the offset (`Z` for UTC), as the mapping stores it.
+    public static func rfc3339(_ epoch: Int64, offsetMinutes: Int) -> String {
+        let c = civil(epoch, offsetMinutes)
+        let o = abs(offsetMinutes)
+        let zone = offsetMinutes == 0 ? "Z" : "\(offsetMinutes < 0 ? "-" : "+")\(two(o / 60)):\(two(o % 60))"
+        return "\(four(c.year))-\(two(c.month))-\(two(c.day))T\(two(c.hour)):\(two(c.minute)):\(two(c.second))\(zone)"
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithms).
+    public static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
+
+/// HealthKit identifiers in words, and the content hash behind Apple Health remote ids: shared by
+/// the mapping (HReaderRecords) and the samples' reads (here), so both say the same.
+public enum HealthKitText {
+    /// `HKQuantityTypeIdentifierUnderwaterDepth` → "Underwater depth";
+    /// `HKCategoryValueSeverityModerate` → "Moderate".
+    public static func readable(_ identifier: String) -> String {
+        var name = identifier
+        for prefix in ["HKQuantityTypeIdentifier", "HKCategoryTypeIdentifier", "HKCorrelationTypeIdentifier", "HKWorkoutActivityType",
+                       "HKCategoryValueSeverity", "HKCategoryValueSleepAnalysis", "HKCategoryValue", "HKDataType"] where name.hasPrefix(prefix) {
+            name.removeFirst(prefix.count)
+            break
+        }
+        guard !name.isEmpty, name != identifier || identifier.hasPrefix("HK") else { return identifier }
+        var words = ""
+        for (i, character) in name.enumerated() {
+            if character.isUppercase, i > 0 { words += " " + character.lowercased() } else { words.append(character) }
+        }
+        return words.prefix(1).uppercased() + words.dropFirst()
+    }
+
+    /// FNV-1a, 64 bits, over the UTF-8 bytes, as 16 lower-case hex digits. Not cryptographic: it
+    /// names content, it does not protect it.
+    public static func fnv1a64(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// The remote id of an Apple Health element: a hash of what it says. Attributes not given count as "".
+    public static func remoteID(kind: String, _ attribute: (String) -> String?) -> String {
+        let key = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
+            .map { attribute($0) ?? "" }.joined(separator: "\u{1F}")
+        return "HK:" + fnv1a64(kind + "\u{1F}" + key)
+    }
+}

@@ -1,0 +1,209 @@
+import CSQLCipher
+import Foundation
+
+/// Reads Apple Health samples (migration 3) as the entries they stand for: the same content, raw
+/// JSON and remote id the mapping gave such a Record when it was an `entries` row, rebuilt from the
+/// series and the sample's numbers. Samples carry no user fields: they are the export's.
+struct SampleRepository {
+    let db: Database
+
+    struct Series {
+        let id: Int64
+        let patientID: Int64
+        let sourceID: Int64
+        let hkType: String
+        let sourceName: String
+        let sourceVersion: String
+        let device: String
+        let unit: String
+        let layout: [Substring]
+        let type: EntryType
+        let description: String
+        let codesText: String
+        let maxSpan: Int64
+        /// Empty unless asked for: a timeline page without `--detail` does not need them.
+        let codes: [String: [String]]
+    }
+
+    /// One stored sample, as read.
+    struct Sample {
+        let seriesID: Int64
+        let start: Int64
+        let end: Int64
+        let valueNumber: Double?
+        let valueText: String
+        let id: Int64
+        let offset: Int
+        let endOffset: Int
+        let creation: Int64?
+        let creationOffset: Int
+        let deviceAddress: Int64?
+        let extras: String?
+    }
+
+    static func isSample(id: Int64) -> Bool { id >= SampleWriter.firstID }
+
+    func series(patientID: Int64?, withCodes: Bool = true) throws -> [Int64: Series] {
+        try series(patientID == nil ? "" : " WHERE patient_id = ?", patientID.map { [$0] } ?? [], withCodes: withCodes)
+    }
+
+    func series(id: Int64) throws -> Series? {
+        try series(" WHERE id = ?", [id])[id]
+    }
+
+    private func series(_ condition: String, _ arguments: [DatabaseValueConvertible?], withCodes: Bool = true) throws -> [Int64: Series] {
+        let sql = "SELECT id, patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type, description, codes, max_span FROM sample_series"
+        let rows = try db.query(sql + condition, arguments) { s in
+            Series(id: s.int64(0)!, patientID: s.int64(1)!, sourceID: s.int64(2)!, hkType: s.string(3)!, sourceName: s.string(4)!,
+                   sourceVersion: s.string(5)!, device: s.string(6)!, unit: s.string(7)!, layout: s.string(8)!.split(separator: ","),
+                   type: EntryType(rawValue: s.string(9)!) ?? .observation, description: s.string(10)!, codesText: s.string(11)!,
+                   maxSpan: s.int64(12)!, codes: withCodes ? CodesJSON.decode(s.string(11)) : [:])
+        }
+        return Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
+    }
+
+    static let columns = "s.series_id, s.start_epoch, s.end_epoch, s.value, s.id, s.utc_offset, s.end_offset, s.creation_epoch, s.creation_offset, s.device_address, s.extras"
+
+    static func sample(_ s: Statement, full: Bool) -> Sample {
+        let isReal = sqlite3_column_type(s.handle, 3) == SQLITE_FLOAT
+        let offset = s.int(5)!
+        return Sample(seriesID: s.int64(0)!, start: s.int64(1)!, end: s.int64(2)!, valueNumber: isReal ? s.double(3) : nil,
+                      valueText: isReal ? "" : (s.string(3) ?? ""), id: s.int64(4)!, offset: offset,
+                      endOffset: full ? (s.int(6) ?? offset) : offset, creation: full ? s.int64(7) : nil,
+                      creationOffset: full ? (s.int(8) ?? offset) : offset, deviceAddress: full ? s.int64(9) : nil,
+                      extras: full ? s.string(10) : nil)
+    }
+
+    /// The samples of a patient whose start or end falls in [from, to], by start then id. A sample
+    /// starting before `from` can only end in range if it started within its series' longest span.
+    func samples(patientID: Int64, from: Int64?, to: Int64?, type: EntryType?, limit: Int?, full: Bool) throws -> [Sample] {
+        var sql = "SELECT \(Self.columns) FROM sample_series ss JOIN samples s ON s.series_id = ss.id WHERE ss.patient_id = ?"
+        var args: [DatabaseValueConvertible?] = [patientID]
+        if from != nil || to != nil {
+            let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
+            sql += " AND s.start_epoch BETWEEN ? - ss.max_span AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
+            args += [lo, hi, lo, lo, hi]
+        }
+        if let type { sql += " AND ss.type = ?"; args.append(type.rawValue) }
+        sql += " ORDER BY s.start_epoch, s.id"
+        if let limit { sql += " LIMIT ?"; args.append(limit) }
+        return try db.query(sql, args) { Self.sample($0, full: full) }
+    }
+
+    func get(id: Int64) throws -> Entry? {
+        guard let sample = try db.query("SELECT \(Self.columns) FROM samples s WHERE s.id = ?", [id], { Self.sample($0, full: true) }).first,
+              let series = try series(id: sample.seriesID) else { return nil }
+        return entry(sample, series)
+    }
+
+    func count(patientID: Int64?) throws -> Int {
+        if let patientID {
+            return Int(try db.scalarInt("SELECT count(*) FROM sample_series ss JOIN samples s ON s.series_id = ss.id WHERE ss.patient_id = ?",
+                                        [patientID]) ?? 0)
+        }
+        return Int(try db.scalarInt("SELECT count(*) FROM samples") ?? 0)
+    }
+
+    func latestTime(patientID: Int64) throws -> Int64? {
+        try db.scalarInt("""
+            SELECT max((SELECT max(start_epoch) FROM samples WHERE series_id = ss.id)) FROM sample_series ss WHERE ss.patient_id = ?
+            """, [patientID])
+    }
+
+    // MARK: Projection
+
+    /// The entry's value as the mapping gave it: a number when the text reads as one, else the text in words.
+    static func value(_ sample: Sample) -> (number: Double?, text: String?) {
+        if let number = sample.valueNumber { return (number, nil) }
+        if let number = Double(sample.valueText), number.isFinite { return (number, nil) }
+        return (nil, sample.valueText.isEmpty ? nil : HealthKitText.readable(sample.valueText))
+    }
+
+    /// The uuid readers see: a UUID version 8 (custom) naming the sample id, not random.
+    static func uuid(_ id: Int64) -> String {
+        let hex = String(id, radix: 16)
+        return "00000000-0000-8000-8000-" + String(repeating: "0", count: max(0, 12 - hex.count)) + hex
+    }
+
+    /// `words` keeps the category values in words already made (a page repeats a handful).
+    func timelineRow(_ sample: Sample, _ series: Series, withCodes: Bool, words: inout [String: String]) -> TimelineRow {
+        var (number, text): (Double?, String?) = (sample.valueNumber, nil)
+        if number == nil {
+            if let word = words[sample.valueText] {
+                text = word
+            } else {
+                (number, text) = Self.value(sample)
+                if let text { words[sample.valueText] = text }
+            }
+        }
+        return TimelineRow(id: sample.id, storedUUID: nil, sourceID: series.sourceID, type: series.type,
+                           description: series.description, time: sample.start, valueNumber: number, valueText: text,
+                           unit: series.unit.isEmpty ? nil : series.unit, codes: withCodes ? series.codes : [:])
+    }
+
+    /// The Record element's attributes, exactly as the export wrote them, and its metadata entries.
+    func element(_ sample: Sample, _ series: Series) -> (attributes: [(name: String, value: String)], metadata: [(key: String, value: String)]) {
+        var attributes: [(name: String, value: String)] = []
+        attributes.reserveCapacity(series.layout.count)
+        for name in series.layout {
+            let value: String
+            switch name {
+            case "type": value = series.hkType
+            case "sourceName": value = series.sourceName
+            case "sourceVersion": value = series.sourceVersion
+            case "device": value = DeviceAddress.joined(series.device, sample.deviceAddress)
+            case "unit": value = series.unit
+            case "creationDate": value = AppleHealthDate.text(sample.creation ?? sample.start, offsetMinutes: sample.creationOffset)
+            case "startDate": value = AppleHealthDate.text(sample.start, offsetMinutes: sample.offset)
+            case "endDate": value = AppleHealthDate.text(sample.end, offsetMinutes: sample.endOffset)
+            case "value": value = sample.valueNumber.map(SampleValue.plain) ?? sample.valueText
+            default: value = ""
+            }
+            attributes.append((String(name), value))
+        }
+        var metadata: [(key: String, value: String)] = []
+        if let extras = sample.extras {
+            for pair in extras.split(separator: "\u{1E}", omittingEmptySubsequences: false) {
+                let parts = pair.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
+                metadata.append((String(parts[0]), parts.count > 1 ? String(parts[1]) : ""))
+            }
+        }
+        return (attributes, metadata)
+    }
+
+    func entry(_ sample: Sample, _ series: Series) -> Entry {
+        let (attributes, metadata) = element(sample, series)
+        var raw = "{\"element\":\"Record\""
+        for (name, value) in attributes {
+            raw += ","
+            JSONText.quote(name, into: &raw)
+            raw += ":"
+            JSONText.quote(value, into: &raw)
+        }
+        if !metadata.isEmpty {
+            raw += ",\"metadata\":{"
+            for (i, entry) in metadata.enumerated() {
+                if i > 0 { raw += "," }
+                JSONText.quote(entry.key, into: &raw)
+                raw += ":"
+                JSONText.quote(entry.value, into: &raw)
+            }
+            raw += "}"
+        }
+        raw += "}"
+        let (number, text) = Self.value(sample)
+        var content = EntryContent(type: series.type, description: series.description, codes: series.codes,
+                                   valueNumber: number, valueText: text, unit: series.unit.isEmpty ? nil : series.unit, raw: raw)
+        let start = ClinicalTime(text: AppleHealthDate.rfc3339(sample.start, offsetMinutes: sample.offset), epoch: sample.start)
+        if series.layout.contains("endDate"), sample.end != sample.start {
+            content.start = start
+            content.end = ClinicalTime(text: AppleHealthDate.rfc3339(sample.end, offsetMinutes: sample.endOffset), epoch: sample.end)
+        } else {
+            content.date = start
+        }
+        let remoteID = HealthKitText.remoteID(kind: "Record") { name in attributes.first { $0.name == name }?.value }
+        let stamp = RFC3339.utc(sample.creation ?? sample.start)
+        return Entry(id: sample.id, uuid: Self.uuid(sample.id), patientID: series.patientID, sourceID: series.sourceID, remoteID: remoteID,
+                     content: content, user: UserFields(), missingAtSource: nil, created: stamp, updated: stamp)
+    }
+}

@@ -5,7 +5,7 @@ BUILD_DIR  ?= .build
 SWIFTFLAGS ?=
 SHELL      := /bin/bash
 
-.PHONY: all deps schema build release test demo bench install clean
+.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man
 
 all: build
 
@@ -37,9 +37,33 @@ bench: release
 	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	$(BUILD_DIR)/release/hreader-bench
 
+# Fuzzing (docs/security.md, "Fuzzing"): builds the libFuzzer harnesses (Fuzz/) with -sanitize=fuzzer,address
+# in .build/fuzz and runs each for FUZZ_SECONDS; FUZZ_HARNESSES picks some (e.g. "json fhir-xml").
+# fuzz-smoke: the same, 15 s each (for CI). Neither is part of make test.
+FUZZ_SECONDS   ?= 60
+FUZZ_HARNESSES ?=
+fuzz: deps schema
+	@Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
+
+fuzz-smoke: deps schema
+	@Fuzz/run.sh 15 $(FUZZ_HARNESSES)
+
+# Crash-point torture: SIGKILL at TORTURE_POINTS points spread over each of an import from a server, an Apple
+# Health import, a sync, passwd and key add; every vault must open, pass check and converge (make test runs 2 each).
+TORTURE_POINTS ?= 100
+torture: deps schema
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	@set -o pipefail; HREADER_TORTURE_POINTS=$(TORTURE_POINTS) $(SWIFT) test --skip-build --disable-swift-testing --filter CrashTortureTests $(SWIFTFLAGS) 2>&1 \
+		| grep -E '^torture |error|Executed'
+
+# The manual page, from the command definitions (swift-argument-parser's generate-manual plugin).
+man:
+	$(SWIFT) package --allow-writing-to-directory docs generate-manual --output-directory docs
+
 install: release
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD_DIR)/release/hreader $(DESTDIR)$(PREFIX)/bin/hreader
+	install -m 0644 docs/hreader.1 $(DESTDIR)$(PREFIX)/share/man/man1/hreader.1
 
 clean:
 	$(SWIFT) package clean

@@ -88,13 +88,27 @@ let package = Package(
             dependencies: [.product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
+        // Fuzzing (docs/security.md, "Fuzzing"; make fuzz): libFuzzer harnesses over the parsers of untrusted
+        // bytes. The checks (invariants) are libraries the tests replay Tests/*/Fuzz/ through; the harness
+        // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
+        .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
+        .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords"], path: "Fuzz/Checks/Kit"),
+        .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit",
+                                                      .product(name: "Hummingbird", package: "hummingbird"),
+                                                      .product(name: "HummingbirdCore", package: "hummingbird")], path: "Fuzz/Checks/Web"),
+        .executableTarget(name: "fuzz-records", dependencies: ["FuzzDriver", "FuzzRecordsChecks"], path: "Fuzz/Harnesses/Records"),
+        .executableTarget(name: "fuzz-kit", dependencies: ["FuzzDriver", "FuzzKitChecks"], path: "Fuzz/Harnesses/Kit"),
+        .executableTarget(name: "fuzz-web", dependencies: ["FuzzDriver", "FuzzWebChecks"], path: "Fuzz/Harnesses/Web"),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "FuzzRecordsChecks"], exclude: ["Fuzz"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "TestSupport"]),
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
+                    exclude: ["Fuzz"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -70,6 +70,11 @@ public struct AppletRegistry: Sendable {
 
     /// Parses an XML or binary property list: an array of applet dictionaries.
     static func parse(_ data: Data, origin: String, baseDirectory: URL?) throws -> [AppletDeclaration] {
+        // Foundation on Linux crashes (SIGSEGV, bridging NSSet) on a binary plist holding a set; no applet
+        // list has one (XML plists cannot say it), so it is refused first. Found by make fuzz (applet-plist).
+        if Self.binaryPlistHasSet(data) {
+            throw HReaderError.badInput("\(origin) is a binary property list holding a set, which hreader does not read; use arrays")
+        }
         let root: Any
         do {
             root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -91,6 +96,27 @@ public struct AppletRegistry: Sendable {
             declarations.append(declaration)
         }
         return declarations
+    }
+
+    /// Whether `data` is a binary plist (bplist00) whose object table has a set (marker 0xCn). A damaged
+    /// trailer answers false and is left to PropertyListSerialization, which refuses it.
+    static func binaryPlistHasSet(_ data: Data) -> Bool {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist0".utf8)) else { return false }
+        let trailer = bytes.count - 32
+        func integer(at start: Int, size: Int) -> Int? {
+            guard size >= 1, size <= 8, start >= 0, start + size <= bytes.count else { return nil }
+            let value = bytes[start..<(start + size)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            return value <= UInt64(Int.max) ? Int(value) : nil
+        }
+        let offsetSize = Int(bytes[trailer + 6])
+        guard let count = integer(at: trailer + 8, size: 8), let table = integer(at: trailer + 24, size: 8),
+              offsetSize >= 1, offsetSize <= 8, table <= trailer else { return false }
+        for index in 0..<min(count, (trailer - table) / offsetSize) {
+            guard let offset = integer(at: table + index * offsetSize, size: offsetSize), offset < bytes.count else { continue }
+            if bytes[offset] >> 4 == 0xC { return true }
+        }
+        return false
     }
 
     static func parseEntry(_ item: Any, number: Int, origin: String, baseDirectory: URL?) throws -> AppletDeclaration {

@@ -1,0 +1,1 @@
+// CFuzzDriver only declares LLVMFuzzerRunDriver (include/CFuzzDriver.h); SwiftPM wants one source file.

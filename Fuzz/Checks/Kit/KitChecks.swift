@@ -1,0 +1,108 @@
+// The invariants the libFuzzer harness `fuzz-kit` checks, replayed by HReaderCLITests over
+// Tests/HReaderCLITests/Fuzz/<harness>/ (docs/security.md, "Fuzzing"). Needs a testable build
+// (debug, or `make fuzz`'s -enable-testing -DFUZZING); a plain release build compiles this to nothing.
+#if DEBUG || FUZZING
+import Foundation
+import FuzzDriver
+@testable import HReaderKit
+import HReaderRecords
+
+public enum KitFuzzChecks {
+    public static let all: [FuzzHarness] = [
+        ("applet-plist", appletPlist), ("timeline-post", timelinePost), ("apple-health-zip", appleHealthZip),
+    ]
+
+    // MARK: 5. Applet registry
+
+    /// Declarations or an HReaderError; every declaration is well formed and identifiers are unique.
+    public static func appletPlist(_ data: Data) throws {
+        let declarations: [AppletDeclaration]
+        do {
+            declarations = try AppletRegistry.parse(data, origin: "fuzz.plist", baseDirectory: URL(fileURLWithPath: "/nonexistent-fuzz"))
+        } catch is HReaderError {
+            return
+        } catch {
+            throw FuzzViolation("AppletRegistry.parse threw \(type(of: error)): \(error)")
+        }
+        var identifiers: Set<String> = []
+        for (i, d) in declarations.enumerated() {
+            guard AppletRegistry.isReverseDNS(d.identifier) else { throw FuzzViolation("identifier \(d.identifier.debugDescription) is not reverse-DNS") }
+            guard identifiers.insert(d.identifier).inserted else { throw FuzzViolation("identifier \(d.identifier) declared twice") }
+            guard !d.displayName.trimmingCharacters(in: .whitespaces).isEmpty else { throw FuzzViolation("an empty display_name") }
+            guard d.entryNumber == i + 1 else { throw FuzzViolation("entry number \(d.entryNumber) at \(i + 1)") }
+            let keys = d.configuration.map(\.0)
+            guard keys == keys.sorted(), AppletRegistry.reservedKeys.isDisjoint(with: keys) else {
+                throw FuzzViolation("configuration keys \(keys) are unsorted or reserved")
+            }
+            if case let .plugin(plugin) = d.implementation {
+                guard plugin.timeout > 0, plugin.timeout <= PluginSpecification.maximumTimeout,
+                      (1024...PluginSpecification.maximumMaxOutputBytes).contains(plugin.maxOutputBytes),
+                      plugin.executable.hasPrefix("/") else {
+                    throw FuzzViolation("plugin limits out of bounds: \(plugin)")
+                }
+                guard d.className == nil else { throw FuzzViolation("a plugin with a class_name") }
+            }
+            for (_, value) in d.configuration { _ = value.serialized() }
+        }
+    }
+
+    // MARK: 6. Timeline POST body
+
+    /// The first line is the `?key=`, the rest the JSON body, read as `POST timeline.json` reads it.
+    /// What is stored (JSONValue(any:).serialized()) must read back with JSONSerialization (as the
+    /// timeline query reads it) to an object with the same keys, and serialize the same again.
+    public static func timelinePost(_ data: Data) throws {
+        let newline = data.firstIndex(of: 0x0A) ?? data.endIndex
+        let key = String(decoding: data[data.startIndex..<newline], as: UTF8.self)
+        let body = newline < data.endIndex ? data[(newline + 1)...] : Data()
+        let postKey = TimelinePostKey(key)
+        guard ["levels", "medication", "regimen"].contains(postKey.itemType) else { throw FuzzViolation("item type \(postKey.itemType)") }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else { return }
+        let posted = JSONValue(any: object)
+        guard case let .object(members) = posted, members.count == object.count else {
+            throw FuzzViolation("a posted object did not become a JSON object with its \(object.count) members")
+        }
+        let stored = posted.serialized()
+        guard let again = (try? JSONSerialization.jsonObject(with: Data(stored.utf8))) as? [String: Any] else {
+            throw FuzzViolation("the stored item does not read back as a JSON object: \(stored.prefix(300))")
+        }
+        guard Set(again.keys) == Set(object.keys) else { throw FuzzViolation("the stored item lost or gained keys") }
+        // Numbers may move by an ulp: Foundation's JSONSerialization on Linux does not always round
+        // decimal text correctly (1.2345678901234568e+29 reads back as 1.2345678901234566e+29).
+        guard same(JSONValue(any: again), posted) else {
+            throw FuzzViolation("the stored item reads back differently:\n\(stored.prefix(300))\n\(JSONValue(any: again).serialized().prefix(300))")
+        }
+    }
+
+    /// Equal, but for numbers a relative 1e-15 apart.
+    static func same(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        switch (a, b) {
+        case let (.number(x), .number(y)): return x == y || abs(x - y) <= max(abs(x), abs(y)) * 1e-15
+        case let (.array(x), .array(y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+        case let (.object(x), .object(y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && same($0.1, $1.1) }
+        default: return a == b
+        }
+    }
+
+    // MARK: 4b. Apple Health export.zip
+
+    /// An export file (zip or XML) opened as `hreader import --apple-health` opens it, and read: an
+    /// HReaderError or RecordsError, never a trap or another error.
+    public static func appleHealthZip(_ data: Data) throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-fuzz-\(getpid()).zip")
+        try data.write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        do {
+            let source = try AppleHealthExportSource(url: url)
+            try source.withXML { read in
+                try AppleHealthReader(source: read).read { _ in }
+            }
+        } catch is HReaderError {
+        } catch is RecordsError {
+        } catch {
+            throw FuzzViolation("the Apple Health export threw \(type(of: error)): \(error)")
+        }
+    }
+}
+#endif

@@ -1,0 +1,170 @@
+// The invariants the libFuzzer harness `fuzz-records` checks on every input, and that
+// HReaderRecordsTests replays over Tests/HReaderRecordsTests/Fuzz/<harness>/ (docs/security.md, "Fuzzing").
+// The parsers are internal to HReaderRecords, so this needs a testable build: debug builds are,
+// and `make fuzz` passes -enable-testing -DFUZZING. A plain release build compiles this to nothing.
+#if DEBUG || FUZZING
+import Foundation
+@testable import HReaderRecords
+import FuzzDriver
+
+public enum RecordsFuzzChecks {
+    /// Harness name → check. The names are the folders of the regression inputs.
+    public static let all: [FuzzHarness] = [
+        ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
+        ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth),
+    ]
+
+    static let utc = TimeZone(identifier: "UTC")!
+
+    /// An error from a parser must be its documented RecordsError, never anything else.
+    static func expectingRecordsError<T>(_ what: String, _ body: () throws -> T) throws -> T? {
+        do {
+            return try body()
+        } catch is RecordsError {
+            return nil
+        } catch let violation as FuzzViolation {
+            throw violation
+        } catch {
+            throw FuzzViolation("\(what) threw \(type(of: error)) (\(error)), not a RecordsError")
+        }
+    }
+
+    // MARK: 1. JSON core
+
+    /// parse → serialize → parse gives an equal value (also with sorted keys); errors are RecordsError;
+    /// nothing deeper than JSONParser.maxDepth is accepted.
+    public static func json(_ data: Data) throws {
+        guard let value = try expectingRecordsError("JSONParser.parse", { try JSONParser.parse(data) }) else { return }
+        let depth = nesting(value)
+        guard depth <= JSONParser.maxDepth else { throw FuzzViolation("accepted nesting \(depth) > maxDepth \(JSONParser.maxDepth)") }
+        let text = value.serialized()
+        let again: JSONValue
+        do { again = try JSONParser.parse(Array(text.utf8), what: "serialized") } catch {
+            throw FuzzViolation("the serialized value does not parse: \(error)\n\(text.prefix(500))")
+        }
+        guard again == value else { throw FuzzViolation("parse(serialize(v)) != v\n\(text.prefix(500))") }
+        guard again.serialized() == text else { throw FuzzViolation("serialization is not stable") }
+        let sorted = value.serialized(sortingKeys: true)
+        guard let canonical = try? JSONParser.parse(Array(sorted.utf8)) else { throw FuzzViolation("the key-sorted form does not parse") }
+        guard canonical.serialized(sortingKeys: true) == sorted else { throw FuzzViolation("the key-sorted form is not stable") }
+    }
+
+    static func nesting(_ value: JSONValue) -> Int {
+        switch value {
+        case .array(let items): 1 + (items.map(nesting).max() ?? 0)
+        case .object(let object): 1 + (object.members.map { nesting($0.value) }.max() ?? 0)
+        default: 0
+        }
+    }
+
+    // MARK: 2. FHIR
+
+    public static func fhirBundle(_ data: Data) throws {
+        try batch("mapBundle", data) { try FHIRMapper(timeZone: utc).mapBundle(data) }
+    }
+
+    public static func fhirNDJSON(_ data: Data) throws {
+        try batch("mapNDJSON", data) { try FHIRMapper(timeZone: utc).mapNDJSON(data) }
+    }
+
+    public static func fhirXML(_ data: Data) throws {
+        try batch("mapXML", data) { try FHIRMapper(timeZone: utc).mapXML(data) }
+    }
+
+    /// A MappedBatch or a RecordsError; every patient and entry has a remoteID; the same bytes map to the same entries.
+    static func batch(_ what: String, _ data: Data, _ map: () throws -> MappedBatch) throws {
+        guard let batch = try expectingRecordsError(what, map) else { return }
+        for record in batch.records {
+            guard !record.patient.remoteID.isEmpty else { throw FuzzViolation("\(what): a patient without a remoteID") }
+            for entry in record.entries where entry.remoteID.isEmpty {
+                throw FuzzViolation("\(what): an entry of \(record.patient.remoteID) without a remoteID")
+            }
+        }
+        for unattached in batch.unattached where unattached.entry.remoteID.isEmpty {
+            throw FuzzViolation("\(what): an unattached entry without a remoteID")
+        }
+        guard let second = try? map() else { throw FuzzViolation("\(what): the same bytes failed the second time") }
+        guard second.records.map(\.entries) == batch.records.map(\.entries), second.unattached == batch.unattached,
+              second.records.map(\.patient.remoteID) == batch.records.map(\.patient.remoteID) else {
+            throw FuzzViolation("\(what): the same bytes mapped differently the second time")
+        }
+    }
+
+    // MARK: 3. RHEx
+
+    /// Entries or a RecordsError; every entry has a non-empty id and a trimmed title.
+    public static func rhexFeed(_ data: Data) throws {
+        guard let entries = try expectingRecordsError("RHExFeed.parse", { try RHExFeed.parse(data) }) else { return }
+        for entry in entries {
+            guard !entry.id.isEmpty else { throw FuzzViolation("a feed entry with an empty id") }
+            guard entry.title == entry.title.trimmingCharacters(in: .whitespacesAndNewlines) else {
+                throw FuzzViolation("a feed entry title is not trimmed: \(entry.title.debugDescription)")
+            }
+            _ = entry.name
+        }
+    }
+
+    /// A record or a RecordsError; the patient and every entry have remoteIDs, unique within the record.
+    public static func rhexRecord(_ data: Data) throws {
+        guard let record = try expectingRecordsError("RHExMapper.map", { try RHExMapper(timeZone: utc).map(data) }) else { return }
+        guard !record.patient.remoteID.isEmpty else { throw FuzzViolation("an RHEx patient without a remoteID") }
+        var seen: Set<String> = []
+        for entry in record.entries {
+            guard !entry.remoteID.isEmpty else { throw FuzzViolation("an RHEx entry without a remoteID") }
+            guard seen.insert(entry.remoteID).inserted else { throw FuzzViolation("two RHEx entries share remoteID \(entry.remoteID)") }
+        }
+    }
+
+    // MARK: 4. Apple Health
+
+    /// The reader hands over elements or throws a RecordsError, and the outcome does not depend on how
+    /// the bytes are cut into chunks (all at once, or a few bytes at a time): both succeed with the same
+    /// elements, or both fail (libxml2's push parser may notice an error a few elements later when
+    /// given more bytes at once, so failing reads need only agree on the elements they both handed over).
+    public static func appleHealth(_ data: Data) throws {
+        let whole = try readAppleHealth(data, chunk: Int.max)
+        let small = try readAppleHealth(data, chunk: 1 + data.count % 7)
+        let same: Bool
+        switch (whole.error, small.error) {
+        case (nil, nil): same = whole.elements == small.elements
+        case (.some, .some): same = whole.elements.starts(with: small.elements) || small.elements.starts(with: whole.elements)
+        default: same = false
+        }
+        guard same else {
+            throw FuzzViolation("""
+                Apple Health: chunked reading differs:
+                 whole: \(whole.elements.count) elements, \(whole.error ?? "no error"); last \(whole.elements.suffix(2))
+                 small: \(small.elements.count) elements, \(small.error ?? "no error"); last \(small.elements.suffix(2))
+                """)
+        }
+    }
+
+    /// Each element as text (kind, line, attributes, metadata, children), and the error if it failed.
+    static func readAppleHealth(_ data: Data, chunk: Int) throws -> (elements: [String], error: String?) {
+        var offset = 0
+        let reader = AppleHealthReader { buffer in
+            let count = min(buffer.count, chunk, data.count - offset)
+            if count > 0 { data.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: offset..<(offset + count)) }
+            offset += count
+            return count
+        }
+        var out: [String] = []
+        func describe(_ e: AppleHealthElement) -> String {
+            "\(e.kind.rawValue)@\(e.line) \(e.attributes.map { "\($0.name)=\($0.value.debugDescription)" }) \(e.metadata.map { "\($0.key)=\($0.value.debugDescription)" }) [\(e.children.map(describe).joined(separator: ", "))]"
+        }
+        do {
+            try reader.read { element in
+                guard element.line >= 1 else { throw FuzzViolation("an element at line \(element.line)") }
+                out.append(describe(element))
+            }
+        } catch let error as RecordsError {
+            return (out, error.description)
+        } catch let violation as FuzzViolation {
+            throw violation
+        } catch {
+            throw FuzzViolation("AppleHealthReader.read threw \(type(of: error)) (\(error)), not a RecordsError")
+        }
+        return (out, nil)
+    }
+}
+#endif

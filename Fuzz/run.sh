@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# make fuzz / make fuzz-smoke: builds the libFuzzer harnesses (Fuzz/Harnesses, one executable per
+# module, several harnesses each) with -sanitize=fuzzer,address in their own scratch path, then runs
+# every harness for SECONDS and prints its executions, coverage and crashes.
+#   Fuzz/run.sh SECONDS [HARNESS…]        (default: all)
+# Corpora grow in .build/fuzz/corpus/<harness>/ from run to run; crashes are written to
+# .build/fuzz/crashes/<harness>/ (make one a regression input under Tests/<Module>Tests/Fuzz/<harness>/).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}; shift || true
+scratch=.build/fuzz
+flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
+       -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)   # gold fails on the sanitizer objects' debug info
+declare -A binary=(
+  [json]=fuzz-records [fhir-bundle]=fuzz-records [fhir-ndjson]=fuzz-records [fhir-xml]=fuzz-records
+  [rhex-feed]=fuzz-records [rhex-record]=fuzz-records [apple-health]=fuzz-records
+  [applet-plist]=fuzz-kit [timeline-post]=fuzz-kit [apple-health-zip]=fuzz-kit
+  [web-query]=fuzz-web [web-form]=fuzz-web [web-return-to]=fuzz-web)
+declare -A dict=(
+  [json]=json [fhir-bundle]=json [fhir-ndjson]=json [rhex-record]=json [timeline-post]=json
+  [fhir-xml]=xml [rhex-feed]=xml [apple-health]=xml [applet-plist]=xml [apple-health-zip]=xml
+  [web-query]=web [web-form]=web [web-return-to]=web)
+declare -A regressions=(
+  [fuzz-records]=Tests/HReaderRecordsTests/Fuzz [fuzz-kit]=Tests/HReaderCLITests/Fuzz [fuzz-web]=Tests/HReaderCLITests/Fuzz)
+order=(json fhir-bundle fhir-ndjson fhir-xml rhex-feed rhex-record apple-health applet-plist timeline-post apple-health-zip
+       web-query web-form web-return-to)
+harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=("${order[@]}")
+
+products=()
+for h in "${harnesses[@]}"; do
+  [ -n "${binary[$h]:-}" ] || { echo "fuzz: unknown harness '$h' (${order[*]})" >&2; exit 2; }
+  [[ " ${products[*]} " == *" ${binary[$h]} "* ]] || products+=("${binary[$h]}")
+done
+start=$(date +%s)
+for p in "${products[@]}"; do
+  swift build "${flags[@]}" --product "$p" 2>&1 | grep -E "error|warning: unre|Compiling|Build of" | grep -v "^\[" || true
+  [ -x "$scratch/release/$p" ] || { echo "fuzz: building $p failed" >&2; exit 1; }
+done
+echo "fuzz: built ${products[*]} in $(( $(date +%s) - start )) s"
+if command -v python3 >/dev/null 2>&1; then python3 Fuzz/seeds.py "$scratch/seeds" >/dev/null; else echo "fuzz: no python3, no seeds" >&2; fi
+
+export SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
+status=0
+printf '%-17s %12s %8s %8s %7s  %s\n' harness executions exec/s cov crashes artifacts
+for h in "${harnesses[@]}"; do
+  corpus="$scratch/corpus/$h"; crashes="$scratch/crashes/$h/"; log="$scratch/logs/$h.log"
+  mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
+  inputs=("$corpus")
+  [ -d "$scratch/seeds/$h" ] && inputs+=("$scratch/seeds/$h")
+  [ -d "${regressions[${binary[$h]}]}/$h" ] && inputs+=("${regressions[${binary[$h]}]}/$h")
+  before=$(find "$crashes" -type f | wc -l)
+  "$scratch/release/${binary[$h]}" "$h" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
+    -dict="Fuzz/dict/${dict[$h]}.dict" -artifact_prefix="$crashes" -print_final_stats=1 "${inputs[@]}" > "$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  found=$(( $(find "$crashes" -type f | wc -l) - before ))
+  printf '%-17s %12s %8s %8s %7s  %s\n' "$h" "${execs:-?}" "${speed:-?}" "${cov:-?}" "$found" \
+    "$([ "$found" -gt 0 ] || [ $rc -ne 0 ] && echo "$crashes (log: $log)")"
+  if [ $rc -ne 0 ] || [ "$found" -gt 0 ]; then
+    status=1
+    grep -m1 -E "==INVARIANT==|ERROR: (AddressSanitizer|libFuzzer)|Fatal error" "$log" | sed 's/^/    /'
+  fi
+done
+echo "fuzz: done in $(( $(date +%s) - start )) s"
+exit $status

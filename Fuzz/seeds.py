@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz harnesses: python3 Fuzz/seeds.py OUT_DIR (make fuzz does it).
+
+One folder per harness (OUT_DIR/<harness>/), small hand-shaped inputs in the formats hreader reads:
+FHIR R4 bundles, NDJSON and XML, RHEx c32 records and their Atom feed, Apple Health export.xml (with
+its internal DTD) and export.zip, applet plists (XML and binary), timeline POST bodies and the web
+layer's query strings, forms and return_to paths. Generated here, not copied from fixtures.
+Standard library only."""
+import io, json, os, plistlib, sys, zipfile
+
+out = sys.argv[1] if len(sys.argv) > 1 else ".build/fuzz/corpus"
+
+
+def put(harness, name, data):
+    d = os.path.join(out, harness)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def j(value):
+    return json.dumps(value, separators=(",", ":"))
+
+
+# --- FHIR R4 resources ---------------------------------------------------------------------------
+patient = {"resourceType": "Patient", "id": "p1",
+           "identifier": [{"system": "urn:oid:1.2.3", "value": "MRN-1"}],
+           "name": [{"family": "Lovelace", "given": ["Ada"]}], "gender": "female", "birthDate": "1985-12-10",
+           "extension": [{"url": "http://hl7.org/fhir/us/core/StructureDefinition/us-core-race",
+                          "extension": [{"url": "text", "valueString": "Invented"}]}]}
+subject = {"reference": "Patient/p1"}
+loinc = lambda code, text: {"coding": [{"system": "http://loinc.org", "code": code, "display": text}], "text": text}
+resources = [
+    patient,
+    {"resourceType": "Observation", "id": "o1", "status": "final", "subject": subject,
+     "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": "vital-signs"}]}],
+     "code": loinc("8867-4", "Heart rate"), "effectiveDateTime": "2024-03-01T08:00:00Z",
+     "valueQuantity": {"value": 72.0, "unit": "/min", "system": "http://unitsofmeasure.org", "code": "/min"}},
+    {"resourceType": "Observation", "id": "bp1", "status": "final", "subject": subject, "code": loinc("85354-9", "Blood pressure"),
+     "effectivePeriod": {"start": "2024-03-01", "end": "2024-03-02"},
+     "component": [{"code": loinc("8480-6", "Systolic"), "valueQuantity": {"value": 120, "unit": "mm[Hg]"}},
+                   {"code": loinc("8462-4", "Diastolic"), "dataAbsentReason": {"text": "unknown"}}]},
+    {"resourceType": "Condition", "id": "c1", "subject": subject, "clinicalStatus": {"coding": [{"code": "active"}]},
+     "code": {"coding": [{"system": "http://snomed.info/sct", "code": "59621000"}], "text": "Hypertension"}, "onsetDateTime": "2020-01"},
+    {"resourceType": "MedicationRequest", "id": "m1", "subject": subject, "status": "active", "authoredOn": "2021-05-05",
+     "medicationReference": {"reference": "Medication/med1"}, "dosageInstruction": [{"text": "10 mg daily"}]},
+    {"resourceType": "Medication", "id": "med1", "code": {"text": "Lisinopril 10 mg"}},
+    {"resourceType": "AllergyIntolerance", "id": "a1", "patient": subject, "code": {"text": "Penicillin"},
+     "reaction": [{"manifestation": [{"text": "Hives"}]}]},
+    {"resourceType": "Immunization", "id": "i1", "patient": subject, "vaccineCode": {"text": "Influenza"}, "occurrenceDateTime": "2023-10-10"},
+    {"resourceType": "Procedure", "id": "pr1", "subject": subject, "code": {"text": "Appendectomy"}, "performedPeriod": {"start": "2001-02-03"}},
+    {"resourceType": "Encounter", "id": "e1", "subject": subject, "period": {"start": "2024-01-01T10:00:00+02:00"}, "type": [{"text": "Visit"}]},
+    {"resourceType": "CarePlan", "id": "cp1", "subject": subject, "period": {"start": "2022"}, "title": "Walk more"},
+    {"resourceType": "Observation", "id": "s1", "subject": {"reference": "urn:uuid:0c3b1f4e-0000-4000-8000-000000000001"},
+     "code": loinc("29463-7", "Weight"), "valueQuantity": {"value": 1e400, "unit": "kg"}, "effectiveInstant": "2024-02-30T25:61:00Z"},
+]
+bundle = {"resourceType": "Bundle", "type": "collection",
+          "entry": [{"fullUrl": "http://example.org/fhir/%s/%s" % (r["resourceType"], r["id"]), "resource": r} for r in resources]}
+put("fhir-bundle", "bundle.json", json.dumps(bundle, indent=1))
+put("fhir-bundle", "searchset.json", j({"resourceType": "Bundle", "type": "searchset", "total": 1, "entry": [{"resource": patient, "search": {"mode": "match"}}]}))
+put("fhir-bundle", "single-resource.json", j(resources[1]))
+put("fhir-bundle", "operation-outcome.json", j({"resourceType": "OperationOutcome", "issue": [{"severity": "error", "code": "not-found"}]}))
+put("fhir-bundle", "duplicate-patients.json", j({"resourceType": "Bundle", "type": "collection",
+                                                   "entry": [{"resource": patient}, {"resource": patient}, {"fullUrl": "urn:uuid:1", "resource": {"resourceType": "Patient"}}]}))
+put("fhir-ndjson", "patients.ndjson", "\n".join(j(r) for r in resources) + "\n")
+put("fhir-ndjson", "crlf-blank.ndjson", j(patient) + "\r\n\r\n" + j(resources[1]) + "\r\n")
+put("fhir-ndjson", "bad-line.ndjson", j(patient) + "\n{not json\n")
+
+# FHIR XML: the same resources written as XML (values in value attributes, lists as repeats).
+def xml_value(name, value, indent):
+    pad = " " * indent
+    if isinstance(value, dict):
+        inner = "".join(xml_value(k, v, indent + 1) for k, v in value.items() if k not in ("resourceType", "url"))
+        url = ' url="%s"' % value["url"] if "url" in value else ""
+        return '%s<%s%s>\n%s%s</%s>\n' % (pad, name, url, inner, pad, name)
+    if isinstance(value, list):
+        return "".join(xml_value(name, v, indent) for v in value)
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    v = str(value).replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    return '%s<%s value="%s"/>\n' % (pad, name, v)
+
+def xml_resource(r, indent=0):
+    pad = " " * indent
+    inner = "".join(xml_value(k, v, indent + 1) for k, v in r.items() if k != "resourceType")
+    return '%s<%s xmlns="http://hl7.org/fhir">\n%s%s</%s>\n' % (pad, r["resourceType"], inner, pad, r["resourceType"])
+
+entries = "".join('  <entry>\n    <fullUrl value="urn:uuid:%d"/>\n    <resource>\n%s    </resource>\n  </entry>\n'
+                  % (i, xml_resource(r, 6).replace(' xmlns="http://hl7.org/fhir"', "")) for i, r in enumerate(resources[:6]))
+put("fhir-xml", "bundle.xml", '<?xml version="1.0" encoding="UTF-8"?>\n<!-- a download -->\n'
+    '<Bundle xmlns="http://hl7.org/fhir">\n  <type value="collection"/>\n' + entries + '</Bundle>\n')
+put("fhir-xml", "patient.xml", xml_resource(patient))
+put("fhir-xml", "narrative.xml", '<Observation xmlns="http://hl7.org/fhir"><id value="n1"/><text><status value="generated"/>'
+    '<div xmlns="http://www.w3.org/1999/xhtml"><p>Heart <b>72</b>&#160;/min</p></div></text>'
+    '<subject><reference value="Patient/p1"/></subject><code><text value="HR"/></code><valueQuantity><value value="72"/></valueQuantity></Observation>')
+put("fhir-xml", "entity.xml", '<?xml version="1.0"?><!DOCTYPE Patient [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>'
+    '<Patient xmlns="http://hl7.org/fhir"><id value="&b;"/></Patient>')
+put("fhir-xml", "extension-primitive.xml", '<Patient xmlns="http://hl7.org/fhir"><id value="x"/><birthDate value="1970-01-01">'
+    '<extension url="http://hl7.org/fhir/StructureDefinition/patient-birthTime"><valueDateTime value="1970-01-01T10:00:00Z"/></extension></birthDate>'
+    '<name><given value="A"/><given value="B"/><family value="C"/></name></Patient>')
+
+# --- JSON core ------------------------------------------------------------------------------------
+put("json", "object.json", j({"a": [1, -2.5e-3, 1E+10, True, False, None], "b": {"c": "\u00e9\ud83d\ude00\\\"\n\t"}, "": {}}))
+put("json", "escapes.json", r'"\u0000\u001f\ud834\udd1e\/\b\f"')
+put("json", "numbers.json", "[0,-0,0.0,1e999,-1e-999,123456789012345678901234567890,1.5E3]")
+put("json", "bom.json", b"\xef\xbb\xbf{\"x\":1}")
+put("json", "duplicate-keys.json", '{"k":1,"k":2}')
+put("json", "deep.json", "[" * 40 + "]" * 40)
+for name, value in [("bundle.json", bundle), ("patient.json", patient)]:
+    put("json", name, j(value))
+
+# --- RHEx -----------------------------------------------------------------------------------------
+code = lambda system, c: {system: [c]}
+rhex = {"_id": "4f1e2a", "first": "Ada", "last": "Lovelace", "gender": "F", "birthdate": 503020800,
+        "race": {"code": "2106-3", "code_set": "CDC-RE", "name": "White"},
+        "ethnicity": {"code": "2186-5", "code_set": "CDC-RE", "name": "Not Hispanic or Latino"},
+        "medical_record_number": "RHEX-0001", "effective_time": 1330000000, "languages": ["en-US"],
+        "encounters": [{"_id": "e1", "_type": "Encounter", "description": "Visit", "time": 1300000000, "codes": code("CPT", "99213"),
+                        "start_time": 1300000000, "end_time": None}],
+        "conditions": [{"_id": "c1", "_type": "Entry", "description": "Hypertension", "time": None, "codes": code("SNOMED-CT", "59621000"),
+                        "status": "active", "start_time": 1200000000, "end_time": None}],
+        "allergies": [{"_id": "a1", "_type": "Allergy", "description": "Penicillin", "time": 1100000000, "codes": code("RxNorm", "7980"),
+                       "reaction": {"code": "247472004", "code_system": "SNOMED-CT", "name": "Hives"}}],
+        "medications": [{"_id": "m1", "_type": "Medication", "description": "Lisinopril", "time": 1250000000, "codes": code("RxNorm", "29046"),
+                         "value": {}, "dose": {"scalar": "10", "units": "mg"}}],
+        "results": [{"_id": "r1", "_type": "Entry", "description": "Glucose", "time": 1250000000, "codes": code("LOINC", "2345-7"),
+                     "value": {"scalar": "5.4", "units": "mmol/L"}}],
+        "vital_signs": [{"_id": "v1", "_type": "Entry", "description": "Systolic", "time": 1250000000, "codes": code("LOINC", "8480-6"),
+                         "value": {"scalar": 120, "units": "mm[Hg]"}},
+                        {"_id": "v1", "_type": "Entry", "description": "Systolic again", "time": "2012-01-01"}, None, 7],
+        "immunizations": [{"description": "Flu", "time": 1250000000}],
+        "procedures": [{"_id": {"$oid": "4f"}, "description": "x", "time": -1e300}],
+        "social_history": [{"_id": "s1", "description": "Non-smoker"}], "care_goals": [{"description": "Walk"}]}
+put("rhex-record", "record.json", json.dumps(rhex, indent=1))
+put("rhex-record", "minimal.json", j({"first": "A"}))
+put("rhex-record", "bad-section.json", j({"first": "A", "conditions": {"not": "an array"}}))
+feed = lambda entries: ('<?xml version="1.0" encoding="UTF-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
+                        '  <title>Records</title>\n  <link rel="self" href="http://127.0.0.1/rhex/records"/>\n' + entries + '</feed>\n')
+put("rhex-feed", "feed.xml", feed('  <entry>\n    <id>http://127.0.0.1/rhex/records/1</id>\n    <title>Lovelace, Ada</title>\n'
+                                   '    <link rel="alternate" href="http://127.0.0.1/rhex/records/1"/>\n  </entry>\n'
+                                   '  <entry><id>tag:example,2012:2</id><title><![CDATA[Babbage, Charles]]></title>'
+                                   '<link href="records/2/"/></entry>\n'))
+put("rhex-feed", "empty-feed.xml", feed(""))
+put("rhex-feed", "no-id.xml", feed("<entry><title>x</title></entry>"))
+put("rhex-feed", "entity.xml", '<!DOCTYPE feed [<!ENTITY x SYSTEM "file:///etc/passwd">]><feed><entry><id>&x;</id></entry></feed>')
+
+# --- Apple Health ---------------------------------------------------------------------------------
+dtd = '''<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE HealthData [
+<!-- HealthKit Export Version: 13 -->
+<!ELEMENT HealthData (ExportDate,Me,(Record|Correlation|Workout|ActivitySummary|ClinicalRecord)*)>
+<!ATTLIST HealthData
+  locale CDATA #REQUIRED
+>
+<!ELEMENT ExportDate EMPTY>
+<!ATTLIST ExportDate
+  value CDATA #REQUIRED
+>
+<!ELEMENT Me EMPTY>
+<!ATTLIST Me
+  HKCharacteristicTypeIdentifierDateOfBirth         CDATA #REQUIRED
+  HKCharacteristicTypeIdentifierBiologicalSex       CDATA #REQUIRED
+>
+<!ELEMENT Record ((MetadataEntry|HeartRateVariabilityMetadataList)*)>
+<!ATTLIST Record
+  type          CDATA #REQUIRED
+  unit          CDATA #IMPLIED
+  value         CDATA #IMPLIED
+  sourceName    CDATA #REQUIRED
+  startDate     CDATA #REQUIRED
+  endDate       CDATA #REQUIRED
+>
+<!ELEMENT Correlation ((MetadataEntry|Record)*)>
+<!ELEMENT MetadataEntry EMPTY>
+<!ATTLIST MetadataEntry
+  key   CDATA #REQUIRED
+  value CDATA #REQUIRED
+>
+]>
+'''
+def record(t, unit, value, start="2024-03-01 08:00:00 +0100", extra=""):
+    return ('<Record type="%s" sourceName="Watch" unit="%s" creationDate="%s" startDate="%s" endDate="%s" value="%s"%s>\n'
+            % (t, unit, start, start, start, value, "/" if not extra else "")) + (extra + "</Record>\n" if extra else "")
+body = ('<HealthData locale="en_US">\n <ExportDate value="2024-03-02 10:00:00 +0100"/>\n'
+        ' <Me HKCharacteristicTypeIdentifierDateOfBirth="1985-12-10" HKCharacteristicTypeIdentifierBiologicalSex="HKBiologicalSexFemale"'
+        ' HKCharacteristicTypeIdentifierBloodType="HKBloodTypeNotSet"/>\n'
+        + record("HKQuantityTypeIdentifierStepCount", "count", "1200")
+        + record("HKQuantityTypeIdentifierHeartRate", "count/min", "72",
+                 extra='  <MetadataEntry key="HKMetadataKeyHeartRateMotionContext" value="1"/>\n')
+        + ' <Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" creationDate="2024-03-01 08:00:00 +0100"'
+          ' startDate="2024-03-01 08:00:00 +0100" endDate="2024-03-01 08:00:00 +0100">\n'
+        + record("HKQuantityTypeIdentifierBloodPressureSystolic", "mmHg", "120")
+        + record("HKQuantityTypeIdentifierBloodPressureDiastolic", "mmHg", "80")
+        + ' </Correlation>\n'
+        + ' <Workout workoutActivityType="HKWorkoutActivityTypeWalking" duration="30" durationUnit="min" sourceName="Watch"'
+          ' startDate="2024-03-01 09:00:00 +0100" endDate="2024-03-01 09:30:00 +0100">\n'
+          '  <WorkoutStatistics type="HKQuantityTypeIdentifierDistanceWalkingRunning" sum="2.1" unit="km"/>\n </Workout>\n'
+        + ' <ActivitySummary dateComponents="2024-03-01" activeEnergyBurned="300" activeEnergyBurnedGoal="400" activeEnergyBurnedUnit="Cal"/>\n'
+        + ' <ClinicalRecord type="HKClinicalTypeIdentifierLabResultRecord" identifier="x" sourceName="Clinic" sourceURL="https://e.example"'
+          ' fhirVersion="4.0.1" receivedDate="2024-03-01 08:00:00 +0100" resourceFilePath="/clinical-records/x.json"/>\n'
+        + '</HealthData>\n')
+export = dtd + body
+put("apple-health", "export.xml", export)
+put("apple-health", "no-dtd.xml", '<?xml version="1.0"?>\n' + body)
+put("apple-health", "entity.xml", '<?xml version="1.0"?><!DOCTYPE HealthData [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]>'
+    '<HealthData><ExportDate value="&b;"/></HealthData>')
+put("apple-health", "truncated.xml", export[: len(export) * 2 // 3])
+put("apple-health", "not-an-export.xml", '<?xml version="1.0"?><feed><Record type="x"/></feed>')
+
+def zipped(members, method=zipfile.ZIP_DEFLATED):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    return buffer.getvalue()
+put("apple-health-zip", "export.zip", zipped([("apple_health_export/export.xml", export),
+                                              ("apple_health_export/export_cda.xml", "<ClinicalDocument/>"),
+                                              ("apple_health_export/clinical-records/x.json", j(resources[1]))]))
+put("apple-health-zip", "stored.zip", zipped([("Export/Exportieren.xml", export)], zipfile.ZIP_STORED))
+put("apple-health-zip", "no-export.zip", zipped([("readme.txt", "nothing here")]))
+put("apple-health-zip", "bomb.zip", zipped([("apple_health_export/export.xml", dtd + body + "<!--" + "x" * 200000 + "-->")]))
+put("apple-health-zip", "export.xml", export)
+
+# --- Applet plists ---------------------------------------------------------------------------------
+applets = [{"identifier": "org.mitre.hreader.bloodpressure", "class_name": "HRBloodPressureAppletTile", "display_name": "Blood Pressure"},
+           {"identifier": "org.example.bmi-chart", "display_name": "BMI", "executable": "bin/bmi", "entry_types": ["vital_sign", "result"],
+            "timeout": 5, "max_output_bytes": 65536, "color": "red", "levels": [1, 2.5, True], "when": {"a": b"\x00\x01"}},
+           {"identifier": "org.example.home", "display_name": "Home", "executable": "~/applet", "timeout": "120"}]
+put("applet-plist", "applets.plist", plistlib.dumps(applets))
+put("applet-plist", "applets.bplist", plistlib.dumps(applets, fmt=plistlib.FMT_BINARY))
+put("applet-plist", "duplicate.plist", plistlib.dumps([applets[0], applets[0]]))
+put("applet-plist", "not-array.plist", plistlib.dumps({"identifier": "a.b"}))
+put("applet-plist", "bad-timeout.plist", plistlib.dumps([dict(applets[1], timeout=0)]))
+
+# --- Timeline POST bodies (first line: ?key=, the rest: the body) -----------------------------------
+put("timeline-post", "levels.txt", "Levels\n" + j({"pain": "2", "mood": 7, "energy": 10.0, "note": "fine"}))
+put("timeline-post", "medication.txt", "NewMedication\n" + j({"name": "Ibuprofen", "dose": {"amount": 400, "unit": "mg"}, "prn": True}))
+put("timeline-post", "regimen.txt", "MedRegiment\n" + j({"items": [{"name": "a", "times": ["08:00", "20:00"]}], "n": None}))
+put("timeline-post", "numbers.txt", "other\n" + j({"big": 1e308, "small": 5e-324, "int": 2**62, "neg": -0.0, "u": "\u2028\x00"}))
+
+# --- The web layer ----------------------------------------------------------------------------------
+put("web-query", "page.txt", "page=month&at=2012-05-01T00:00:00Z&types=vitals,results")
+put("web-query", "from-to.txt", "from=2012-05-01&to=1339000000&limit=10&offset=5&token=abc")
+put("web-query", "extremes.txt", "from=-62135596800&to=253402300799&at=9999-12-31T23:59:59Z&page=decade")
+put("web-query", "encoded.txt", "from=2012%2D05%2D01T00%3A00%3A00%2B14%3A00&to=%32%30%31%33&token=x&token=y&a=%ZZ")
+put("web-form", "form.txt", "csrf_token=abc&pain=3&mood=10&energy=0&note=a+b%21&return_to=%2Fp%2F1%2Ftimeline%3Fpage%3Dweek")
+put("web-form", "bad.txt", "pain=11&mood=-1&energy=1.5&=x&return_to=%2F%5Cevil.example&&x")
+for name, path in [("plain.txt", "/p/1/timeline?page=week#top"), ("double.txt", "//evil.example/"),
+                   ("backslash.txt", "/\\evil.example"), ("tab.txt", "/\t/evil.example"), ("scheme.txt", "/x:y"),
+                   ("encoded.txt", "/%2F%2Fevil.example"), ("dots.txt", "/../../etc/passwd")]:
+    put("web-return-to", name, path)
+print("seeds: written to %s" % out)

@@ -11,6 +11,10 @@ public final class AppleHealthExportSource {
     /// real exports compress about 20 to 30 times.
     static let maxCompressionRatio: UInt64 = 250
     static let maxClinicalRecordBytes = 10 << 20
+    /// Inflating never goes this long without a chunk on a sound zip. ZIPFoundation 0.9.20 spins forever
+    /// on Linux on a truncated deflate stream (upstream PR #389), without calling us back: after this
+    /// long the member is declared damaged (the spinning thread ends with the process).
+    static let inflateStall: TimeInterval = 10
 
     let url: URL
     private let archive: Archive?
@@ -38,7 +42,10 @@ public final class AppleHealthExportSource {
         // The export by content, not by name: the Health app localises the file name.
         var found: Entry?
         for entry in archive where entry.type == .file && entry.path.lowercased().hasSuffix(".xml") {
-            if Self.isHealthData(Self.head(of: entry, in: archive)) { found = entry; break }
+            guard let head = Self.head(of: entry, in: archive) else {
+                throw HReaderError.badInput("\(url.lastPathComponent): \(entry.path) does not inflate (its compressed data is damaged or truncated)")
+            }
+            if Self.isHealthData(head) { found = entry; break }
         }
         guard let found else {
             throw HReaderError.badInput("\(url.lastPathComponent) holds no Apple Health export (no XML member with <HealthData>)")
@@ -52,15 +59,36 @@ public final class AppleHealthExportSource {
 
     private struct Enough: Error {}
 
-    /// The first bytes of a member: enough to see its DOCTYPE or root element.
-    private static func head(of entry: Entry, in archive: Archive) -> Data {
+    /// The first bytes of a member: enough to see its DOCTYPE or root element; nil when inflating them
+    /// stalls (`inflateStall`).
+    private static func head(of entry: Entry, in archive: Archive) -> Data? {
+        let pipe = ChunkPipe(capacity: 8)
+        let handoff = Handoff(archive: archive, entry: entry)
+        let reader = Thread {
+            var size = 0
+            do {
+                _ = try handoff.archive.extract(handoff.entry, bufferSize: 16 << 10, skipCRC32: true) { chunk in
+                    size += chunk.count
+                    try pipe.put(chunk)
+                    if size >= 64 << 10 { throw Enough() }
+                }
+            } catch {}
+            pipe.finish(nil)
+        }
+        reader.stackSize = 1 << 20
+        reader.start()
         var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 16 << 10)
         do {
-            _ = try archive.extract(entry, bufferSize: 16 << 10, skipCRC32: true) { chunk in
-                data.append(chunk)
-                if data.count >= 64 << 10 { throw Enough() }
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try pipe.read(into: $0, stall: inflateStall) }
+                if count == 0 { break }
+                data.append(contentsOf: buffer[0..<count])
             }
-        } catch {}
+        } catch {
+            pipe.cancel()
+            return nil
+        }
         return data
     }
 
@@ -111,9 +139,17 @@ public final class AppleHealthExportSource {
         producer.start()
         defer {
             pipe.cancel()
-            pipe.waitUntilFinished()
+            // A producer stuck inside the inflater never finishes; it is left behind (and the archive
+            // with it, untouched here) rather than hang the import.
+            pipe.waitUntilFinished(timeout: Self.inflateStall)
         }
-        return try body { buffer in try pipe.read(into: buffer) }
+        return try body { buffer in
+            do {
+                return try pipe.read(into: buffer, stall: Self.inflateStall)
+            } catch ChunkPipe.Cancelled.stalled {
+                throw HReaderError.badInput("\(name): \(entry.path) stopped inflating (its compressed data is damaged or truncated)")
+            }
+        }
     }
 
     /// The archive goes to the producer thread and is not touched here until that thread has
@@ -149,7 +185,7 @@ public final class AppleHealthExportSource {
 /// A bounded queue of chunks from one producer thread to one consumer: the producer waits when it
 /// is full (memory stays bounded), the consumer when it is empty.
 final class ChunkPipe: @unchecked Sendable {
-    enum Cancelled: Error { case cancelled }
+    enum Cancelled: Error { case cancelled, stalled }
 
     private let condition = NSCondition()
     private var chunks: [Data] = []
@@ -186,15 +222,19 @@ final class ChunkPipe: @unchecked Sendable {
         condition.unlock()
     }
 
-    func waitUntilFinished() {
+    /// Waits for the producer to finish, at most `timeout` seconds.
+    func waitUntilFinished(timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
-        while !finished { condition.wait() }
+        while !finished, condition.wait(until: deadline) {}
         condition.unlock()
     }
 
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    /// The next bytes; throws `Cancelled.stalled` when the producer sends nothing for `stall` seconds.
+    func read(into buffer: UnsafeMutableRawBufferPointer, stall: TimeInterval) throws -> Int {
         condition.lock()
         defer { condition.unlock() }
+        var deadline = Date().addingTimeInterval(stall)
         while offset >= current.count {
             if !chunks.isEmpty {
                 current = chunks.removeFirst()
@@ -206,7 +246,10 @@ final class ChunkPipe: @unchecked Sendable {
                 if let error { throw error }
                 return 0
             }
-            condition.wait()
+            if !condition.wait(until: deadline) {
+                guard !chunks.isEmpty || finished else { throw Cancelled.stalled }
+                deadline = Date().addingTimeInterval(stall)
+            }
         }
         let count = min(buffer.count, current.count - offset)
         current.withUnsafeBytes { source in

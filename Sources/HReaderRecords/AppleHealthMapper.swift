@@ -175,37 +175,11 @@ public struct AppleHealthMapper: Sendable {
 
     /// `yyyy-MM-dd HH:mm:ss ±HHMM` (Apple Health's format) → an RFC 3339 time keeping the offset.
     func time(_ text: String?) -> ClinicalTime? {
-        guard let text else { return nil }
+        guard let text, let (epoch, offset) = AppleHealthDate.parse(text) else { return nil }
         let b = Array(text.utf8)
-        guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
-              b[20] == 0x2B || b[20] == 0x2D else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for i in range {
-                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
-                value = value * 10 + Int(b[i] - 0x30)
-            }
-            return value
-        }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-              let minute = number(14..<16), let second = number(17..<19), let offsetHours = number(21..<23), let offsetMinutes = number(23..<25),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61, offsetHours < 24, offsetMinutes < 60 else { return nil }
-        let sign = b[20] == 0x2D ? -1 : 1
-        let offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
-        let epoch = Int64(Self.daysFromCivil(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset)
         let date = String(decoding: b[0..<10], as: UTF8.self), clock = String(decoding: b[11..<19], as: UTF8.self)
-        let zone = offset == 0 ? "Z" : "\(sign < 0 ? "-" : "+")\(String(decoding: b[21..<23], as: UTF8.self)):\(String(decoding: b[23..<25], as: UTF8.self))"
+        let zone = offset == 0 ? "Z" : "\(offset < 0 ? "-" : "+")\(String(decoding: b[21..<23], as: UTF8.self)):\(String(decoding: b[23..<25], as: UTF8.self))"
         return ClinicalTime(text: "\(date)T\(clock)\(zone)", epoch: epoch)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 
     /// The element as JSON (attributes, metadata, children): the lossless raw form.

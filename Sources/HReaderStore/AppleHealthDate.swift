@@ -27,7 +27,7 @@ public enum AppleHealthDate {
                 let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
                 guard day <= days, second < 60, offset != 0 || b[20] == 0x2B else { return nil }
             }
-            let epoch = Int64(daysFromCivil(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
+            let epoch = Int64(CivilDays.days(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
             return (epoch, offset)
         }
     }
@@ -37,7 +37,7 @@ public enum AppleHealthDate {
         let local = epoch + Int64(offsetMinutes) * 60
         let days = Int(local >= 0 ? local / 86_400 : (local - 86_399) / 86_400)
         let seconds = Int(local - Int64(days) * 86_400)
-        let (y, m, d) = civilFromDays(days)
+        let (y, m, d) = CivilDays.date(days)
         return (y, m, d, seconds / 3600, seconds / 60 % 60, seconds % 60)
     }
 
@@ -58,28 +58,6 @@ public enum AppleHealthDate {
         let o = abs(offsetMinutes)
         let zone = offsetMinutes == 0 ? "Z" : "\(offsetMinutes < 0 ? "-" : "+")\(two(o / 60)):\(two(o % 60))"
         return "\(four(c.year))-\(two(c.month))-\(two(c.day))T\(two(c.hour)):\(two(c.minute)):\(two(c.second))\(zone)"
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithms).
-    public static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
-        let y = m <= 2 ? y0 - 1 : y0
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civilFromDays(_ z0: Int) -> (Int, Int, Int) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
     }
 }
 

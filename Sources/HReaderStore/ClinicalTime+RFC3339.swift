@@ -37,7 +37,7 @@ extension ClinicalTime {
         guard year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month, of: year), hour < 24, minute < 60, second < 60 else {
             return nil
         }
-        return Int64(daysFromCivil(year, month, day)) * 86400 + Int64(hour * 3600 + minute * 60 + second - offset)
+        return Int64(CivilDays.days(year, month, day)) * 86400 + Int64(hour * 3600 + minute * 60 + second - offset)
     }
 
     private static func daysIn(_ month: Int, of year: Int) -> Int {
@@ -46,15 +46,5 @@ extension ClinicalTime {
         case 4, 6, 9, 11: 30
         default: 31
         }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    private static func daysFromCivil(_ year: Int, _ month: Int, _ day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146097 + dayOfEra - 719468
     }
 }

@@ -1,5 +1,6 @@
 import CLibXML2
 import Foundation
+import HReaderStore
 
 /// Turns the parser's start and end events into `AppleHealthElement`s: one top-level element (with
 /// its `MetadataEntry` children and a correlation's `Record`s) at a time, kept until handed over.
@@ -15,6 +16,8 @@ struct AppleHealthElementBuilder {
     private var kept = 0                           // bytes `current` keeps
     private var ready: [AppleHealthElement] = []
     private var names = AppleHealthNames()
+    /// The texts samples repeat (types, sources, devices, units), made once.
+    private var interner = StringInterner()
 
     var insideRoot: Bool { sawRoot && depth > 0 }
 
@@ -40,17 +43,22 @@ struct AppleHealthElementBuilder {
         case 2:
             guard let kind = name.kind else { return }
             kept = 0
-            current = AppleHealthElement(kind: kind, attributes: try keep(attributes, line: line), line: line)
+            if kind == .record, let sample = try sample(attributes, line: line) {
+                current = AppleHealthElement(sample: sample, line: line)
+            } else {
+                kept = 0
+                current = AppleHealthElement(kind: kind, attributes: try keep(attributes, line: line), line: line)
+            }
         case 3 where current != nil:
             if name.role == .metadataEntry {
                 let entry = try metadata(attributes, line: line)
-                current?.metadata.append(entry)
+                current?.appendMetadata(key: entry.key, value: entry.value)
             } else if name.role == .record, current?.kind == .correlation {
                 child = AppleHealthElement(kind: .record, attributes: try keep(attributes, line: line), line: line)
             }
         case 4 where child != nil && name.role == .metadataEntry:
             let entry = try metadata(attributes, line: line)
-            child?.metadata.append(entry)
+            child?.appendMetadata(key: entry.key, value: entry.value)
         default:
             break
         }
@@ -71,6 +79,28 @@ struct AppleHealthElementBuilder {
     mutating func handOver(_ handle: (AppleHealthElement) throws -> Void) rethrows {
         defer { ready.removeAll(keepingCapacity: true) }
         for element in ready { try handle(element) }
+    }
+
+    /// A Record's attributes straight into the samples' columns, from libxml2's buffers; nil when
+    /// they do not fit exactly (another attribute, an inexact date): then it is text.
+    private mutating func sample(_ attributes: SAXAttributes, line: Int) throws -> SampleRecord? {
+        var parser = SampleRecordParser()
+        for index in 0..<attributes.count {
+            guard let name = attributes.name(index) else { continue }
+            let field = names[name].field
+            let bytes = attributes.value(index)
+            try account(bytes, line: line)
+            guard field != 0 else { return nil }
+            let fits: Bool
+            if bytes.contains(0x26) {
+                var restored = Self.ampersandsRestored(bytes)
+                fits = restored.withUTF8 { parser.add(field: field, $0, interner: &interner) }
+            } else {
+                fits = parser.add(field: field, bytes, interner: &interner)
+            }
+            guard fits else { return nil }
+        }
+        return parser.finish()
     }
 
     private mutating func keep(_ attributes: SAXAttributes, line: Int) throws -> [(name: String, value: String)] {
@@ -96,7 +126,8 @@ struct AppleHealthElementBuilder {
         return entry
     }
 
-    private mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) throws -> String {
+    /// Counts a value against the limits on what one element keeps.
+    private mutating func account(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) throws {
         guard bytes.count <= XMLPolicy.maxValueBytes else {
             throw RecordsError.malformed("an attribute value at line \(line) is longer than \(XMLPolicy.maxValueBytes >> 20) MiB; refused")
         }
@@ -104,6 +135,10 @@ struct AppleHealthElementBuilder {
         guard kept <= Self.maxElementBytes else {
             throw RecordsError.malformed("the element at line \(line) holds more than \(Self.maxElementBytes >> 20) MiB of attributes; refused")
         }
+    }
+
+    private mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) throws -> String {
+        try account(bytes, line: line)
         guard let start = bytes.baseAddress, memchr(start, 0x26, bytes.count) != nil else {
             return String(decoding: bytes, as: UTF8.self)
         }
@@ -142,6 +177,8 @@ struct AppleHealthNames {
         let string: String
         let kind: AppleHealthElement.Kind?
         let role: Role
+        /// The sample column an attribute of this name fills (`SampleLayout`), 0 for none.
+        let field: UInt8
     }
 
     /// Slots in the table; it fills to half of them, then further names (an export has about 80)
@@ -160,7 +197,8 @@ struct AppleHealthNames {
                 slot = (slot + 1) & (Self.slots - 1)
             }
             let string = String(cString: pointer)
-            let name = Name(string: string, kind: AppleHealthElement.Kind(rawValue: string), role: Self.role(string))
+            let name = Name(string: string, kind: AppleHealthElement.Kind(rawValue: string), role: Self.role(string),
+                            field: SampleLayout.code(string) ?? 0)
             if count < Self.slots / 2 {
                 keys[slot] = key
                 names[slot] = name

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderStore
 
 /// One element of an Apple Health export, as the streaming reader hands it over.
 public struct AppleHealthElement: Sendable {
@@ -8,10 +9,11 @@ public struct AppleHealthElement: Sendable {
     }
 
     public var kind: Kind
-    /// The element's attributes, in document order.
-    public var attributes: [(name: String, value: String)]
-    /// `MetadataEntry` children (key, value).
-    public var metadata: [(key: String, value: String)] = []
+    /// A top-level `Record` that fits the samples' columns exactly, already split into them (the
+    /// reader does it while parsing); its attributes and metadata are then given back from it.
+    public private(set) var sample: SampleRecord?
+    private var textAttributes: [(name: String, value: String)]
+    private var textMetadata: [(key: String, value: String)]
     /// A correlation's `Record` children.
     public var children: [AppleHealthElement] = []
     /// The line where the element starts, for messages.
@@ -19,11 +21,39 @@ public struct AppleHealthElement: Sendable {
 
     public init(kind: Kind, attributes: [(name: String, value: String)], metadata: [(key: String, value: String)] = [],
                 children: [AppleHealthElement] = [], line: Int) {
-        self.kind = kind; self.attributes = attributes; self.metadata = metadata; self.children = children; self.line = line
+        self.kind = kind; textAttributes = attributes; textMetadata = metadata; self.children = children; self.line = line
+    }
+
+    init(sample: SampleRecord, line: Int) {
+        kind = .record; self.sample = sample; textAttributes = []; textMetadata = []; self.line = line
+    }
+
+    /// The element's attributes, in document order.
+    public var attributes: [(name: String, value: String)] {
+        get { sample?.attributes ?? textAttributes }
+        set { textMetadata = metadata; textAttributes = newValue; sample = nil }
+    }
+
+    /// `MetadataEntry` children (key, value).
+    public var metadata: [(key: String, value: String)] {
+        get { sample?.metadata ?? textMetadata }
+        set {
+            if sample != nil { sample!.extras = SampleRecord.extras(newValue) } else { textMetadata = newValue }
+        }
+    }
+
+    /// Adds a `MetadataEntry` child as the reader finds it.
+    mutating func appendMetadata(key: String, value: String) {
+        if sample != nil {
+            sample!.extras = (sample!.extras.map { $0 + "\u{1E}" } ?? "") + key + "\u{1F}" + value
+        } else {
+            textMetadata.append((key, value))
+        }
     }
 
     public func attribute(_ name: String) -> String? {
-        attributes.first { $0.name == name }?.value
+        if let sample { return sample.attribute(name) }
+        return attributes.first { $0.name == name }?.value
     }
 }
 
@@ -45,11 +75,54 @@ public final class AppleHealthReader {
         self.source = source
     }
 
-    /// Reads to the end, calling `handle` for each element of interest. Throws
-    /// `RecordsError.malformed` (with the line) for XML that is not well-formed, not an export or
-    /// refused (entities, limits), the source's own error if reading failed, or what `handle`
-    /// throws (the parse stops there).
-    public func read(_ handle: (AppleHealthElement) throws -> Void) throws {
+    /// Elements handed from the parsing thread to the caller's at a time, and batches in flight:
+    /// memory stays bounded (a few thousand elements) whatever the export's size.
+    static let batchSize = 1024
+    static let batchesInFlight = 4
+
+    /// Reads to the end, calling `handle` for each element of interest, on the calling thread.
+    /// Throws `RecordsError.malformed` (with the line) for XML that is not well-formed, not an
+    /// export or refused (entities, limits), the source's own error if reading failed, or what
+    /// `handle` throws (the parse stops there). Elements completed before a parse error are handed
+    /// over first. `concurrently` parses on a second thread while `handle` runs (an import's
+    /// writes), in batches; the source is then read from that thread.
+    public func read(concurrently: Bool = false, _ handle: (AppleHealthElement) throws -> Void) throws {
+        guard concurrently else { return try parse(handle) }
+        let batches = BoundedQueue<[AppleHealthElement]>(capacity: Self.batchesInFlight)
+        let reader = UncheckedSendable(self)
+        let parser = Thread {
+            var batch: [AppleHealthElement] = []
+            batch.reserveCapacity(Self.batchSize)
+            do {
+                try reader.value.parse { element in
+                    batch.append(element)
+                    if batch.count == Self.batchSize {
+                        try batches.put(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { try batches.put(batch) }
+                batches.finish(nil)
+            } catch is BoundedQueue<[AppleHealthElement]>.Cancelled {
+                batches.finish(nil)
+            } catch {
+                if !batch.isEmpty { try? batches.put(batch) }
+                batches.finish(error)
+            }
+        }
+        parser.stackSize = 8 << 20
+        parser.start()
+        // Whatever happens here, the parsing thread is done with the source before this returns.
+        defer {
+            batches.cancel()
+            batches.waitUntilFinished()
+        }
+        while let batch = try batches.take() {
+            for element in batch { try handle(element) }
+        }
+    }
+
+    private func parse(_ handle: (AppleHealthElement) throws -> Void) throws {
         let parser = try AppleHealthSAXParser()
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
         defer { chunk.deallocate() }
@@ -63,5 +136,71 @@ public final class AppleHealthReader {
             try parser.handOver(handle)
             if let failure { throw failure }
         } while count > 0
+    }
+}
+
+/// What one thread hands another, only ever used by one of them at a time (the queue's lock orders it).
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// A bounded queue from one producer thread to one consumer: `put` waits while it is full, `take`
+/// while it is empty; `finish` ends it (with the producer's error, which `take` throws after the
+/// last item); `cancel` makes the producer's next `put` throw.
+final class BoundedQueue<Item>: @unchecked Sendable {
+    struct Cancelled: Error {}
+
+    private let condition = NSCondition()
+    private var items: [Item] = []
+    private let capacity: Int
+    private var finished = false
+    private var cancelled = false
+    private var error: Error?
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func put(_ item: Item) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count >= capacity && !cancelled { condition.wait() }
+        if cancelled { throw Cancelled() }
+        items.append(item)
+        condition.broadcast()
+    }
+
+    func finish(_ error: Error?) {
+        condition.lock()
+        defer { condition.unlock() }
+        finished = true
+        self.error = error
+        condition.broadcast()
+    }
+
+    /// The next item; nil at the end; the producer's error once the items before it are taken.
+    func take() throws -> Item? {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.isEmpty && !finished { condition.wait() }
+        if !items.isEmpty {
+            condition.broadcast()
+            return items.removeFirst()
+        }
+        if let error { throw error }
+        return nil
+    }
+
+    func cancel() {
+        condition.lock()
+        defer { condition.unlock() }
+        cancelled = true
+        items.removeAll()
+        condition.broadcast()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
+        defer { condition.unlock() }
+        while !finished { condition.wait() }
     }
 }

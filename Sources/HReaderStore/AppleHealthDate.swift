@@ -5,30 +5,39 @@ public enum AppleHealthDate {
     /// With `exact`, only a text that `text(_:offsetMinutes:)` gives back unchanged.
     public static func parse(_ text: String, exact: Bool = false) -> (epoch: Int64, offsetMinutes: Int)? {
         var text = text
-        return text.withUTF8 { b -> (Int64, Int)? in
-            guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
-                  b[20] == 0x2B || b[20] == 0x2D else { return nil }
-            func number(_ range: Range<Int>) -> Int? {
-                var value = 0
-                for i in range {
-                    guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
-                    value = value * 10 + Int(b[i] - 0x30)
-                }
-                return value
+        return text.withUTF8 { parse($0, exact: exact) }
+    }
+
+    /// The same over UTF-8 bytes (the parser's buffers: no string is made).
+    public static func parse(_ b: UnsafeBufferPointer<UInt8>, exact: Bool = false) -> (epoch: Int64, offsetMinutes: Int)? {
+        guard b.count == 25, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x20, b[13] == 0x3A, b[16] == 0x3A, b[19] == 0x20,
+              b[20] == 0x2B || b[20] == 0x2D else { return nil }
+        func number(_ from: Int, _ to: Int) -> Int? {
+            var value = 0
+            for i in from..<to {
+                guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+                value = value * 10 + Int(b[i] - 0x30)
             }
-            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-                  let minute = number(14..<16), let second = number(17..<19), let offsetHours = number(21..<23),
-                  let offsetMinutes = number(23..<25), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
-                  second < 61, offsetHours < 24, offsetMinutes < 60 else { return nil }
-            let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
-            if exact {
-                // What `text(_:offsetMinutes:)` writes back unchanged: a real day, no leap second, no "-0000".
-                let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-                let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-                guard day <= days, second < 60, offset != 0 || b[20] == 0x2B else { return nil }
-            }
-            let epoch = Int64(CivilDays.days(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
-            return (epoch, offset)
+            return value
+        }
+        guard let year = number(0, 4), let month = number(5, 7), let day = number(8, 10), let hour = number(11, 13),
+              let minute = number(14, 16), let second = number(17, 19), let offsetHours = number(21, 23),
+              let offsetMinutes = number(23, 25), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
+              second < 61, offsetHours < 24, offsetMinutes < 60 else { return nil }
+        let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
+        if exact {
+            // What `text(_:offsetMinutes:)` writes back unchanged: a real day, no leap second, no "-0000".
+            guard day <= daysIn(month, of: year), second < 60, offset != 0 || b[20] == 0x2B else { return nil }
+        }
+        let epoch = Int64(CivilDays.days(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
+        return (epoch, offset)
+    }
+
+    private static func daysIn(_ month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderCrypto
 
 /// Entries of a patient's record, with the source's content and the user's own fields kept apart.
 public struct EntryRepository {
@@ -54,7 +55,7 @@ public struct EntryRepository {
     @discardableResult
     func insert(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64?,
                 remoteID: String?, now: Date, ifNew: Bool) throws -> Bool {
-        let uuid = UUID().uuidString.lowercased()
+        let uuid = try SecureRandom.uuidString()
         let source = try sourceID ?? SourceRepository(db).manualSourceID()
         let stamp = Timestamps.now(now)
         let c = content

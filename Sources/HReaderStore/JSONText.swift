@@ -4,6 +4,12 @@ public enum JSONText {
     /// Appends `s` to `out` as a JSON string literal.
     public static func quote(_ s: String, into out: inout String) {
         out += "\""
+        // Most texts need no escape: appended whole instead of scalar by scalar.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

@@ -17,6 +17,7 @@ struct SampleRepository {
         let device: String
         let unit: String
         let layout: [Substring]
+        let layoutCode: UInt64
         let type: EntryType
         let description: String
         let codesText: String
@@ -56,6 +57,7 @@ struct SampleRepository {
         let rows = try db.query(sql + condition, arguments) { s in
             Series(id: s.int64(0)!, patientID: s.int64(1)!, sourceID: s.int64(2)!, hkType: s.string(3)!, sourceName: s.string(4)!,
                    sourceVersion: s.string(5)!, device: s.string(6)!, unit: s.string(7)!, layout: s.string(8)!.split(separator: ","),
+                   layoutCode: SampleLayout.layout(s.string(8)!) ?? 0,
                    type: EntryType(rawValue: s.string(9)!) ?? .observation, description: s.string(10)!, codesText: s.string(11)!,
                    maxSpan: s.int64(12)!, codes: withCodes ? CodesJSON.decode(s.string(11)) : [:])
         }
@@ -143,31 +145,17 @@ struct SampleRepository {
 
     /// The Record element's attributes, exactly as the export wrote them, and its metadata entries.
     func element(_ sample: Sample, _ series: Series) -> (attributes: [(name: String, value: String)], metadata: [(key: String, value: String)]) {
-        var attributes: [(name: String, value: String)] = []
-        attributes.reserveCapacity(series.layout.count)
-        for name in series.layout {
-            let value: String
-            switch name {
-            case "type": value = series.hkType
-            case "sourceName": value = series.sourceName
-            case "sourceVersion": value = series.sourceVersion
-            case "device": value = DeviceAddress.joined(series.device, sample.deviceAddress)
-            case "unit": value = series.unit
-            case "creationDate": value = AppleHealthDate.text(sample.creation ?? sample.start, offsetMinutes: sample.creationOffset)
-            case "startDate": value = AppleHealthDate.text(sample.start, offsetMinutes: sample.offset)
-            case "endDate": value = AppleHealthDate.text(sample.end, offsetMinutes: sample.endOffset)
-            case "value": value = sample.valueNumber.map(SampleValue.plain) ?? sample.valueText
-            default: value = ""
-            }
-            attributes.append((String(name), value))
-        }
-        var metadata: [(key: String, value: String)] = []
-        if let extras = sample.extras {
-            for pair in extras.split(separator: "\u{1E}", omittingEmptySubsequences: false) {
-                let parts = pair.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
-                metadata.append((String(parts[0]), parts.count > 1 ? String(parts[1]) : ""))
-            }
-        }
+        var record = SampleRecord()
+        (record.type, record.sourceName, record.sourceVersion, record.device, record.unit) =
+            (series.hkType, series.sourceName, series.sourceVersion, series.device, series.unit)
+        record.layout = series.layoutCode
+        record.start = SampleRecord.Time(epoch: sample.start, offsetMinutes: sample.offset)
+        record.end = SampleRecord.Time(epoch: sample.end, offsetMinutes: sample.endOffset)
+        record.creation = SampleRecord.Time(epoch: sample.creation ?? sample.start, offsetMinutes: sample.creationOffset)
+        record.deviceAddress = sample.deviceAddress
+        record.value = sample.valueNumber.map { .real($0) } ?? .text(sample.valueText)
+        record.extras = sample.extras
+        let (attributes, metadata) = (record.attributes, record.metadata)
         return (attributes, metadata)
     }
 

@@ -23,31 +23,23 @@ public final class SampleWriter {
     private let db: Database
     private let patientID: Int64
     private let sourceID: Int64
-    /// A series by its strings and its layout (4 bits an attribute, in document order).
+    /// A series by its strings and its layout (`SampleLayout`).
     private struct SeriesKey: Hashable {
         var type, sourceName, sourceVersion, device, unit: String
         var layout: UInt64
     }
 
-    /// The attributes a sample's columns hold, by their 4-bit layout code (0 ends a layout).
-    private static let layoutNames = ["", "type", "sourceName", "sourceVersion", "device", "unit", "creationDate", "startDate", "endDate", "value"]
-
-    private static func layoutText(_ code: UInt64) -> String {
-        var names: [String] = [], rest = code
-        while rest != 0 { names.append(layoutNames[Int(rest & 0xF)]); rest >>= 4 }
-        return names.reversed().joined(separator: ",")
+    private struct KnownSeries {
+        var id: Int64
+        var type: EntryType
+        var span: Int64
+        var storedSpan: Int64
     }
 
-    private static func layoutCode(_ text: String) -> UInt64? {
-        var code: UInt64 = 0
-        for name in text.split(separator: ",") {
-            guard let index = layoutNames.firstIndex(of: String(name)), index > 0 else { return nil }
-            code = code << 4 | UInt64(index)
-        }
-        return code
-    }
-
-    private var series: [SeriesKey: (id: Int64, type: EntryType, span: Int64, storedSpan: Int64)] = [:]
+    private var series: [SeriesKey: KnownSeries] = [:]
+    /// The series of the last sample: an export lists a type's samples together, so most samples
+    /// find theirs here with a few pointer comparisons (the reader shares the strings) and no hashing.
+    private var last: (key: SeriesKey, known: KnownSeries)?
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
@@ -59,109 +51,80 @@ public final class SampleWriter {
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         insert = try db.prepare("""
             INSERT OR IGNORE INTO samples (series_id, start_epoch, end_epoch, value, id, utc_offset, end_offset, creation_epoch,
-                creation_offset, device_address, extras) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                creation_offset, device_address, extras) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
             """)
         update = try db.prepare("""
-            UPDATE samples SET utc_offset = ?5, end_offset = ?6, creation_epoch = ?7, creation_offset = ?8, device_address = ?9, extras = ?10
+            UPDATE samples SET utc_offset = ?6, end_offset = ?7, creation_epoch = ?8, creation_offset = ?9, device_address = ?10, extras = ?11
             WHERE series_id = ?1 AND start_epoch = ?2 AND end_epoch = ?3 AND value = ?4
-              AND (utc_offset IS NOT ?5 OR end_offset IS NOT ?6 OR creation_epoch IS NOT ?7 OR creation_offset IS NOT ?8
-                   OR device_address IS NOT ?9 OR extras IS NOT ?10)
+              AND (utc_offset IS NOT ?6 OR end_offset IS NOT ?7 OR creation_epoch IS NOT ?8 OR creation_offset IS NOT ?9
+                   OR device_address IS NOT ?10 OR extras IS NOT ?11)
             """)
         try loadSeries()
     }
 
-
-    /// Stores one Record as a sample. Nil when it does not fit the samples' columns exactly (an
-    /// attribute they cannot name, a date not in the export's format, an attribute twice): the
-    /// caller stores it as an entry, as before.
+    /// Stores one Record given as text attributes; nil when it does not fit the samples' columns
+    /// exactly (an attribute they cannot name, a date not in the export's format, an attribute
+    /// twice): the caller stores it as an entry.
     public func add(attributes: [(name: String, value: String)], metadata: [(key: String, value: String)],
                     mapping: (String) -> SeriesMapping) throws -> (UpsertOutcome, EntryType)? {
-        var type: String?, sourceName = "", sourceVersion = "", device = "", unit = "", value: String?
-        var start: (epoch: Int64, offsetMinutes: Int)?, end: (epoch: Int64, offsetMinutes: Int)?
-        var creation: (epoch: Int64, offsetMinutes: Int)?
-        var deviceAddress: Int64?
-        var layout: UInt64 = 0
-        var seen: UInt16 = 0
-        for (name, text) in attributes {
-            let bit: UInt16
-            switch name {
-            case "type": bit = 1; type = text
-            case "sourceName": bit = 2; sourceName = text
-            case "sourceVersion": bit = 4; sourceVersion = text
-            case "device":
-                bit = 8
-                (device, deviceAddress) = DeviceAddress.split(text)
-            case "unit": bit = 16; unit = text
-            case "creationDate":
-                bit = 32
-                guard let t = AppleHealthDate.parse(text, exact: true) else { return nil }
-                creation = t
-            case "startDate":
-                bit = 64
-                guard let t = AppleHealthDate.parse(text, exact: true) else { return nil }
-                start = t
-            case "endDate":
-                bit = 128
-                guard let t = AppleHealthDate.parse(text, exact: true) else { return nil }
-                end = t
-            case "value": bit = 256; value = text
-            default: return nil
-            }
-            guard seen & bit == 0 else { return nil }
-            seen |= bit
-            layout = layout << 4 | UInt64(bit.trailingZeroBitCount + 1)
-        }
-        guard let type, !type.isEmpty, let start else { return nil }
-        let endEpoch = end?.epoch ?? start.epoch
+        guard let record = SampleRecord(attributes: attributes, metadata: metadata) else { return nil }
+        return try add(record, mapping: mapping)
+    }
 
-        let seriesKey = SeriesKey(type: type, sourceName: sourceName, sourceVersion: sourceVersion, device: device, unit: unit, layout: layout)
-        var found = series[seriesKey]
-        if found == nil {
-            let m = mapping(type)
+    /// Stores one Record as a sample: inserted, updated (same sample, other details), or unchanged.
+    public func add(_ record: SampleRecord, mapping: (String) -> SeriesMapping) throws -> (UpsertOutcome, EntryType) {
+        let key = SeriesKey(type: record.type, sourceName: record.sourceName, sourceVersion: record.sourceVersion,
+                            device: record.device, unit: record.unit, layout: record.layout)
+        var known: KnownSeries
+        if let last, last.key == key {
+            known = last.known
+        } else if let found = series[key] {
+            known = found
+        } else {
+            let m = mapping(record.type)
             try db.execute("""
                 INSERT INTO sample_series (patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type,
                     description, codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, [patientID, sourceID, type, sourceName, sourceVersion, device, unit, Self.layoutText(layout), m.type.rawValue, m.description,
-                      CodesJSON.encode(m.codes)])
-            found = (db.lastInsertRowID, m.type, 0, 0)
-            series[seriesKey] = found
+                """, [patientID, sourceID, record.type, record.sourceName, record.sourceVersion, record.device, record.unit,
+                      SampleLayout.text(record.layout), m.type.rawValue, m.description, CodesJSON.encode(m.codes)])
+            known = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
         }
-        let span = endEpoch - start.epoch
-        if span > found!.span { series[seriesKey]!.span = span }
+        let start = record.start
+        let endEpoch = record.end?.epoch ?? start.epoch
+        known.span = max(known.span, endEpoch - start.epoch)
+        if let last, last.key != key { series[last.key] = last.known }
+        last = (key, known)
 
-        var extras: String?
-        if !metadata.isEmpty {
-            var text = ""
-            for (i, entry) in metadata.enumerated() {
-                // XML forbids these control characters in attribute values, so they cannot occur inside.
-                if i > 0 { text += "\u{1E}" }
-                text += entry.key + "\u{1F}" + entry.value
-            }
-            extras = text
+        // ?1…?4 the key, ?5 the new id (the insert's), ?6…?11 the details (offsets only where they
+        // differ from the start's).
+        func run(_ statement: Statement) throws -> Bool {
+            statement.bind(1, known.id)
+            statement.bind(2, start.epoch)
+            statement.bind(3, endEpoch)
+            statement.bind(4, record.value)
+            statement.bind(5, nextID)
+            statement.bind(6, Int64(start.offsetMinutes))
+            statement.bind(7, record.end.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) })
+            statement.bind(8, record.creation?.epoch)
+            statement.bind(9, record.creation.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) })
+            statement.bind(10, record.deviceAddress)
+            statement.bind(11, record.extras)
+            try statement.step()
+            statement.reset()
+            return db.changes > 0
         }
-        let stored = SampleValue.stored(value)
-        let arguments: [DatabaseValueConvertible?] = [
-            found!.id, start.epoch, endEpoch, stored, nextID, start.offsetMinutes,
-            end.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) },
-            creation?.epoch, creation.flatMap { $0.offsetMinutes == start.offsetMinutes ? nil : Int64($0.offsetMinutes) }, deviceAddress, extras,
-        ]
-        try insert.bind(arguments)
-        try insert.step()
-        insert.reset()
-        if db.changes > 0 {
+        if try run(insert) {
             nextID += 1
-            return (.inserted, found!.type)
+            return (.inserted, known.type)
         }
-        let key: [DatabaseValueConvertible?] = [found!.id, start.epoch, endEpoch, stored]
-        try update.bind(key + Array(arguments[5...]))
-        try update.step()
-        update.reset()
-        return (db.changes > 0 ? .updated : .unchanged, found!.type)
+        if try run(update) { return (.updated, known.type) }
+        return (.unchanged, known.type)
     }
 
     /// Forgets the series it knows and reads them again (after a rollback to a savepoint).
     func forgetSeries() throws {
         series = [:]
+        last = nil
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         try loadSeries()
     }
@@ -171,56 +134,21 @@ public final class SampleWriter {
             SELECT id, hk_type, source_name, source_version, device, unit, layout, type, max_span FROM sample_series
             WHERE patient_id = ? AND source_id = ?
             """, [patientID, sourceID], { s in
-                (Self.layoutCode(s.string(6)!).map { SeriesKey(type: s.string(1)!, sourceName: s.string(2)!, sourceVersion: s.string(3)!,
+                (SampleLayout.layout(s.string(6)!).map { SeriesKey(type: s.string(1)!, sourceName: s.string(2)!, sourceVersion: s.string(3)!,
                                                                 device: s.string(4)!, unit: s.string(5)!, layout: $0) },
                  s.int64(0)!, EntryType(rawValue: s.string(7)!) ?? .observation, s.int64(8)!)
             }) {
-            if let key = row.0 { series[key] = (row.1, row.2, row.3, row.3) }
+            if let key = row.0 { series[key] = KnownSeries(id: row.1, type: row.2, span: row.3, storedSpan: row.3) }
         }
     }
 
     /// Writes what the series learnt (their longest span, for range reads). Call before the transaction ends.
     public func finish() throws {
+        if let last { series[last.key] = last.known }
+        last = nil
         for (key, s) in series where s.span > s.storedSpan {
             try db.execute("UPDATE sample_series SET max_span = max(max_span, ?) WHERE id = ?", [s.span, s.id])
             series[key]!.storedSpan = s.span
         }
-    }
-}
-
-/// A sample's value: a REAL when its text reads back the same (`72`, `0.98`), else the text itself
-/// (`72.50`, `HKCategoryValueSeverityModerate`); '' as a text when the Record has no value (its
-/// series' layout says so).
-enum SampleValue {
-    static func stored(_ text: String?) -> DatabaseValue {
-        guard let text, !text.isEmpty else { return .text("") }
-        if let number = Double(text), number.isFinite, plain(number) == text { return .real(number) }
-        return .text(text)
-    }
-
-    static func plain(_ number: Double) -> String {
-        if number == number.rounded(), abs(number) < 1e15 { return String(Int64(number)) }
-        return "\(number)"
-    }
-}
-
-/// A HealthKit device as exports write it, `<<HKDevice: 0x2a8f52a90>, name:Apple Watch, …>`, carries the
-/// address of an object in memory, different in every sample: it is kept per sample, the rest per series.
-enum DeviceAddress {
-    static let prefix = "<<HKDevice: 0x"
-
-    /// The device without its address, and the address; the text unchanged (and nil) when it does not
-    /// read back exactly (upper-case digits, leading zeros, more than 15 digits).
-    static func split(_ text: String) -> (String, Int64?) {
-        guard text.hasPrefix(prefix) else { return (text, nil) }
-        let rest = text.dropFirst(prefix.count)
-        let hex = rest.prefix { $0.isHexDigit }
-        guard !hex.isEmpty, hex.count <= 15, let address = Int64(hex, radix: 16), String(address, radix: 16) == hex else { return (text, nil) }
-        return (prefix + rest.dropFirst(hex.count), address)
-    }
-
-    static func joined(_ device: String, _ address: Int64?) -> String {
-        guard let address, device.hasPrefix(prefix) else { return device }
-        return prefix + String(address, radix: 16) + device.dropFirst(prefix.count)
     }
 }

@@ -43,6 +43,26 @@ public final class Statement {
         }
     }
 
+    // Binding one parameter by its 1-based index, for hot loops that would otherwise build an array of
+    // existentials per row. A value of the wrong index is a programming error, caught by the step.
+    public func bind(_ index: Int32, _ value: Int64?) {
+        if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    public func bind(_ index: Int32, _ value: String?) {
+        if let value { sqlite3_bind_text(handle, index, value, -1, SQLITE_TRANSIENT) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    public func bind(_ index: Int32, _ value: DatabaseValue) {
+        switch value {
+        case .null: sqlite3_bind_null(handle, index)
+        case let .integer(v): sqlite3_bind_int64(handle, index, v)
+        case let .real(v): sqlite3_bind_double(handle, index, v)
+        case let .text(v): sqlite3_bind_text(handle, index, v, -1, SQLITE_TRANSIENT)
+        case let .blob(v): v.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32(v.count), SQLITE_TRANSIENT) }
+        }
+    }
+
     /// Advances to the next row; false when done.
     @discardableResult
     public func step() throws -> Bool {

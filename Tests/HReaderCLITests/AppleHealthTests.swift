@@ -213,6 +213,23 @@ final class AppleHealthTests: CLITestCase {
         let bombResult = try hreader(withPassword(["import", "--apple-health", bomb, "--patient", "1"]))
         XCTAssertTrue(bombResult.stderr.contains("zip bomb"), bombResult.stderr)
 
+        // The member's CRC-32 is checked (by hreader, with zlib's crc32, as it streams): a zip whose
+        // stored CRC (local header and central directory) does not match its data is damaged.
+        var damaged = zipData
+        let crc = damaged.withUnsafeBytes { Array($0[14..<18]) }
+        var patched = 0
+        for offset in 0..<(damaged.count - 4) where damaged[offset..<(offset + 4)].elementsEqual(crc) {
+            damaged[offset] ^= 0xFF
+            patched += 1
+        }
+        XCTAssertEqual(patched, 2, "the CRC is in the local header and the central directory")
+        let damagedZip = workDir.appendingPathComponent("bad-crc.zip")
+        try damaged.write(to: damagedZip)
+        let crcResult = try hreader(withPassword(["import", "--apple-health", damagedZip.path, "--patient", "1"]))
+        XCTAssertEqual(crcResult.status, 5, crcResult.stderr)
+        XCTAssertTrue(crcResult.stderr.contains("checksum does not match"), crcResult.stderr)
+        XCTAssertTrue(try entries(1).isEmpty, "nothing committed after a CRC mismatch")
+
         let badDate = try file("bad-date.xml", Self.export(badDate: true))
         let result = try ok(withPassword(["import", "--apple-health", badDate, "--patient", "1"]))
         XCTAssertTrue(result.stdout.contains("skipped 1: a Record with a missing or unreadable startDate"), result.stdout)

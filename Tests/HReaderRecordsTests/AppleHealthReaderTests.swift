@@ -246,6 +246,97 @@ final class AppleHealthReaderTests: XCTestCase {
         XCTAssertGreaterThan(data.count, 10 * AppleHealthReader.chunkBytes)
     }
 
+    /// Parsing on a second thread hands over the same elements, in the same order, as parsing on
+    /// the caller's; a parse error still comes after the elements before it; a handler error stops
+    /// the parsing thread (the call returns, nothing hangs).
+    func testConcurrentReadIsTheSameRead() throws {
+        let records = (0..<5_000).map { i in
+            #"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="W &amp; Co" unit="count/min" "#
+                + #"startDate="2024-01-01 10:\#(String(format: "%02d", i % 60)):00 +0100" endDate="2024-01-01 10:00:00 +0100" value="\#(i)"/>"#
+        }
+        let xml = Self.doctype + "\n<HealthData locale=\"en\">\n" + records.joined(separator: "\n") + "\n</HealthData>\n"
+        func source(_ data: Data) -> AppleHealthReader.Source {
+            var offset = 0
+            return { buffer in
+                let count = min(buffer.count, data.count - offset)
+                data.copyBytes(to: buffer, from: offset..<(offset + count))
+                offset += count
+                return count
+            }
+        }
+        func read(_ data: Data, concurrently: Bool) throws -> [String] {
+            var out: [String] = []
+            try AppleHealthReader(source: source(data)).read(concurrently: concurrently) { element in
+                out.append("\(element.kind) \(element.line) " + element.attributes.map { "\($0.name)=\($0.value)" }.joined(separator: " "))
+            }
+            return out
+        }
+        let data = Data(xml.utf8)
+        let serial = try read(data, concurrently: false)
+        XCTAssertEqual(serial.count, 5_000)
+        XCTAssertTrue(serial[7].contains("sourceName=W & Co"), serial[7])
+        XCTAssertEqual(try read(data, concurrently: true), serial)
+
+        // Malformed after 3000 records: the 3000 come first, then the error with its line.
+        let broken = Data((Self.doctype + "\n<HealthData>\n" + records[..<3000].joined(separator: "\n") + "\n<Record <<\n").utf8)
+        var handed = 0
+        XCTAssertThrowsError(try AppleHealthReader(source: source(broken)).read(concurrently: true) { _ in handed += 1 }) { error in
+            XCTAssertTrue("\(error)".contains("not well-formed"), "\(error)")
+        }
+        XCTAssertEqual(handed, 3000)
+
+        struct Stop: Error {}
+        handed = 0
+        XCTAssertThrowsError(try AppleHealthReader(source: source(data)).read(concurrently: true) { _ in
+            handed += 1
+            if handed == 10 { throw Stop() }
+        }) { error in XCTAssertTrue(error is Stop, "\(error)") }
+        XCTAssertEqual(handed, 10)
+    }
+
+    /// A Record read straight into the samples' columns gives its attributes and metadata back
+    /// exactly, ampersands, device addresses and dates included; one that would not (a date not in
+    /// the export's format, an upper-case address) stays text, unchanged.
+    func testRecordsSplitIntoSampleColumnsGiveTheirTextBack() throws {
+        let device = "&lt;&lt;HKDevice: 0x2a8f52a90&gt;, name:Scale &amp; Co, model:GS-2&gt;"
+        let xml = Self.doctype + """
+
+            <HealthData locale="en">
+             <Record type="HKQuantityTypeIdentifierBodyMass" sourceName="A &amp; B" sourceVersion="3" device="\(device)" unit="kg" creationDate="2024-02-29 07:19:49 -0330" startDate="2024-02-29 07:08:32 -0330" endDate="2024-02-29 07:08:32 +0000" value="72.50">
+              <MetadataEntry key="HKWasUserEntered" value="1"/>
+              <MetadataEntry key="note" value="x &amp; y"/>
+             </Record>
+             <Record type="HKQuantityTypeIdentifierHeartRate" sourceName="W" device="&lt;&lt;HKDevice: 0x2A8F&gt;&gt;" unit="count/min" startDate="2024-02-29 07:08:32 +0100" value="61"/>
+             <Record type="HKQuantityTypeIdentifierHeartRate" sourceName="W" unit="count/min" startDate="2024-02-30 07:08:32 +0100" value="61"/>
+             <Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="W" startDate="2024-03-01 23:00:00 +0100" endDate="2024-03-02 07:00:00 +0100" value="HKCategoryValueSleepAnalysisAsleepCore"/>
+            </HealthData>
+            """
+        let data = Data(xml.utf8)
+        var offset = 0
+        var elements: [AppleHealthElement] = []
+        try AppleHealthReader { buffer in
+            let count = min(buffer.count, data.count - offset)
+            data.copyBytes(to: buffer, from: offset..<(offset + count))
+            offset += count
+            return count
+        }.read { elements.append($0) }
+        XCTAssertEqual(elements.count, 4)
+        XCTAssertNotNil(elements[0].sample, "a Record the columns hold")
+        XCTAssertEqual(elements[0].attributes.map(\.name), ["type", "sourceName", "sourceVersion", "device", "unit", "creationDate", "startDate", "endDate", "value"])
+        XCTAssertEqual(elements[0].attribute("sourceName"), "A & B")
+        XCTAssertEqual(elements[0].attribute("device"), "<<HKDevice: 0x2a8f52a90>, name:Scale & Co, model:GS-2>")
+        XCTAssertEqual(elements[0].attribute("creationDate"), "2024-02-29 07:19:49 -0330")
+        XCTAssertEqual(elements[0].attribute("endDate"), "2024-02-29 07:08:32 +0000")
+        XCTAssertEqual(elements[0].attribute("value"), "72.50")
+        XCTAssertNil(elements[0].attribute("workoutActivityType"))
+        XCTAssertEqual(elements[0].metadata.map { "\($0.key)=\($0.value)" }, ["HKWasUserEntered=1", "note=x & y"])
+        XCTAssertEqual(elements[1].attribute("device"), "<<HKDevice: 0x2A8F>>", "an upper-case address is kept as written")
+        XCTAssertNil(elements[2].sample, "February 30th is not a date the columns can give back")
+        XCTAssertEqual(elements[2].attribute("startDate"), "2024-02-30 07:08:32 +0100")
+        XCTAssertNotNil(elements[3].sample)
+        XCTAssertEqual(elements[3].attribute("value"), "HKCategoryValueSleepAnalysisAsleepCore")
+    }
+
     func testSourceErrorPassesThrough() {
         struct Broken: Error {}
         var calls = 0

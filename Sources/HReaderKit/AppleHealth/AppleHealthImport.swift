@@ -120,18 +120,44 @@ extension OpenVault {
             // Records (but blood pressure, which a correlation may take back) go to the samples
             // tables (migration 3); one that does not fit their columns exactly is an entry.
             var samples: SampleWriter?
-            func storeSample(_ element: AppleHealthElement, type: String) throws -> Bool {
+            // Samples of one type come together: they are counted by runs, not hashed one by one.
+            struct Run {
+                var type: String
+                var known: Bool
+                var entryType: EntryType
+                var inserted = 0, updated = 0, unchanged = 0
+                var count: Int { inserted + updated + unchanged }
+            }
+            var run: Run?
+            func flushRun() {
+                guard let r = run else { return }
+                summary.recordsByType[r.type, default: 0] += r.count
+                if !r.known { summary.unknownTypes[r.type, default: 0] += r.count }
+                for (outcome, n) in [(UpsertOutcome.inserted, r.inserted), (.updated, r.updated), (.unchanged, r.unchanged)] where n > 0 {
+                    count(outcome, r.entryType, by: n)
+                }
+                run = nil
+            }
+            func storeSample(_ record: SampleRecord) throws {
                 if samples == nil { samples = try SampleWriter(db, patientID: try owner().id, sourceID: try sourceID()) }
-                guard let (outcome, entryType) = try samples!.add(attributes: element.attributes, metadata: element.metadata,
-                                                                  mapping: AppleHealthMapper.seriesMapping) else { return false }
-                count(outcome, entryType, by: 1)
-                if !AppleHealthMapper.isKnown(type) { summary.unknownTypes[type, default: 0] += 1 }
-                return true
+                let (outcome, entryType) = try samples!.add(record, mapping: AppleHealthMapper.seriesMapping)
+                if run?.type != record.type || run?.entryType != entryType {
+                    flushRun()
+                    run = Run(type: record.type, known: AppleHealthMapper.isKnown(record.type), entryType: entryType)
+                }
+                switch outcome {
+                case .inserted: run!.inserted += 1
+                case .updated: run!.updated += 1
+                case .unchanged: run!.unchanged += 1
+                }
+            }
+            func isBloodPressure(_ type: String) -> Bool {
+                type == "HKQuantityTypeIdentifierBloodPressureSystolic" || type == "HKQuantityTypeIdentifierBloodPressureDiastolic"
             }
 
             do {
                 try source.withXML { bytes in
-                    try AppleHealthReader(source: bytes).read { element in
+                    try AppleHealthReader(source: bytes).read(concurrently: true) { element in
                         elements += 1
                         if elements % 10_000 == 0 { progress("\(elements) elements") }
                         switch element.kind {
@@ -140,9 +166,14 @@ extension OpenVault {
                         case .exportDate:
                             break
                         case .record:
+                            // Most Records arrive already split into the samples' columns (parsed on the reader's thread).
+                            if let sample = element.sample, !isBloodPressure(sample.type) {
+                                try storeSample(sample)
+                                return
+                            }
                             let type = element.attribute("type") ?? ""
-                            summary.recordsByType[type, default: 0] += 1
-                            if type == "HKQuantityTypeIdentifierBloodPressureSystolic" || type == "HKQuantityTypeIdentifierBloodPressureDiastolic" {
+                            if isBloodPressure(type) {
+                                summary.recordsByType[type, default: 0] += 1
                                 let id = AppleHealthMapper.remoteID(element)
                                 if correlated.contains(id) {
                                     summary.partOfCorrelation += 1
@@ -151,7 +182,11 @@ extension OpenVault {
                                 }
                                 return
                             }
-                            if try storeSample(element, type: type) { return }
+                            if let sample = SampleRecord(attributes: element.attributes, metadata: element.metadata) {
+                                try storeSample(sample)
+                                return
+                            }
+                            summary.recordsByType[type, default: 0] += 1
                             try store(mapper.record(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
                         case .correlation:
                             summary.correlations += 1
@@ -200,6 +235,7 @@ extension OpenVault {
                     summary.imports.skipped["a clinical record that is not FHIR JSON (\(error.description))", default: 0] += 1
                 }
             }
+            flushRun()
             try samples?.finish()
             let owner = try owner()
             if !summary.imports.patientIDs.contains(owner.id) { summary.imports.patientIDs.append(owner.id) }

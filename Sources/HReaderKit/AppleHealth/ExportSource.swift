@@ -1,6 +1,7 @@
 import Foundation
 import HReaderRecords
 import ZIPFoundation
+import CZlibChecksum
 
 /// Where an Apple Health export comes from: `export.xml` on disk, or the XML member of the Health
 /// app's `export.zip`, streamed out of the zip as it is parsed. Nothing is written to disk: the zip
@@ -116,14 +117,16 @@ public final class AppleHealthExportSource {
             var produced: UInt64 = 0
             let (archive, entry) = (handoff.archive, handoff.entry)
             do {
-                let crc = try archive.extract(entry, bufferSize: 256 << 10) { chunk in
+                var crc: UInt = 0
+                _ = try archive.extract(entry, bufferSize: 256 << 10, skipCRC32: true) { chunk in
                     produced += UInt64(chunk.count)
+                    crc = chunk.withUnsafeBytes { CZlibChecksum.crc32(crc, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt32($0.count)) }
                     if produced > declared || produced / compressed > Self.maxCompressionRatio {
                         throw HReaderError.badInput("\(name): the export inflates beyond its declared size; refusing it as a zip bomb")
                     }
                     try pipe.put(chunk)
                 }
-                if crc != entry.checksum {
+                if crc != UInt(entry.checksum) {
                     throw HReaderError.badInput("\(name): the export's checksum does not match (the zip is damaged)")
                 }
                 pipe.finish(nil)

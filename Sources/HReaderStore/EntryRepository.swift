@@ -207,6 +207,15 @@ extension EntryRepository {
     /// without struck entries; each time column is searched through its own index. Codes are decoded only
     /// when asked for.
     public func timelineRows(patientID: Int64, from: Int64, to: Int64, type: EntryType? = nil, withCodes: Bool = false) throws -> [TimelineRow] {
+        var rows: [TimelineRow] = []
+        try forEachTimelineRow(patientID: patientID, from: from, to: to, type: type, withCodes: withCodes) { rows.append($0) }
+        return rows
+    }
+
+    /// The same rows handed over one at a time: the entries (a clinical record's worth) are read
+    /// first, the samples (maybe millions) stream from their cursor, merged in (time, id) order.
+    public func forEachTimelineRow(patientID: Int64, from: Int64, to: Int64, type: EntryType? = nil, withCodes: Bool = false,
+                                   _ body: (TimelineRow) throws -> Void) throws {
         var args: [DatabaseValueConvertible?] = [patientID, from, to, patientID, from, to, patientID, from, to]
         if let type { args.append(type.rawValue) }
         let sql = """
@@ -225,10 +234,24 @@ extension EntryRepository {
                         unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
         }
         let samples = SampleRepository(db: db)
-        let found = try samples.samples(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false)
-        guard !found.isEmpty else { return stored }
         let series = try samples.series(patientID: patientID, withCodes: withCodes)
-        var words: [String: String] = [:]
-        return Self.merge(stored, found.map { samples.timelineRow($0, series[$0.seriesID]!, withCodes: withCodes, words: &words) }) { ($0.time, $0.id) }
+        var next = 0   // the next stored row; on equal (time, id) it goes first
+        if !series.isEmpty {
+            var words: [String: String] = [:]
+            var last: SampleRepository.Series?
+            try samples.forEachSample(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false) { sample in
+                if last?.id != sample.seriesID { last = series[sample.seriesID] }
+                let row = samples.timelineRow(sample, last!, withCodes: withCodes, words: &words)
+                while next < stored.count, (stored[next].time, stored[next].id) <= (row.time, row.id) {
+                    try body(stored[next])
+                    next += 1
+                }
+                try body(row)
+            }
+        }
+        while next < stored.count {
+            try body(stored[next])
+            next += 1
+        }
     }
 }

@@ -7,7 +7,9 @@ import Foundation
 struct SampleRepository {
     let db: Database
 
-    struct Series {
+    /// A class: every sample of a page refers to its series, and a struct of ten fields would be
+    /// copied (and each string retained) per sample.
+    final class Series {
         let id: Int64
         let patientID: Int64
         let sourceID: Int64
@@ -24,6 +26,17 @@ struct SampleRepository {
         let maxSpan: Int64
         /// Empty unless asked for: a timeline page without `--detail` does not need them.
         let codes: [String: [String]]
+
+        init(_ s: Statement, withCodes: Bool) {
+            id = s.int64(0)!; patientID = s.int64(1)!; sourceID = s.int64(2)!; hkType = s.string(3)!; sourceName = s.string(4)!
+            sourceVersion = s.string(5)!; device = s.string(6)!; unit = s.string(7)!
+            let layoutText = s.string(8)!
+            layout = layoutText.split(separator: ",")
+            layoutCode = SampleLayout.layout(layoutText) ?? 0
+            type = EntryType(rawValue: s.string(9)!) ?? .observation
+            description = s.string(10)!; codesText = s.string(11)!; maxSpan = s.int64(12)!
+            codes = withCodes ? CodesJSON.decode(codesText) : [:]
+        }
     }
 
     /// One stored sample, as read.
@@ -54,13 +67,7 @@ struct SampleRepository {
 
     private func series(_ condition: String, _ arguments: [DatabaseValueConvertible?], withCodes: Bool = true) throws -> [Int64: Series] {
         let sql = "SELECT id, patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type, description, codes, max_span FROM sample_series"
-        let rows = try db.query(sql + condition, arguments) { s in
-            Series(id: s.int64(0)!, patientID: s.int64(1)!, sourceID: s.int64(2)!, hkType: s.string(3)!, sourceName: s.string(4)!,
-                   sourceVersion: s.string(5)!, device: s.string(6)!, unit: s.string(7)!, layout: s.string(8)!.split(separator: ","),
-                   layoutCode: SampleLayout.layout(s.string(8)!) ?? 0,
-                   type: EntryType(rawValue: s.string(9)!) ?? .observation, description: s.string(10)!, codesText: s.string(11)!,
-                   maxSpan: s.int64(12)!, codes: withCodes ? CodesJSON.decode(s.string(11)) : [:])
-        }
+        let rows = try db.query(sql + condition, arguments) { Series($0, withCodes: withCodes) }
         return Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
     }
 
@@ -79,17 +86,48 @@ struct SampleRepository {
     /// The samples of a patient whose start or end falls in [from, to], by start then id. A sample
     /// starting before `from` can only end in range if it started within its series' longest span.
     func samples(patientID: Int64, from: Int64?, to: Int64?, type: EntryType?, limit: Int?, full: Bool) throws -> [Sample] {
-        var sql = "SELECT \(Self.columns) FROM sample_series ss JOIN samples s ON s.series_id = ss.id WHERE ss.patient_id = ?"
-        var args: [DatabaseValueConvertible?] = [patientID]
+        var out: [Sample] = []
+        try forEachSample(patientID: patientID, from: from, to: to, type: type, limit: limit, full: full) { out.append($0) }
+        return out
+    }
+
+    /// The same, one at a time: a decade page reads a million without holding them. Each series is
+    /// read in its own order (the table is clustered on series and start, so that is a range scan)
+    /// and the series are merged here: one ORDER BY over all of them would have SQLite sort the
+    /// whole page in memory first.
+    func forEachSample(patientID: Int64, from: Int64?, to: Int64?, type: EntryType?, limit: Int?, full: Bool,
+                       _ body: (Sample) throws -> Void) throws {
+        var seriesSQL = "SELECT id, max_span FROM sample_series WHERE patient_id = ?"
+        var seriesArgs: [DatabaseValueConvertible?] = [patientID]
+        if let type { seriesSQL += " AND type = ?"; seriesArgs.append(type.rawValue) }
+        let spans = try db.query(seriesSQL, seriesArgs) { ($0.int64(0)!, $0.int64(1)!) }
+        var sql = "SELECT \(Self.columns) FROM samples s WHERE s.series_id = ?"
         if from != nil || to != nil {
-            let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
-            sql += " AND s.start_epoch BETWEEN ? - ss.max_span AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
-            args += [lo, hi, lo, lo, hi]
+            sql += " AND s.start_epoch BETWEEN ? - ? AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
         }
-        if let type { sql += " AND ss.type = ?"; args.append(type.rawValue) }
         sql += " ORDER BY s.start_epoch, s.id"
-        if let limit { sql += " LIMIT ?"; args.append(limit) }
-        return try db.query(sql, args) { Self.sample($0, full: full) }
+        let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
+        // One cursor per series, each at its next sample; the smallest (start, id) goes next.
+        var cursors: [(statement: Statement, head: Sample)] = []
+        for (id, span) in spans {
+            let statement = try db.prepare(sql)
+            try statement.bind(from != nil || to != nil ? [id, lo, span, hi, lo, lo, hi] : [id])
+            if try statement.step() { cursors.append((statement, Self.sample(statement, full: full))) }
+        }
+        var remaining = limit ?? Int.max
+        while !cursors.isEmpty, remaining > 0 {
+            var best = 0
+            for i in 1..<cursors.count where (cursors[i].head.start, cursors[i].head.id) < (cursors[best].head.start, cursors[best].head.id) {
+                best = i
+            }
+            try body(cursors[best].head)
+            remaining -= 1
+            if try cursors[best].statement.step() {
+                cursors[best].head = Self.sample(cursors[best].statement, full: full)
+            } else {
+                cursors.remove(at: best)
+            }
+        }
     }
 
     func get(id: Int64) throws -> Entry? {

@@ -9,6 +9,11 @@ enum JSONResponse {
         body(value.serialized(), contentType: "application/json; charset=utf-8", status: status)
     }
 
+    /// JSON already written (by a `JSONByteWriter`).
+    static func make(bytes: ByteBuffer, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: bytes))
+    }
+
     /// For the `[String: Any]` shapes that `--json` prints (`Patient.jsonObject`, `Entry.jsonObject`).
     static func make(object: [String: Any], status: HTTPResponse.Status = .ok) throws -> Response {
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])

@@ -42,10 +42,14 @@ struct Routes {
             let keys = try query.get("types").map(TimelineQuery.keys(parsing:))
             let detail = ["1", "true", "yes"].contains(query.get("detail")?.lowercased() ?? "")
             let reference = query.get("patient")
-            let payload = try await gate.run { open in
-                try open.timeline(patient: try Self.patient(reference, in: open), query: TimelineQuery(range: range, keys: keys, detail: detail))
+            let body = try await gate.run { open in
+                var buffer = ByteBuffer()
+                var out = JSONByteWriter { bytes in buffer.writeBytes(bytes) }
+                try open.writeTimeline(patient: try Self.patient(reference, in: open), query: TimelineQuery(range: range, keys: keys, detail: detail),
+                                       to: &out)
+                return buffer
             }
-            return JSONResponse.make(payload)
+            return JSONResponse.make(bytes: body)
         }
         router.post("/timeline.json") { request, context in try await post(request, base: context.base) }
 

@@ -52,9 +52,17 @@ struct TimelineCommand: ParsableCommand {
                 range = TimelineRange(start: from!.time.epoch, end: to!.time.epoch)
             }
             let open = try global.open()
-            let payload = try open.timeline(patient: try open.patient(patient),
-                                            query: TimelineQuery(range: range, keys: try types.map(TimelineQuery.keys(parsing:)), detail: detail))
-            print(payload.serialized(pretty: pretty))
+            let who = try open.patient(patient)
+            let query = TimelineQuery(range: range, keys: try types.map(TimelineQuery.keys(parsing:)), detail: detail)
+            guard !pretty else {
+                print(try open.timeline(patient: who, query: query).serialized(pretty: true))
+                return
+            }
+            // Compact pages are written as they are made (a decade of samples is megabytes), through
+            // the same control-character filter as everything printed.
+            var out = JSONByteWriter(replacingControls: true) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+            try open.writeTimeline(patient: who, query: query, to: &out)
+            FileHandle.standardOutput.write(Data("\n".utf8))
         }
     }
 

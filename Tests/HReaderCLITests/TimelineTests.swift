@@ -1,4 +1,7 @@
 import Foundation
+import HReaderCrypto
+import HReaderKit
+import HReaderStore
 import XCTest
 
 /// `hreader timeline`: hReader's timeline.json, through the real binary.
@@ -159,5 +162,48 @@ final class TimelineTests: CLITestCase {
         let activity = try timeline(["--page", "week", "--at", "2024-05-03T00:00:00Z"])["activity"] as! [[String: Any]]
         XCTAssertEqual(activity.map { $0["day"] as! String }, ["2024-05-01", "2024-05-02"])
         XCTAssertEqual(activity.map { $0["total"] as! Double }, [10000, 1000])
+    }
+
+    /// Compact pages are written straight out (no tree): the CLI's bytes are the tree's bytes
+    /// (`JSONValue.serialized()`, read in process) with DEL and C1 controls replaced as everything
+    /// printed is; the web's are the tree's exactly. Hostile text, awkward numbers, vitals from a
+    /// "120/80" text, activity and posted levels included.
+    func testCompactPagesAreTheTreeWrittenStraightOut() throws {
+        try add("condition", "Quote \" back\\slash \u{01} tab\t DEL\u{7F} CSI\u{9B}2J é 🫀", "2024-05-01T08:00:00Z")
+        try add("result", "Tiny", "2024-05-01T09:00:00Z", value: "0.1", unit: "mmol/L")
+        try add("result", "Huge", "2024-05-01T09:30:00Z", value: "1e20")
+        try ok(withPassword(["entries", "add", "--type", "vital_sign", "--description", "Heart rate", "--date", "2024-05-01T10:00:00Z",
+                             "--value=-3", "--unit", "/min"]))
+        try add("vital_sign", "Heart rate", "2024-05-01T11:00:00Z", value: "72.25", unit: "/min")
+        try add("vital_sign", "Blood pressure", "2024-05-01T12:00:00Z", value: "120/80", unit: "mm[Hg]")
+        try add("vital_sign", "Mood", "2024-05-01T12:30:00Z", value: "good")
+        try add("activity", "Steps", "2024-05-01T08:00:00Z", value: "4000.5", unit: "count")
+        try add("activity", "Steps", "2024-05-02T08:00:00Z", value: "1000", unit: "count")
+        try ok(withPassword(["timeline", "add", "--key", "Levels", "pain=5", "note=a\u{7F}b"]))
+        let range = ["--from", "2024-04-01", "--to", "2030-01-01"]
+        let cli = try ok(withPassword(["timeline", "--detail"] + range)).stdout
+
+        let service = VaultService(vault: Vault(root: vaultDir))
+        let open = try service.open(.password(SecretBytes(Array(Self.password.utf8))))
+        let patient = try open.patient("1")
+        let start = try XCTUnwrap(ISO8601DateFormatter().date(from: "2024-04-01T00:00:00Z"))
+        let query = TimelineQuery(range: TimelineRange(start: Int64(start.timeIntervalSince1970) - Int64(TimeZone.current.secondsFromGMT(for: start)),
+                                                       end: Int64(Date().timeIntervalSince1970) + 5 * 366 * 86_400), detail: true)
+        let tree = try open.timeline(patient: patient, query: query).serialized()
+        var written: [UInt8] = []
+        var out = JSONByteWriter(chunkBytes: 7) { written.append(contentsOf: $0) }
+        try open.writeTimeline(patient: patient, query: query, to: &out)
+        XCTAssertEqual(String(decoding: written, as: UTF8.self), tree, "the web's bytes are the tree's")
+
+        func terminalClean(_ text: String) -> String {
+            String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value == 0x7F || (0x80...0x9F).contains($0.value) ? "\u{FFFD}" : $0 }))
+        }
+        let cliPayload = try XCTUnwrap(cli.split(separator: "\n").first.map(String.init))
+        let treeFromCLI = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(cliPayload.utf8)) as? [String: Any])
+        XCTAssertEqual(cliPayload.replacingOccurrences(of: "\"end_date\":\(treeFromCLI["end_date"]!)", with: ""),
+                       terminalClean(tree).replacingOccurrences(of: "\"end_date\":\(query.range.end)", with: ""),
+                       "the CLI's bytes are the tree's, controls replaced (end date aside: --to is local midnight)")
+        XCTAssertTrue(cliPayload.contains("DEL\u{FFFD} CSI\u{FFFD}2J é 🫀"), cliPayload)
+        XCTAssertTrue(tree.contains("\\\" back\\\\slash \\u0001 tab\\t"), tree)
     }
 }

@@ -49,4 +49,9 @@ extension OpenVault {
     public func timeline(patient: Patient, query: TimelineQuery) throws -> JSONValue {
         try read { try query.run(patientID: patient.id, db: db) }
     }
+
+    /// The same page written compact straight to `out` (no tree): what the CLI and the web serve.
+    public func writeTimeline(patient: Patient, query: TimelineQuery, to out: inout JSONByteWriter) throws {
+        try read { try query.write(patientID: patient.id, db: db, to: &out) }
+    }
 }

@@ -60,78 +60,84 @@ public struct TimelineQuery {
 
     func wants(_ key: String) -> Bool { keys?.contains(key) ?? true }
 
+    /// The page as a JSON value (for `--pretty`, and callers that look inside it).
     public func run(patientID: Int64, db: Database) throws -> JSONValue {
-        let rows = try EntryRepository(db).timelineRows(patientID: patientID, from: range.start, to: range.end, withCodes: detail)
+        try payload(patientID: patientID, db: db).jsonValue
+    }
+
+    /// The page written compact, straight to `out`: the same bytes as `run(…).serialized()`,
+    /// without the tree (a decade holds a million numbers).
+    public func write(patientID: Int64, db: Database, to out: inout JSONByteWriter) throws {
+        try payload(patientID: patientID, db: db).write(to: &out)
+    }
+
+    func payload(patientID: Int64, db: Database) throws -> TimelinePayload {
         let sources = detail ? Dictionary(uniqueKeysWithValues: try SourceRepository(db).all().map { ($0.id, $0) }) : [:]
 
         var lists: [String: [JSONValue]] = [:]
-        var vitals: [String: (units: String?, values: [JSONValue], firstTime: Int64)] = [:]
-        var activity: [String: (day: Int64, dayText: String, description: String, total: Double, unit: String?)] = [:]
+        // Vitals keep plain numbers, grouped by description; the group of the row before is checked
+        // first (samples of one kind come in runs).
+        var vitals: [String: TimelinePayload.Vitals] = [:]
+        var lastVitals: String?
+        struct DayKey: Hashable { let day: Int64; let description: String }
+        var activity: [DayKey: TimelinePayload.ActivityDay] = [:]
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = range.timeZone
         var lastDay: (start: Int64, end: Int64, text: String)?
 
-        for row in rows {
+        try EntryRepository(db).forEachTimelineRow(patientID: patientID, from: range.start, to: range.end, withCodes: detail) { row in
             let key = Self.key(for: row.type)
-            guard wants(key) else { continue }
+            guard wants(key) else { return }
             switch row.type {
             case .vitalSign:
+                if row.valueNumber != nil, row.description == lastVitals {
+                    vitals[row.description]!.values.append(row.valueNumber!)
+                    return
+                }
                 for (description, number) in Self.vitalReadings(row) {
-                    // Mutate in place: copying the group out and back would copy its values on every append.
-                    if vitals[description] == nil { vitals[description] = (row.unit, [], row.time) }
-                    if let number { vitals[description]!.values.append(.number(number)) }
+                    if vitals[description] == nil { vitals[description] = TimelinePayload.Vitals(units: row.unit) }
+                    if let number { vitals[description]!.values.append(number) }
+                    lastVitals = description
                 }
             case .activity:
-                guard let value = row.valueNumber else { continue }
+                guard let value = row.valueNumber else { return }
                 // Rows come in time order: the day of the row before is nearly always this row's too.
-                if let day = lastDay, row.time >= day.start, row.time < day.end {
-                    let groupKey = day.text + "\u{0}" + row.description
-                    if activity[groupKey] == nil { activity[groupKey] = (day.start, day.text, row.description, 0, row.unit) }
-                    activity[groupKey]!.total += value
-                    continue
+                if lastDay == nil || row.time < lastDay!.start || row.time >= lastDay!.end {
+                    let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
+                    // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
+                    let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
+                    let dayText = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+                    let next = calendar.date(byAdding: .day, value: 1, to: dayStart).map { calendar.startOfDay(for: $0) }
+                    lastDay = (Int64(dayStart.timeIntervalSince1970), Int64((next ?? dayStart).timeIntervalSince1970), dayText)
                 }
-                let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
-                // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
-                let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
-                let dayText = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
-                if let next = calendar.date(byAdding: .day, value: 1, to: dayStart) {
-                    lastDay = (Int64(dayStart.timeIntervalSince1970), Int64(calendar.startOfDay(for: next).timeIntervalSince1970), dayText)
-                }
-                let groupKey = dayText + "\u{0}" + row.description
-                if activity[groupKey] == nil { activity[groupKey] = (Int64(dayStart.timeIntervalSince1970), dayText, row.description, 0, row.unit) }
+                let day = lastDay!
+                let groupKey = DayKey(day: day.start, description: row.description)
+                if activity[groupKey] == nil { activity[groupKey] = TimelinePayload.ActivityDay(day: day.start, dayText: day.text, description: row.description, unit: row.unit) }
                 activity[groupKey]!.total += value
             default:
                 lists[key, default: []].append(item(row, sources: sources))
             }
         }
 
-        var members: [(String, JSONValue)] = [("start_date", .number(Double(range.start))), ("end_date", .number(Double(range.end)))]
+        var payload = TimelinePayload(start: range.start, end: range.end)
         for key in Self.allKeys {
             guard wants(key) else { continue }
             switch key {
             case "vitals":
-                members.append((key, .array(Self.orderedVitals(vitals).map { description, group in
-                    .object([("description", .string(description)), ("values", .array(group.values)),
-                             ("units", group.units.map(JSONValue.string) ?? .null)])
-                })))
+                payload.members.append((key, .vitals(Self.orderedVitals(vitals))))
             case "activity":
                 let days = activity.values.sorted { ($0.day, $0.description) < ($1.day, $1.description) }
-                if !days.isEmpty {
-                    members.append((key, .array(days.map { d in
-                        .object([("date", .number(Double(d.day))), ("day", .string(d.dayText)), ("description", .string(d.description)),
-                                 ("total", .number(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)])
-                    })))
-                }
+                if !days.isEmpty { payload.members.append((key, .activity(days))) }
             case "timeline_medications", "regimens":
                 let items = try TimelineItemRepository(db).list(patientID: patientID, from: range.start, to: range.end, types: [Self.postedTypes[key]!])
-                members.append((key, .array(items.compactMap(Self.parsedObject))))
+                payload.members.append((key, .json(.array(items.compactMap(Self.parsedObject)))))
             case "levels":
-                members.append((key, try levels(patientID: patientID, db: db)))
+                payload.members.append((key, .json(try levels(patientID: patientID, db: db))))
             default:
-                if let list = lists[key], !list.isEmpty { members.append((key, .array(list))) }
+                if let list = lists[key], !list.isEmpty { payload.members.append((key, .json(.array(list)))) }
             }
         }
-        return .object(members)
+        return payload
     }
 
     func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary]) -> JSONValue {
@@ -197,5 +203,112 @@ public struct TimelineQuery {
     static func parsedObject(_ item: TimelineItem) -> JSONValue? {
         guard let data = item.data.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
         return JSONValue(any: object)
+    }
+}
+
+/// A timeline page before it is written: the small lists as JSON values, the vitals' numbers and
+/// the activity totals as plain arrays. Written as a tree (`jsonValue`) or straight out (`write`),
+/// the same JSON either way.
+struct TimelinePayload {
+    struct Vitals {
+        var units: String?
+        var values: [Double] = []
+    }
+
+    struct ActivityDay {
+        let day: Int64
+        let dayText: String
+        let description: String
+        var total: Double = 0
+        let unit: String?
+        init(day: Int64, dayText: String, description: String, unit: String?) {
+            self.day = day; self.dayText = dayText; self.description = description; self.unit = unit
+        }
+    }
+
+    enum Member {
+        case json(JSONValue)
+        case vitals([(String, Vitals)])
+        case activity([ActivityDay])
+    }
+
+    let start: Int64
+    let end: Int64
+    var members: [(String, Member)] = []
+
+    init(start: Int64, end: Int64) { self.start = start; self.end = end }
+
+    var jsonValue: JSONValue {
+        var out: [(String, JSONValue)] = [("start_date", .number(Double(start))), ("end_date", .number(Double(end)))]
+        for (key, member) in members {
+            switch member {
+            case let .json(value): out.append((key, value))
+            case let .vitals(groups):
+                out.append((key, .array(groups.map { description, group in
+                    .object([("description", .string(description)), ("values", .array(group.values.map(JSONValue.number))),
+                             ("units", group.units.map(JSONValue.string) ?? .null)])
+                })))
+            case let .activity(days):
+                out.append((key, .array(days.map { d in
+                    .object([("date", .number(Double(d.day))), ("day", .string(d.dayText)), ("description", .string(d.description)),
+                             ("total", .number(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)])
+                })))
+            }
+        }
+        return .object(out)
+    }
+
+    func write(to out: inout JSONByteWriter) throws {
+        out.raw("{\"start_date\":")
+        out.number(Double(start))
+        out.raw(",\"end_date\":")
+        out.number(Double(end))
+        for (key, member) in members {
+            out.raw(",")
+            out.string(key)
+            out.raw(":")
+            switch member {
+            case let .json(value):
+                out.value(value)
+            case let .vitals(groups):
+                out.raw("[")
+                for (i, (description, group)) in groups.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    out.raw("{\"description\":")
+                    out.string(description)
+                    out.raw(",\"values\":[")
+                    for (j, value) in group.values.enumerated() {
+                        if j > 0 { out.raw(",") }
+                        out.number(value)
+                        if j & 1023 == 0 { try out.flushIfFull() }
+                    }
+                    out.raw("],\"units\":")
+                    if let units = group.units { out.string(units) } else { out.raw("null") }
+                    out.raw("}")
+                }
+                out.raw("]")
+            case let .activity(days):
+                out.raw("[")
+                for (i, d) in days.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    out.raw("{\"date\":")
+                    out.number(Double(d.day))
+                    out.raw(",\"day\":")
+                    out.string(d.dayText)
+                    out.raw(",\"description\":")
+                    out.string(d.description)
+                    out.raw(",\"total\":")
+                    out.number(d.total)
+                    out.raw(",\"unit\":")
+                    if let unit = d.unit { out.string(unit) } else { out.raw("null") }
+                    out.raw("}")
+                    try out.flushIfFull()
+                }
+                out.raw("]")
+            }
+            try out.flushIfFull()
+        }
+        out.raw("}")
+        try out.flush()
     }
 }

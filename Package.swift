@@ -46,6 +46,7 @@ let package = Package(
             name: "HReaderNet",
             dependencies: [
                 "HReaderRecords",
+                "HReaderCrypto",   // PKCE: random verifiers and SHA-256
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

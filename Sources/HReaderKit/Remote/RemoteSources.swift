@@ -20,6 +20,9 @@ public struct SourceInfo: Sendable {
     public var auth: String
     public var patients: Int
     public var lastSync: String?
+    /// Logged in with SMART App Launch, and the patient chosen then.
+    public var smart = false
+    public var loginPatient: String?
 }
 
 /// The connection to one source: its client (through the host's serial queue) and its credential,
@@ -56,8 +59,13 @@ extension OpenVault {
     public func sourcesList() throws -> [SourceInfo] {
         try read {
             try SourceRepository(db).allStored().filter { $0.kind != .manual }.map {
-                SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: $0.baseURL, name: $0.displayName, auth: $0.authKind,
-                           patients: $0.patientCount, lastSync: $0.lastSync)
+                var info = SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: $0.baseURL, name: $0.displayName, auth: $0.authKind,
+                                      patients: $0.patientCount, lastSync: $0.lastSync)
+                if case let .oauth2(tokens)? = try? StoredCredentials.decode(kind: $0.authKind, json: $0.credentials) {
+                    info.smart = tokens.smart == true
+                    info.loginPatient = tokens.patient
+                }
+                return info
             }
         }
     }
@@ -133,7 +141,11 @@ extension OpenVault {
             throw HReaderError(.failure, "source \(sourceID) is not a server")
         }
         let method = try StoredCredentials.decode(kind: source.authKind, json: source.credentials)
-        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, onChange: { renewed in
+        var loginCommand = "hreader sources login --server \(base)"
+        if case let .oauth2(tokens) = method, tokens.smart == true {
+            loginCommand += " --smart" + (tokens.clientID.map { $0 == SmartLoginRequest.defaultClientID ? "" : " --client-id \($0)" } ?? "")
+        }
+        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, loginCommand: loginCommand, onChange: { renewed in
             let (authKind, json) = StoredCredentials.encode(renewed)
             try? guarded.run { vault in
                 try vault.write {

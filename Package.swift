@@ -108,7 +108,7 @@ let package = Package(
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
                     exclude: ["Fuzz"]),
     ],
     swiftLanguageModes: [.v6]

@@ -87,16 +87,7 @@ extension OpenVault {
     /// told not to, and says what the server answered.
     public func login(server: ServerURL, kind: ServerKind, method: AuthMethod, check: Bool) async throws -> String {
         let guarded = GuardedVault(self)
-        let sourceID = try guarded.run { vault in
-            try vault.write {
-                let id = try SourceRepository(vault.db).findOrCreate(kind: kind.sourceKind, baseURL: server.description,
-                                                                     displayName: server.displayName, now: Self.nowText())
-                let (authKind, json) = StoredCredentials.encode(method)
-                try SourceRepository(vault.db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText())
-                try vault.audit.record("source.login", subject: server.description, detail: "auth \(authKind)")
-                return id
-            }
-        }
+        let sourceID = try guarded.run { try $0.storeCredential(method, server: server, kind: kind, how: "auth \(method.kindName)") }
         guard check else { return "credentials stored for \(server) (not checked)" }
         let connection = try connection(sourceID: sourceID, guarded: guarded)
         do {
@@ -111,6 +102,20 @@ extension OpenVault {
             }
         } catch let error as NetError {
             throw HReaderError.from(network: error)
+        }
+    }
+
+    /// Stores a credential as its server's source (created if new), audited as `source.login` with
+    /// `how` (never a secret). Returns the source's id.
+    func storeCredential(_ method: AuthMethod, server: ServerURL, kind: ServerKind, how: String) throws -> Int64 {
+        try write {
+            let repository = SourceRepository(db)
+            let id = try repository.findOrCreate(kind: kind.sourceKind, baseURL: server.description, displayName: server.displayName,
+                                                 now: Self.nowText())
+            let (authKind, json) = StoredCredentials.encode(method)
+            try repository.setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText())
+            try audit.record("source.login", subject: server.description, detail: how)
+            return id
         }
     }
 

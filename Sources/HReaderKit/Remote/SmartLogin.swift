@@ -80,15 +80,8 @@ extension OpenVault {
             let tokens = try await login.exchange(code: try login.code(fromRedirect: query))
 
             let guarded = GuardedVault(self)
-            let sourceID = try guarded.run { vault in
-                try vault.write {
-                    let id = try SourceRepository(vault.db).findOrCreate(kind: .fhir, baseURL: request.server.description,
-                                                                         displayName: request.server.displayName, now: Self.nowText())
-                    let (authKind, json) = StoredCredentials.encode(.oauth2(tokens))
-                    try SourceRepository(vault.db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText())
-                    try vault.audit.record("source.login", subject: request.server.description, detail: "auth oauth2 (SMART App Launch)")
-                    return id
-                }
+            let sourceID = try guarded.run {
+                try $0.storeCredential(.oauth2(tokens), server: request.server, kind: .fhir, how: "auth oauth2 (SMART App Launch)")
             }
             var outcome = SmartLoginOutcome(server: request.server.description, patient: tokens.patient, scope: tokens.scope,
                                             expiresAt: tokens.expiresAt, refreshable: !tokens.refreshToken.isEmpty, checked: false)

@@ -80,6 +80,22 @@ final class SmartTests: XCTestCase {
         XCTAssertTrue(smart.defaultScopes.contains("patient/*.read"), "a server without the well-known document predates SMART v2")
     }
 
+    /// SMART v1 servers get `patient/*.read`, v2 ones (and those that do not say) `patient/*.rs`.
+    func testDefaultScopesFollowWhatTheServerDeclares() {
+        let endpoint = URL(string: "https://auth.example.org/x")!
+        func scope(_ capabilities: [String], _ supported: [String]?, _ source: SmartConfiguration.Source = .wellKnown) -> String? {
+            SmartConfiguration(authorizationEndpoint: endpoint, tokenEndpoint: endpoint, capabilities: capabilities,
+                               scopesSupported: supported, source: source).defaultScopes.last
+        }
+        XCTAssertEqual(scope([], nil), "patient/*.rs")
+        XCTAssertEqual(scope(["permission-v2"], nil), "patient/*.rs")
+        XCTAssertEqual(scope(["permission-v1"], nil), "patient/*.read")
+        XCTAssertEqual(scope(["permission-v1", "permission-v2"], nil), "patient/*.rs")
+        XCTAssertEqual(scope([], ["openid", "patient/*.read"]), "patient/*.read")
+        XCTAssertEqual(scope(["permission-v1"], ["patient/Observation.rs"]), "patient/*.rs", "declared scopes win over capabilities")
+        XCTAssertEqual(scope([], nil, .capabilityStatement), "patient/*.read")
+    }
+
     func testAServerWithoutSmartIsNamedAsSuch() async throws {
         let server = try SampleServer(workDir: workDir)
         do {

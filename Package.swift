@@ -51,6 +51,7 @@ let package = Package(
             name: "HReaderNet",
             dependencies: [
                 "HReaderRecords",
+                "HReaderCrypto",   // PKCE: random verifiers and SHA-256
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -112,7 +113,7 @@ let package = Package(
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
                     exclude: ["Fuzz"]),
     ],
     swiftLanguageModes: [.v6]

@@ -77,6 +77,8 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
             return HReaderError(.failure, "database error: \(e.message)")
         case let e as NetError:
             return from(network: e)
+        case let e as SmartError:
+            return from(smart: e)
         case let e as CryptoError:
             switch e {
             case let .invalidParameters(why): return HReaderError(.usage, why)

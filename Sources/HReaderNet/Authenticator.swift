@@ -26,11 +26,17 @@ public struct OAuth2Tokens: Codable, Sendable, Equatable {
     public var accessToken: String?
     /// Seconds since 1970 when the access token stops working, if the server said.
     public var expiresAt: Double?
+    /// Empty when the server gave none (no `offline_access`): the access token then works until it
+    /// expires, and the user logs in again.
     public var refreshToken: String
     public var scope: String?
+    /// SMART App Launch: the patient the user chose at login (the token response's `patient`).
+    public var patient: String?
+    /// Obtained by `sources login --smart` (a new login is a browser login, not a new refresh token file).
+    public var smart: Bool?
 
     public init(tokenURL: String, clientID: String? = nil, clientSecret: String? = nil, accessToken: String? = nil,
-                expiresAt: Double? = nil, refreshToken: String, scope: String? = nil) {
+                expiresAt: Double? = nil, refreshToken: String, scope: String? = nil, patient: String? = nil, smart: Bool? = nil) {
         self.tokenURL = tokenURL
         self.clientID = clientID
         self.clientSecret = clientSecret
@@ -38,11 +44,13 @@ public struct OAuth2Tokens: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
         self.refreshToken = refreshToken
         self.scope = scope
+        self.patient = patient
+        self.smart = smart
     }
 
     enum CodingKeys: String, CodingKey {
         case tokenURL = "token_url", clientID = "client_id", clientSecret = "client_secret", accessToken = "access_token"
-        case expiresAt = "expires_at", refreshToken = "refresh_token", scope
+        case expiresAt = "expires_at", refreshToken = "refresh_token", scope, patient, smart
     }
 }
 
@@ -60,13 +68,17 @@ public final class Authenticator: @unchecked Sendable {
     public let placement: Placement
     private let onChange: @Sendable (AuthMethod) -> Void
     private let now: @Sendable () -> Double
+    /// The command that gets new tokens when the refresh token is refused, for the message.
+    private let loginCommand: String
 
     public init(_ method: AuthMethod, placement: Placement = .header,
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 },
+                loginCommand: String = "hreader sources login",
                 onChange: @escaping @Sendable (AuthMethod) -> Void = { _ in }) {
         self.method = method
         self.placement = placement
         self.now = now
+        self.loginCommand = loginCommand
         self.onChange = onChange
     }
 
@@ -132,6 +144,9 @@ public final class Authenticator: @unchecked Sendable {
             throw NetError.authentication("the source's token URL is not an http(s) URL; run 'hreader sources login' again")
         }
         try Self.checkTransport(url, allowInsecure: transport.configuration.allowInsecureHTTP)
+        guard !tokens.refreshToken.isEmpty else {
+            throw NetError.loginRequired("the access token has expired and the server gave no refresh token; log in again: \(loginCommand)")
+        }
         var form = [("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken)]
         var request = HTTPRequest(method: "POST", url: url, headers: [
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
@@ -149,8 +164,13 @@ public final class Authenticator: @unchecked Sendable {
         guard response.isSuccess else {
             let code = object?["error"] as? String
             let why = [code, object?["error_description"] as? String].compactMap { $0 }.joined(separator: ": ")
-            throw NetError.authentication("the token endpoint \(url.redactedForDisplay) refused to renew the access token"
-                + (why.isEmpty ? " (\(response.status))" : " (\(why))") + "; run 'hreader sources login' again")
+            // 400 (invalid_grant: spent, revoked or expired), 401, 403: these tokens are done for.
+            // Anything else is the server failing, and trying later may work.
+            guard [400, 401, 403].contains(response.status) else {
+                throw NetError.status(code: response.status, url: url.redactedForDisplay, detail: why.isEmpty ? nil : why)
+            }
+            throw NetError.loginRequired("the token endpoint \(url.redactedForDisplay) refused to renew the access token"
+                + (why.isEmpty ? " (\(response.status))" : " (\(why))") + "; log in again: \(loginCommand)")
         }
         guard let object, let access = object["access_token"] as? String, !access.isEmpty else {
             throw NetError.authentication("the token endpoint \(url.redactedForDisplay) answered without an access_token")

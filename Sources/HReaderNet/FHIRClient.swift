@@ -68,6 +68,13 @@ public struct FHIRClient: Sendable {
         return set.map()
     }
 
+    /// `GET [base]/Patient/[id]`: one patient, mapped (a check that a token reaches its patient).
+    public func readPatient(id: String) async throws -> MappedBatch {
+        var set = FHIRResponseSet()
+        try await collect(url("Patient/\(Self.escape(id))"), into: &set)
+        return set.map()
+    }
+
     /// One page of patients: a cheap check that search works with these credentials.
     public func searchPatientsPage(count: Int) async throws -> FHIRPageInfo {
         let response = try await get(url("Patient", query: [("_count", String(count))]))

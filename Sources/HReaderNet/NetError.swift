@@ -17,6 +17,8 @@ public enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A blocking call made from the client's own queue, which would wait for itself forever.
     case reentrantBlockingCall(origin: String)
     case authentication(String)
+    /// The credentials are spent (a refresh token refused, none to refresh with): only a new login helps.
+    case loginRequired(String)
     /// The server answered, but not with what the protocol promises (an HTML page, a wrong type).
     case unexpectedResponse(url: String, reason: String)
     /// The server's data itself is malformed (invalid JSON, a record that cannot be read).
@@ -27,6 +29,12 @@ public enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Bad data from the server (exit 5) rather than a failing server or network (exit 6).
     public var isBadData: Bool {
         if case .malformed = self { return true }
+        return false
+    }
+
+    /// Only logging in again helps (exit 3) rather than a failing server or network (exit 6).
+    public var needsLogin: Bool {
+        if case .loginRequired = self { return true }
         return false
     }
 
@@ -46,6 +54,7 @@ public enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .retryAfterTooLong(url, seconds): return "the server asks to retry \(url) after \(seconds) s; try again later"
         case let .reentrantBlockingCall(origin): return "internal error: a blocking request to \(origin) was made from that host's own queue (it would wait for itself)"
         case let .authentication(why): return why
+        case let .loginRequired(why): return why
         case let .unexpectedResponse(url, reason): return "unexpected answer from \(url): \(reason)"
         case let .malformed(url, reason): return "bad data from \(url): \(reason)"
         case let .pagingLoop(url, reason): return "paging from \(url) does not end: \(reason)"

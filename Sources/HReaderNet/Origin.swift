@@ -33,7 +33,7 @@ extension URL {
         guard var parts = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return "(unprintable URL)" }
         parts.user = nil
         parts.password = nil
-        let secretNames: Set<String> = ["access_token", "token", "refresh_token", "code", "client_secret", "password", "key"]
+        let secretNames: Set<String> = ["access_token", "token", "refresh_token", "code", "code_verifier", "client_secret", "password", "key"]
         if let items = parts.queryItems {
             parts.queryItems = items.map { secretNames.contains($0.name.lowercased()) ? URLQueryItem(name: $0.name, value: "REDACTED") : $0 }
         }

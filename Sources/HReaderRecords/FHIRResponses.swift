@@ -168,6 +168,11 @@ public struct FHIRCapability: Sendable, Equatable {
     public var resources: [String: Resource]
     /// `rest.interaction`: `transaction`, `batch`, `search-system`, …
     public var systemInteractions: Set<String>
+    /// SMART's endpoints from `rest.security`'s oauth-uris extension, by name (`authorize`,
+    /// `token`, `revoke`, …); empty when the statement declares none.
+    public var oauthURIs: [String: String] = [:]
+
+    public static let oauthURIsExtension = "http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris"
 
     /// R4 is 4.0.x; R4B (4.3) reads the same for what hreader imports.
     public var isR4: Bool { fhirVersion.hasPrefix("4.0") || fhirVersion.hasPrefix("4.3") }
@@ -221,6 +226,13 @@ public struct FHIRCapability: Sendable, Equatable {
             }
             if declaresEverything(rest?["operation"]) { capability.declaresEverything = true }
             capability.systemInteractions.formUnion(names(rest?["interaction"], "code"))
+            for uris in rest?["security"]?.object?["extension"]?.array ?? [] where uris.object?["url"]?.string == oauthURIsExtension {
+                for uri in uris.object?["extension"]?.array ?? [] {
+                    guard let name = uri.object?["url"]?.string, let value = uri.object?["valueUri"]?.string ?? uri.object?["valueUrl"]?.string,
+                          capability.oauthURIs[name] == nil else { continue }
+                    capability.oauthURIs[name] = value
+                }
+            }
         }
         return capability
     }

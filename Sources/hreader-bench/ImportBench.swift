@@ -43,7 +43,7 @@ func runImportBenchmarks(scratch: URL, password: SecretBytes) async throws {
             NetworkStatistics.reset()
             var result: (kind: ServerKind, summary: ImportSummary, resources: Int)?
             let wall = try await asyncSeconds {
-                result = try await open.importFromServer(try ServerURL("\(base)/\(kind.rawValue)"), kind: kind, remoteIDs: nil, relationship: nil)
+                result = try await open.importFromServer(try ServerURL("\(base)/\(kind.rawValue)"), kind: kind, patients: .all, relationship: nil)
             }
             let waited = NetworkStatistics.snapshot
             let stored = result!.summary.inserted

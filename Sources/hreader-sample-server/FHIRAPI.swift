@@ -29,6 +29,8 @@ struct FHIRBase {
     let url: String
     let origin: String
     let oauthSecured: Bool
+    /// With --smart: the CapabilityStatement also names the authorize endpoint.
+    var smart = false
 }
 
 /// How search pages link: `loop` is the fault mode whose page 2 links back to page 1.

@@ -30,6 +30,11 @@ enum CapabilityStatement {
             rest["interaction"] = .array(declared.map { ["code": .string($0)] })
         }
         if base.oauthSecured {
+            var oauthURIs: [JSON] = [
+                ["url": "token", "valueUri": .string("\(base.origin)/oauth/token")],
+                ["url": "revoke", "valueUri": .string("\(base.origin)/oauth/revoke")],
+            ]
+            if base.smart { oauthURIs.insert(["url": "authorize", "valueUri": .string("\(base.origin)/oauth/authorize")], at: 0) }
             // SMART's way of telling a client where to get tokens.
             rest["security"] = [
                 "service": [
@@ -38,10 +43,7 @@ enum CapabilityStatement {
                 "extension": [
                     [
                         "url": "http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris",
-                        "extension": [
-                            ["url": "token", "valueUri": .string("\(base.origin)/oauth/token")],
-                            ["url": "revoke", "valueUri": .string("\(base.origin)/oauth/revoke")],
-                        ],
+                        "extension": .array(oauthURIs),
                     ]
                 ],
             ]

@@ -2,21 +2,51 @@ import Foundation
 import NIOHTTP1
 
 /// OAuth2 tokens: refresh tokens rotate (each works once), access tokens expire.
-/// Tokens are never logged or printed.
+/// Tokens are never logged or printed. With `smart`, the token endpoint also redeems
+/// authorization codes (SMART App Launch, `SmartAuthorizationServer`).
 final class OAuthServer: Sendable {
+    typealias Grant = SmartAuthorizationServer.Grant
+
     private struct Tokens {
-        var refreshTokens: Set<String> = []
+        var refreshTokens: [String: Grant] = [:]  // token → what it renews
         var accessTokens: [String: Date] = [:]  // token → expiry
     }
 
     private let tokens: LockedBox<Tokens>
     private let lifetime: Int
+    let smart: SmartAuthorizationServer?
 
-    init(initialRefreshToken: String?, lifetime: Int) {
+    init(initialRefreshToken: String?, lifetime: Int, smart: SmartAuthorizationServer? = nil) {
         var tokens = Tokens()
-        if let initialRefreshToken { tokens.refreshTokens.insert(initialRefreshToken) }
+        if let initialRefreshToken { tokens.refreshTokens[initialRefreshToken] = Grant(scope: "patient/*.read", patient: nil) }
         self.tokens = LockedBox(tokens)
         self.lifetime = lifetime
+        self.smart = smart
+    }
+
+    /// A new access token and refresh token for `grant`. Their prefixes let a test scan files and
+    /// output for them without knowing them.
+    private func issue(_ grant: Grant) -> (access: String, refresh: String) {
+        let access = "sample-access-" + randomHex(bytes: 16)
+        let refresh = "sample-refresh-" + randomHex(bytes: 32)
+        let lifetime = self.lifetime
+        tokens.withLock { tokens in
+            tokens.refreshTokens[refresh] = grant
+            tokens.accessTokens[access] = Date().addingTimeInterval(TimeInterval(lifetime))
+        }
+        return (access, refresh)
+    }
+
+    private func tokenResponse(_ issued: (access: String, refresh: String), _ grant: Grant) -> HTTPResponse {
+        var body: JSON = [
+            "access_token": .string(issued.access),
+            "token_type": "Bearer",
+            "expires_in": .int(lifetime),
+            "refresh_token": .string(issued.refresh),
+            "scope": .string(grant.scope),
+        ]
+        if let patient = grant.patient { body["patient"] = .string(patient) }
+        return HTTPResponse(status: .ok, contentType: "application/json", body: body.serialized(), headers: Self.noStore)
     }
 
     func isValidAccessToken(_ token: String) -> Bool {
@@ -54,41 +84,42 @@ final class OAuthServer: Sendable {
 
     // MARK: Endpoints
 
-    /// `POST /oauth/token` with `grant_type=refresh_token`.
+    /// `POST /oauth/token` with `grant_type=refresh_token`, or (with `--smart`) `authorization_code`.
     func token(_ request: HTTPRequest) -> HTTPResponse {
         guard request.method == .POST else { return Self.error(.methodNotAllowed, "invalid_request", "Use POST") }
         let form = URLText.parseQuery(String(decoding: request.body, as: UTF8.self))
         func field(_ name: String) -> String? { form.first(where: { $0.name == name })?.value }
-        // client_id or HTTP Basic client authentication may come along; this server ignores both.
+        // client_id or HTTP Basic client authentication may come along with a refresh; this server ignores both.
         guard let grant = field("grant_type"), !grant.isEmpty else {
             return Self.error(.badRequest, "invalid_request", "grant_type is missing")
         }
+        if grant == "authorization_code", let smart {
+            switch smart.redeem(form) {
+            case let .refused(error, description, revoke):
+                tokens.withLock { tokens in
+                    for token in revoke {
+                        tokens.accessTokens[token] = nil
+                        tokens.refreshTokens[token] = nil
+                    }
+                }
+                return Self.error(error == "invalid_client" ? .unauthorized : .badRequest, error, description)
+            case let .granted(granted, code):
+                let issued = issue(granted)
+                smart.record(issued: [issued.access, issued.refresh], for: code)
+                return tokenResponse(issued, granted)
+            }
+        }
         guard grant == "refresh_token" else {
-            return Self.error(.badRequest, "unsupported_grant_type", "Only grant_type=refresh_token is supported")
+            return Self.error(.badRequest, "unsupported_grant_type",
+                              smart == nil ? "Only grant_type=refresh_token is supported" : "Use authorization_code or refresh_token")
         }
         guard let presented = field("refresh_token"), !presented.isEmpty else {
             return Self.error(.badRequest, "invalid_request", "refresh_token is missing")
         }
-        let lifetime = self.lifetime
-        let issued: (access: String, refresh: String)? = tokens.withLock { tokens in
-            guard tokens.refreshTokens.remove(presented) != nil else { return nil }
-            let access = randomHex(bytes: 16)
-            let refresh = randomHex(bytes: 32)
-            tokens.refreshTokens.insert(refresh)
-            tokens.accessTokens[access] = Date().addingTimeInterval(TimeInterval(lifetime))
-            return (access, refresh)
-        }
-        guard let issued else {
+        guard let renewed = tokens.withLock({ $0.refreshTokens.removeValue(forKey: presented) }) else {
             return Self.error(.badRequest, "invalid_grant", "The refresh token is invalid, expired or already used")
         }
-        let body: JSON = [
-            "access_token": .string(issued.access),
-            "token_type": "Bearer",
-            "expires_in": .int(lifetime),
-            "refresh_token": .string(issued.refresh),
-            "scope": "patient/*.read",
-        ]
-        return HTTPResponse(status: .ok, contentType: "application/json", body: body.serialized(), headers: Self.noStore)
+        return tokenResponse(issue(renewed), renewed)
     }
 
     /// `POST /oauth/revoke` with `token=` (RFC 7009: 200 whether or not the token was known).
@@ -98,7 +129,7 @@ final class OAuthServer: Sendable {
         if let token = form.first(where: { $0.name == "token" })?.value {
             tokens.withLock { tokens in
                 tokens.accessTokens[token] = nil
-                tokens.refreshTokens.remove(token)
+                tokens.refreshTokens[token] = nil
             }
         }
         return HTTPResponse(status: .ok, contentType: "application/json", text: "{}", headers: Self.noStore)

@@ -18,6 +18,9 @@ struct Options: Sendable {
     var tlsCertificate: String?
     var tlsKey: String?
     var profile = ServerProfile.full
+    /// `--smart`: SMART App Launch (authorize endpoint, code grant); /fhir then wants a bearer token.
+    var smart = false
+    var smartSettings = SmartAuthorizationServer.Settings()
 
     static let usage = """
         usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
@@ -25,12 +28,22 @@ struct Options: Sendable {
                                      [--token-lifetime SECONDS] [--basic-credentials-file F]
                                      [--delay-ms N] [--faults] [--redirect-target URL] [--verbose]
                                      [--tls-cert PEM --tls-key PEM] [--profile full|minimal|readonly]
+                                     [--smart [--smart-patient ID] [--smart-client-id ID]
+                                      [--smart-challenge-methods LIST] [--code-lifetime SECONDS]]
         A FHIR R4, RHEx/hData and OAuth2 server over invented patients, on 127.0.0.1 only.
         --profile (FHIR): full (default) does everything: $everything, conditional create, update,
           delete, transaction and batch Bundles, offset paging with totals. minimal is read, search
           and plain create only (If-None-Exist ignored, no Bundles, no $everything, undeclared search
           parameters refused), 20 entries a page, no total, cursor next links. readonly is read,
           search and $everything, and refuses every write with 405. The CapabilityStatement says which.
+        --smart: a SMART App Launch authorization server for the test patient --smart-patient (default
+          p1) and the public client --smart-client-id (default hreader): /fhir/.well-known/smart-configuration,
+          GET /oauth/authorize (approves at once and redirects with a code; sample_decision=deny in the
+          query denies), the authorization_code grant at /oauth/token (PKCE S256, codes live
+          --code-lifetime seconds, default 60, and work once). /fhir then wants a bearer token (but
+          for its metadata); /secure/fhir declares the authorize endpoint in its CapabilityStatement only.
+          --smart-challenge-methods (default S256; comma-separated, may be empty) is what the
+          configuration declares.
         """
 
     struct UsageError: Error {
@@ -92,6 +105,12 @@ struct Options: Sendable {
                     throw UsageError(message: "--profile: expected full, minimal or readonly, got '\(text)'")
                 }
                 options.profile = profile
+            case "--smart": options.smart = true
+            case "--smart-patient": options.smartSettings.patient = try value(argument)
+            case "--smart-client-id": options.smartSettings.clientID = try value(argument)
+            case "--smart-challenge-methods":
+                options.smartSettings.challengeMethods = try value(argument).split(separator: ",").map(String.init)
+            case "--code-lifetime": options.smartSettings.codeLifetime = try integer(argument, 0...86_400)
             case "--help", "-h": return .help
             default: throw UsageError(message: "unknown option '\(argument)'")
             }

@@ -29,16 +29,21 @@ struct Router: HTTPResponder {
         switch segments.first {
         case "fhir":
             await delay()
-            return fhir.execute(fhir.resolve(request, segments: Array(segments.dropFirst())), request: request, base: base(request, "/fhir"))
+            let rest = Array(segments.dropFirst())
+            if let smart = oauth.smart {
+                // SMART: the configuration and the CapabilityStatement are public, the data is not.
+                if rest == [".well-known", "smart-configuration"] { return smart.configuration(origin: request.origin) }
+                if rest != ["metadata"], !oauth.isAuthorized(request, allowQuery: false) { return Self.bearerRequired() }
+            }
+            return fhir.execute(fhir.resolve(request, segments: rest), request: request, base: base(request, "/fhir", oauthSecured: oauth.smart != nil))
         case "secure" where segments.dropFirst().first == "fhir":
             await delay()
-            guard oauth.isAuthorized(request, allowQuery: false) else {
-                return FHIRResponse.outcome(
-                    FHIRError(status: 401, code: "login", diagnostics: "A valid bearer access token is required"),
-                    headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
-            }
+            let rest = Array(segments.dropFirst(2))
+            // Its CapabilityStatement is public: it is how a client finds the token (and with
+            // --smart the authorize) endpoint; there is no .well-known document here.
+            guard rest == ["metadata"] || oauth.isAuthorized(request, allowQuery: false) else { return Self.bearerRequired() }
             let base = base(request, "/secure/fhir", oauthSecured: true)
-            return fhir.execute(fhir.resolve(request, segments: Array(segments.dropFirst(2))), request: request, base: base)
+            return fhir.execute(fhir.resolve(request, segments: rest), request: request, base: base)
         case "basic" where segments.dropFirst().first == "fhir":
             await delay()
             guard let basic else { return FHIRResponse.outcome(.notFound("/basic/fhir is not enabled (no --basic-credentials-file)")) }
@@ -48,6 +53,9 @@ struct Router: HTTPResponder {
             await delay()
             if let denied = rhexAuthorization(request) { return denied }
             return rhex.execute(RHExAPI.route(request, segments: Array(segments.dropFirst())), base: request.origin + "/rhex")
+        case "oauth" where segments == ["oauth", "authorize"]:
+            guard let smart = oauth.smart else { return RHExAPI.error(.notFound, "not_found", "/oauth/authorize needs --smart") }
+            return smart.authorize(request, audiences: [request.origin + "/fhir", request.origin + "/secure/fhir"])
         case "oauth" where segments == ["oauth", "token"]:
             return oauth.token(request)
         case "oauth" where segments == ["oauth", "revoke"]:
@@ -85,7 +93,13 @@ struct Router: HTTPResponder {
 
     /// Links and fullUrls use the base the request came in on.
     private func base(_ request: HTTPRequest, _ path: String, oauthSecured: Bool = false) -> FHIRBase {
-        FHIRBase(url: request.origin + path, origin: request.origin, oauthSecured: oauthSecured)
+        FHIRBase(url: request.origin + path, origin: request.origin, oauthSecured: oauthSecured, smart: oauthSecured && oauth.smart != nil)
+    }
+
+    private static func bearerRequired() -> HTTPResponse {
+        FHIRResponse.outcome(
+            FHIRError(status: 401, code: "login", diagnostics: "A valid bearer access token is required"),
+            headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
     }
 
     /// --delay-ms: a timer, so a slow answer costs no thread.

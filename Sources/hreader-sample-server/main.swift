@@ -29,7 +29,8 @@ enum Main {
         let router = Router(
             fhir: FHIRAPI(store: store, profile: options.profile),
             rhex: RHExAPI(store: records),
-            oauth: OAuthServer(initialRefreshToken: secrets.initialRefreshToken, lifetime: options.tokenLifetime),
+            oauth: OAuthServer(initialRefreshToken: secrets.initialRefreshToken, lifetime: options.tokenLifetime,
+                               smart: options.smart ? SmartAuthorizationServer(settings: options.smartSettings) : nil),
             basic: secrets.basicCredentials.map(BasicAuth.init),
             probe: Probe(),
             faults: options.faults ? Faults(redirectTarget: options.redirectTarget) : nil,

@@ -15,6 +15,7 @@ struct ImportCommand: AsyncParsableCommand {
             failing one untouched; running the command again finishes the job without duplicates.
               hreader import --server https://fhir.example.org/r4 --all --as family
               hreader import --server https://fhir.example.org/r4 --patient 123 --patient 456
+              hreader import --server https://fhir.example.org/r4     (the patient chosen at 'sources login --smart')
               hreader import --server https://rhex.example.org --kind rhex --patient 4f4e9fcb
               hreader import --file everything.json
               hreader import --file bulk-export/          (a directory: every .json, .ndjson, .xml in it)
@@ -31,7 +32,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The file (or directory of FHIR files) to import.", valueName: "path")) var file: String?
     @Option(help: ArgumentHelp("An Apple Health export (export.zip or export.xml) to import, streamed.", valueName: "file"))
     var appleHealth: String?
-    @Option(help: "With --server: a remote patient id (repeatable). With --file: the local patient (id or uuid) the file is about; a resource about anyone else refuses the import.")
+    @Option(help: "With --server: a remote patient id (repeatable; default: the patient chosen at a SMART login). With --file: the local patient (id or uuid) the file is about; a resource about anyone else refuses the import.")
     var patient: [String] = []
     @Option(name: .customLong("as"), help: "Relationship of new patients to you.") var relationship: Relationship?
     @Option(help: ArgumentHelp("With --server: a file holding a bearer token (stored in the vault for later syncs).", valueName: "file"))
@@ -47,7 +48,7 @@ struct ImportCommand: AsyncParsableCommand {
             }
             guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
         } else if server != nil {
-            guard all != !patient.isEmpty else { throw ValidationError("with --server give --all or one or more --patient REMOTE_ID") }
+            guard !(all && !patient.isEmpty) else { throw ValidationError("give --all or --patient REMOTE_ID, not both") }
         } else {
             guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
             guard patient.count <= 1 else { throw ValidationError("with --file, --patient names one local patient") }
@@ -95,7 +96,8 @@ struct ImportCommand: AsyncParsableCommand {
         let open = try global.open()
         let progress = ProgressLine(global: global)
         defer { progress.finish() }
-        let result = try await open.importFromServer(url, kind: kind, remoteIDs: all ? nil : patient, relationship: relationship,
+        let selection: RemotePatientSelection = all ? .all : patient.isEmpty ? .loggedIn : .ids(patient)
+        let result = try await open.importFromServer(url, kind: kind, patients: selection, relationship: relationship,
                                                      credential: credential) { progress.update("importing \($0)") }
         progress.finish()
         let summary = result.summary

@@ -10,6 +10,14 @@ struct KeyCommand: ParsableCommand {
         discussion: "Changing slots always asks for the current password; an unlock session is not enough.",
         subcommands: [List.self, Add.self, Remove.self, Upgrade.self])
 
+    /// A slot as `--json` shows it (no secret is in a slot's public fields).
+    static func json(_ slot: KeySlot) -> [String: Any] {
+        var s: [String: Any] = ["id": slot.id, "kind": slot.kind.rawValue, "label": slot.label, "kdf": slot.kdf.summary,
+                                "meets_minimum": slot.kdf.meetsRecommendedMinimum, "created": slot.created]
+        if let q = slot.questions { s["questions"] = q }
+        return s
+    }
+
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the key slots (no secret needed).")
         @OptionGroup var global: GlobalOptions
@@ -17,12 +25,7 @@ struct KeyCommand: ParsableCommand {
         func run() throws {
             let keyFile = try global.service.keyFile()
             if global.json {
-                Output.json(["key_slots": keyFile.slots.map { slot -> [String: Any] in
-                    var s: [String: Any] = ["id": slot.id, "kind": slot.kind.rawValue, "label": slot.label, "kdf": slot.kdf.summary,
-                                            "meets_minimum": slot.kdf.meetsRecommendedMinimum, "created": slot.created]
-                    if let q = slot.questions { s["questions"] = q }
-                    return s
-                }])
+                Output.json(["key_slots": keyFile.slots.map(KeyCommand.json)])
                 return
             }
             Output.table([["ID", "KIND", "LABEL", "KDF", "CREATED"]] + keyFile.slots.map {
@@ -56,6 +59,12 @@ struct KeyCommand: ParsableCommand {
             case .recovery: new = .recovery
             }
             let added = try global.service.addSlot(new, label: label, authorizedBy: password)
+            if global.json {
+                var object: [String: Any] = ["key_slot": KeyCommand.json(added.slot)]
+                if let key = added.recoveryKey { object["recovery_key"] = key }
+                Output.json(object)
+                return
+            }
             if let key = added.recoveryKey {
                 Output.line("New recovery key (shown only this once):")
                 Output.line("    \(key)")

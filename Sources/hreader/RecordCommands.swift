@@ -206,7 +206,8 @@ struct EntriesCommand: ParsableCommand {
 
         func run() throws {
             let open = try global.open()
-            _ = try open.updateUserFields(of: try open.entry(entry)) { $0.deleted = !undo }
+            let updated = try open.updateUserFields(of: try open.entry(entry)) { $0.deleted = !undo }
+            if global.json { Output.json(["entry": updated.jsonObject]); return }
             global.note(undo ? "Restored entry \(entry)." : "Struck entry \(entry).")
         }
     }

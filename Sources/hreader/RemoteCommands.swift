@@ -111,7 +111,8 @@ struct SourcesListCommand: ParsableCommand {
         if global.json {
             print(JSONValue.object([("sources", .array(sources.map { s in
                 .object([("id", .number(Double(s.id))), ("kind", .string(s.kind)), ("url", s.url.map { .string($0) } ?? .null),
-                         ("name", .string(s.name)), ("auth", .string(s.auth)), ("patients", .number(Double(s.patients))),
+                         ("name", .string(s.name)), ("auth", .string(s.auth)), ("smart", .bool(s.smart)),
+                         ("login_patient", s.loginPatient.map { .string($0) } ?? .null), ("patients", .number(Double(s.patients))),
                          ("last_sync", s.lastSync.map { .string($0) } ?? .null)])
             }))]).serialized(pretty: true))
             return
@@ -121,7 +122,8 @@ struct SourcesListCommand: ParsableCommand {
             return
         }
         for s in sources {
-            print("\(s.id)  \(s.kind)  \(s.url ?? s.name)  auth \(s.auth)  \(s.patients) patient(s)  last sync \(s.lastSync ?? "never")")
+            let auth = s.smart ? "\(s.auth) (SMART" + (s.loginPatient.map { ", patient \($0))" } ?? ")") : s.auth
+            print("\(s.id)  \(s.kind)  \(s.url ?? s.name)  auth \(auth)  \(s.patients) patient(s)  last sync \(s.lastSync ?? "never")")
         }
     }
 }
@@ -129,12 +131,17 @@ struct SourcesListCommand: ParsableCommand {
 struct SourcesLoginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "login",
-        abstract: "Store a server's credentials in the vault (encrypted) and check them.",
+        abstract: "Log in to a patient portal (SMART App Launch), or store a server's credentials, and check them.",
         discussion: """
+              hreader sources login --server https://fhir.example.org/r4 --smart --client-id ID
               hreader sources login --server https://fhir.example.org/r4 --kind fhir --token-file token.txt
               hreader sources login --server https://rhex.example.org --kind rhex --auth oauth2 \\
                   --token-url https://rhex.example.org/oauth/token --client-id hreader --refresh-token-file refresh.txt
               hreader sources login --server https://fhir.example.org/r4 --auth basic --user me --secret-file pw.txt
+            --smart prints a URL to open in a browser (and opens it when it can); you log in at your
+            provider and choose the patient, the browser comes back to http://127.0.0.1:PORT/callback,
+            and the tokens are stored encrypted in the vault. 'hreader import --server URL' then imports
+            that patient, and 'hreader sync' keeps it current.
             Secrets are read from files; they never appear on the command line, in output or in logs.
             OAuth2 access tokens are renewed with the refresh token when under 60 s are left.
             """)
@@ -144,18 +151,79 @@ struct SourcesLoginCommand: AsyncParsableCommand {
     @OptionGroup var credentials: AuthOptions
     @Option(help: ArgumentHelp("The server's base URL.", valueName: "url")) var server: String
     @Option(help: "fhir or rhex (default: found by asking the server).") var kind: ServerKind?
-    @Flag(help: "Store without contacting the server.") var noCheck = false
+    @Flag(help: "Store without contacting the server (with --smart: do not read the patient after the login).") var noCheck = false
+    @Flag(help: "Log in through the browser with SMART App Launch (OAuth2 authorization code with PKCE, a public client).")
+    var smart = false
+    @Option(help: ArgumentHelp("With --smart: the scopes to ask (repeatable, or space-separated; default: launch/patient openid fhirUser offline_access patient/*.rs, or patient/*.read for SMART v1 servers).",
+                               valueName: "scope"))
+    var scope: [String] = []
+    @Option(help: ArgumentHelp("With --smart: listen for the browser's redirect on this port of 127.0.0.1 (default: any free port).", valueName: "port"))
+    var redirectPort: Int?
+    @Option(help: ArgumentHelp("With --smart: how long to wait for the browser (e.g. 90s, 5m).", valueName: "duration"))
+    var loginTimeout: DurationArgument = DurationArgument(argument: "5m")!
+    @Flag(help: "With --smart: print the URL only; do not start a browser.") var noBrowser = false
+
+    func validate() throws {
+        if smart {
+            guard credentials.auth == nil, credentials.tokenFile == nil, credentials.user == nil, credentials.secretFile == nil,
+                  credentials.tokenUrl == nil, credentials.clientSecretFile == nil, credentials.refreshTokenFile == nil else {
+                throw ValidationError("--smart takes no other credential options than --client-id (it is a public client)")
+            }
+            guard kind == nil || kind == .fhir else { throw ValidationError("--smart logs in to FHIR servers") }
+            if let redirectPort, !(1...65_535).contains(redirectPort) { throw ValidationError("--redirect-port must be 1 to 65535") }
+        } else if !scope.isEmpty || redirectPort != nil || noBrowser {
+            throw ValidationError("--scope, --redirect-port and --no-browser go with --smart")
+        }
+    }
 
     func run() async throws {
         let url = try ServerURL(server)
+        if smart { return try await smartLogin(url) }
         guard let method = try credentials.method() else {
-            throw HReaderError.usage("give a credential: --token-file, --auth basic --user --secret-file, or --auth oauth2 --token-url --refresh-token-file")
+            throw HReaderError.usage("give a credential: --smart, --token-file, --auth basic --user --secret-file, or --auth oauth2 --token-url --refresh-token-file")
         }
         try network.apply()
         let open = try global.open()
         let resolvedKind: ServerKind
         if let kind { resolvedKind = kind } else { resolvedKind = try await open.serverKind(url) }
         let message = try await open.login(server: url, kind: resolvedKind, method: method, check: !noCheck)
+        global.note(message)
+    }
+
+    private func smartLogin(_ url: ServerURL) async throws {
+        try network.apply()
+        let open = try global.open()
+        let scopes = scope.flatMap { $0.split(separator: " ").map(String.init) }
+        let request = SmartLoginRequest(server: url, clientID: credentials.clientId ?? SmartLoginRequest.defaultClientID,
+                                        scopes: scopes.isEmpty ? nil : scopes, redirectPort: redirectPort ?? 0,
+                                        timeout: loginTimeout.seconds, check: !noCheck)
+        let openBrowser = !noBrowser
+        let outcome = try await open.smartLogin(request) { prompt in
+            // The URL is the one thing the user must see, --quiet or not (it is on stderr, like a prompt).
+            Terminal.note("Open this URL in a browser to log in to \(url) (scopes: \(prompt.scopes.joined(separator: " "))):")
+            Terminal.note("  \(prompt.authorizationURL.absoluteString)")
+            Terminal.note("Waiting up to \(loginTimeout.text) for the browser to come back to \(prompt.redirectURI) …")
+            if openBrowser { Browser.open(prompt.authorizationURL) }
+        }
+        if global.json {
+            print(JSONValue.object([("login", .object([
+                ("server", .string(outcome.server)), ("method", .string("smart")),
+                ("patient", outcome.patient.map { .string($0) } ?? .null),
+                ("patient_name", outcome.patientName.map { .string($0) } ?? .null),
+                ("scope", outcome.scope.map { .string($0) } ?? .null),
+                ("expires", outcome.expiresAt.map { .string(RFC3339.utc(Int64($0))) } ?? .null),
+                ("refreshable", .bool(outcome.refreshable)), ("checked", .bool(outcome.checked)),
+            ]))]).serialized(pretty: true))
+            return
+        }
+        var message = "logged in to \(outcome.server) with SMART App Launch"
+        if let patient = outcome.patient {
+            message += " as patient \(patient)" + (outcome.patientName.map { " (\($0))" } ?? "")
+                + "; 'hreader import --server \(outcome.server)' imports that record"
+        } else {
+            message += "; the server named no patient: give --patient to 'hreader import --server'"
+        }
+        if !outcome.refreshable { message += ". The server gave no refresh token: log in again when the access token expires" }
         global.note(message)
     }
 }

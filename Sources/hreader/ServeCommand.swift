@@ -32,10 +32,12 @@ struct ServeCommand: AsyncParsableCommand {
         // Opened with an unlock session, it serves only while the session lasts: 'hreader lock' locks it too.
         let stillUnlocked = global.service.stillUnlocked(by: credential)
         let quiet = global.quiet
+        let json = global.json
         let stop = try await server.run(vaultStillUnlocked: stillUnlocked) { url in
             // The URL alone on stdout (a script can read it), written at once: print() would hold it in a
-            // pipe's buffer. The advice goes to stderr.
-            FileHandle.standardOutput.write(Data((url.absoluteString + "\n").utf8))
+            // pipe's buffer. The advice goes to stderr. --json: one line, {"url": "…"}.
+            let line = json ? JSONValue.object([("url", .string(url.absoluteString))]).serialized() : url.absoluteString
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
             if !quiet { Terminal.note("Open the URL above in a browser on this machine; Ctrl-C stops the server.") }
         }
         switch stop {

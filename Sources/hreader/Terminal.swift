@@ -130,3 +130,21 @@ final class ProgressLine {
         shown = false
     }
 }
+
+/// Opens a URL in the user's browser with xdg-open, when there is one and a person is looking
+/// (stdout is a terminal). The URL goes in argv, so it must hold nothing secret.
+enum Browser {
+    static func open(_ url: URL) {
+        guard isatty(STDOUT_FILENO) == 1 else { return }
+        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+            .map { "\($0)/xdg-open" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let path else { return }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = [url.absoluteString]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try? process.run()
+    }
+}

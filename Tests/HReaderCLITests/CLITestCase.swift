@@ -149,6 +149,22 @@ class CLITestCase: XCTestCase {
         }
     }
 
+    /// Fails for every file in the vault directory and the child's temporary directory that holds
+    /// one of `secrets` (as UTF-8 or UTF-16) or a plaintext SQLite header; returns the files scanned.
+    @discardableResult
+    func assertNoPlaintext(_ secrets: [String], file: StaticString = #filePath, line: UInt = #line) -> [(path: String, data: Data)] {
+        let files = filesWithContents(under: vaultDir) + filesWithContents(under: childTemp)
+        for (path, data) in files {
+            for secret in secrets {
+                for form in secret.encodedForms {
+                    XCTAssertNil(data.range(of: form), "\(path) contains a known secret", file: file, line: line)
+                }
+            }
+            XCTAssertNil(data.range(of: Data("SQLite format 3".utf8)), "\(path) has a plaintext SQLite header", file: file, line: line)
+        }
+        return files
+    }
+
     /// A snapshot of the vault directory: path → bytes.
     func snapshot() -> [String: Data] {
         Dictionary(uniqueKeysWithValues: filesWithContents(under: vaultDir).map { ($0.path, $0.data) })

@@ -21,18 +21,7 @@ final class SecrecyTests: CLITestCase {
         let secrets = ["Zebulon", "Quixotic", "PLAINTEXT-CANARY", "Xenodochial", "SECRETCODE123", "Hidden-Directions",
                        Self.password, Self.newPassword, recovery, recovery.replacingOccurrences(of: "-", with: ""), token,
                        String(token.suffix(64))]
-        func scan() -> [(path: String, data: Data)] {
-            let files = filesWithContents(under: vaultDir) + filesWithContents(under: childTemp)
-            for (path, data) in files {
-                for secret in secrets {
-                    for form in secret.encodedForms {
-                        XCTAssertNil(data.range(of: form), "\(path) contains a known secret")
-                    }
-                }
-                XCTAssertNil(data.range(of: Data("SQLite format 3".utf8)), "\(path) has a plaintext SQLite header")
-            }
-            return files
-        }
+        func scan() -> [(path: String, data: Data)] { assertNoPlaintext(secrets) }
         let files = scan()
         XCTAssertTrue(files.contains { $0.path.hasSuffix("vault.db") })
         XCTAssertTrue(files.contains { $0.path.hasSuffix("vault.key") })

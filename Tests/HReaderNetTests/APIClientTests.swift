@@ -183,8 +183,9 @@ final class APIClientTests: XCTestCase {
         do {
             _ = try await again.searchPatients([])
             XCTFail("a spent refresh token must not work")
-        } catch let NetError.authentication(message) {
+        } catch let NetError.loginRequired(message) {
             XCTAssertTrue(message.contains("invalid_grant"), message)
+            XCTAssertTrue(message.contains("log in again"), message)
             XCTAssertFalse(message.contains("initial-refresh"))
         }
     }

@@ -62,8 +62,9 @@ enum StoredCredentials {
 }
 
 extension HReaderError {
-    /// Network and server errors exit 6; data the server sent that cannot be read exits 5.
+    /// Network and server errors exit 6; data the server sent that cannot be read exits 5; spent
+    /// credentials (log in again) exit 3.
     static func from(network error: NetError) -> HReaderError {
-        HReaderError(error.isBadData ? .badInput : .network, error.description)
+        HReaderError(error.isBadData ? .badInput : error.needsLogin ? .authentication : .network, error.description)
     }
 }

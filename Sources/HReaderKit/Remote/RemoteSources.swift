@@ -20,6 +20,9 @@ public struct SourceInfo: Sendable {
     public var auth: String
     public var patients: Int
     public var lastSync: String?
+    /// Logged in with SMART App Launch, and the patient chosen then.
+    public var smart = false
+    public var loginPatient: String?
 }
 
 /// The connection to one source: its client (through the host's serial queue) and its credential,
@@ -56,8 +59,13 @@ extension OpenVault {
     public func sourcesList() throws -> [SourceInfo] {
         try read {
             try SourceRepository(db).allStored().filter { $0.kind != .manual }.map {
-                SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: $0.baseURL, name: $0.displayName, auth: $0.authKind,
-                           patients: $0.patientCount, lastSync: $0.lastSync)
+                var info = SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: $0.baseURL, name: $0.displayName, auth: $0.authKind,
+                                      patients: $0.patientCount, lastSync: $0.lastSync)
+                if case let .oauth2(tokens)? = try? StoredCredentials.decode(kind: $0.authKind, json: $0.credentials) {
+                    info.smart = tokens.smart == true
+                    info.loginPatient = tokens.patient
+                }
+                return info
             }
         }
     }
@@ -79,16 +87,7 @@ extension OpenVault {
     /// told not to, and says what the server answered.
     public func login(server: ServerURL, kind: ServerKind, method: AuthMethod, check: Bool) async throws -> String {
         let guarded = GuardedVault(self)
-        let sourceID = try guarded.run { vault in
-            try vault.write {
-                let id = try SourceRepository(vault.db).findOrCreate(kind: kind.sourceKind, baseURL: server.description,
-                                                                     displayName: server.displayName, now: Self.nowText())
-                let (authKind, json) = StoredCredentials.encode(method)
-                try SourceRepository(vault.db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText())
-                try vault.audit.record("source.login", subject: server.description, detail: "auth \(authKind)")
-                return id
-            }
-        }
+        let sourceID = try guarded.run { try $0.storeCredential(method, server: server, kind: kind, how: "auth \(method.kindName)") }
         guard check else { return "credentials stored for \(server) (not checked)" }
         let connection = try connection(sourceID: sourceID, guarded: guarded)
         do {
@@ -103,6 +102,20 @@ extension OpenVault {
             }
         } catch let error as NetError {
             throw HReaderError.from(network: error)
+        }
+    }
+
+    /// Stores a credential as its server's source (created if new), audited as `source.login` with
+    /// `how` (never a secret). Returns the source's id.
+    func storeCredential(_ method: AuthMethod, server: ServerURL, kind: ServerKind, how: String) throws -> Int64 {
+        try write {
+            let repository = SourceRepository(db)
+            let id = try repository.findOrCreate(kind: kind.sourceKind, baseURL: server.description, displayName: server.displayName,
+                                                 now: Self.nowText())
+            let (authKind, json) = StoredCredentials.encode(method)
+            try repository.setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText())
+            try audit.record("source.login", subject: server.description, detail: how)
+            return id
         }
     }
 
@@ -133,7 +146,11 @@ extension OpenVault {
             throw HReaderError(.failure, "source \(sourceID) is not a server")
         }
         let method = try StoredCredentials.decode(kind: source.authKind, json: source.credentials)
-        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, onChange: { renewed in
+        var loginCommand = "hreader sources login --server \(base)"
+        if case let .oauth2(tokens) = method, tokens.smart == true {
+            loginCommand += " --smart" + (tokens.clientID.map { $0 == SmartLoginRequest.defaultClientID ? "" : " --client-id \($0)" } ?? "")
+        }
+        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, loginCommand: loginCommand, onChange: { renewed in
             let (authKind, json) = StoredCredentials.encode(renewed)
             try? guarded.run { vault in
                 try vault.write {

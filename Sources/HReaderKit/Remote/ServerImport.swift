@@ -58,23 +58,48 @@ extension SourceConnection {
     }
 }
 
+/// Which of a server's patients `import --server` fetches.
+public enum RemotePatientSelection: Sendable, Equatable {
+    /// Every patient the server lists (`--all`).
+    case all
+    /// These remote ids (`--patient`).
+    case ids([String])
+    /// The patient chosen at the SMART login to the server (neither option given).
+    case loggedIn
+}
+
 extension OpenVault {
     /// `hreader import --server`: fetches each patient's whole record and stores it in one
     /// transaction per patient, in order. The first failure stops the import: earlier patients
     /// are complete, the failing one untouched, and a re-run finishes the job without duplicates.
-    public func importFromServer(_ server: ServerURL, kind: ServerKind?, remoteIDs: [String]?, relationship: Relationship?,
+    public func importFromServer(_ server: ServerURL, kind: ServerKind?, patients selection: RemotePatientSelection, relationship: Relationship?,
                                  credential: AuthMethod? = nil, progress: @escaping (String) -> Void = { _ in })
         async throws -> (kind: ServerKind, summary: ImportSummary, resources: Int) {
         let guarded = GuardedVault(self)
         var summary = ImportSummary()
         var resources = 0
+        // Before anything is created: the patient chosen at the SMART login to this server.
+        var loggedIn: String?
+        if selection == .loggedIn {
+            let stored = try read { try SourceRepository(db).stored(baseURL: server.description) }
+                .filter { kind == nil || $0.kind == kind!.sourceKind }
+            for source in stored where loggedIn == nil { loggedIn = try loginPatient(sourceID: source.id) }
+            guard loggedIn != nil else {
+                throw HReaderError.usage("with --server give --all or --patient REMOTE_ID: no patient was chosen at a login to \(server) "
+                                         + "('hreader sources login --server \(server) --smart' logs in as one)")
+            }
+        }
         do {
             let connection = try await resolveConnection(server: server, kind: kind, guarded: guarded, create: true, override: credential)
             let sourceID = try guarded.run { vault in
                 try vault.read { try SourceRepository(vault.db).stored(kind: connection.kind.sourceKind, baseURL: server.description)!.id }
             }
             let ids: [String]
-            if let remoteIDs { ids = remoteIDs } else { ids = try await connection.allPatientIDs() }
+            switch selection {
+            case .all: ids = try await connection.allPatientIDs()
+            case let .ids(remoteIDs): ids = remoteIDs
+            case .loggedIn: ids = [loggedIn!]
+            }
             let importer = RecordImporter(vault: self, sourceID: sourceID, scope: server.description, isSnapshot: true)
             for (index, id) in ids.enumerated() {
                 progress("patient \(index + 1) of \(ids.count) (\(id))")

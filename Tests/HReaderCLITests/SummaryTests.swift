@@ -227,6 +227,15 @@ final class SummaryTests: CLITestCase {
         let year = String(Calendar(identifier: .gregorian).component(.year, from: Date()))
         XCTAssertTrue(sources.contains("<td class=\"date\">\(year)-"), "the server's last sync is shown: \(sources)")
 
+        // The IPS narrative escapes it too, and the resource keeps the name as text.
+        let (bundle, _) = try ips([])
+        let problems = try XCTUnwrap((resources(bundle).first?["section"] as? [[String: Any]])?.first { loinc($0["code"]) == "11450-4" })
+        let div = ((problems["text"] as? [String: Any])?["div"] as? String) ?? ""
+        XCTAssertTrue(div.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;img"), div)
+        let divs = (resources(bundle).first?["section"] as? [[String: Any]] ?? []).compactMap { ($0["text"] as? [String: Any])?["div"] as? String }
+        XCTAssertFalse(divs.contains { $0.contains("<script") || $0.contains("<img") }, "no tag from the data in any narrative")
+        XCTAssertTrue(resources(bundle).contains { (($0["code"] as? [String: Any])?["text"] as? String) == hostile })
+
         // Without --out: the same page on stdout (but for the time it was made).
         let printed = try ok(withPassword(["summary", "--format", "html"])).stdout
         XCTAssertEqual(rows(printed), rows(html))

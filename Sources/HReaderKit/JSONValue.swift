@@ -10,6 +10,10 @@ public indirect enum JSONValue: Equatable, Sendable {
     case string(String)
     case array([JSONValue])
     case object([(String, JSONValue)])
+    /// JSON text written as it is: a source's raw resource, whose member order and number literals
+    /// (`120.0`) must survive (`FHIRResourceText`). The text must be valid JSON; pretty output
+    /// re-indents it without changing a token.
+    case verbatim(String)
 
     public static func == (a: JSONValue, b: JSONValue) -> Bool {
         a.serialized() == b.serialized()
@@ -52,6 +56,8 @@ public indirect enum JSONValue: Equatable, Sendable {
             }
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "]"
+        case let .verbatim(text):
+            if pretty { Self.indent(text, into: &out, level: indent) } else { out += text }
         case let .object(members):
             if members.isEmpty { out += "{}"; return }
             out += "{"
@@ -64,6 +70,40 @@ public indirect enum JSONValue: Equatable, Sendable {
             }
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "}"
+        }
+    }
+
+    /// Compact JSON text laid out as `serialized(pretty: true)` lays out values, starting at `level`.
+    static func indent(_ text: String, into out: inout String, level: Int) {
+        var depth = level
+        var inString = false, escaped = false
+        var chars = Array(text.unicodeScalars)[...]
+        func newline(_ depth: Int) { out += "\n" + String(repeating: "  ", count: depth) }
+        while let c = chars.popFirst() {
+            if inString {
+                out.unicodeScalars.append(c)
+                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
+                continue
+            }
+            switch c {
+            case "\"": inString = true; out += "\""
+            case " ", "\n", "\r", "\t": continue
+            case "{", "[":
+                let close: Unicode.Scalar = c == "{" ? "}" : "]"
+                // An empty object or array stays on its line.
+                while let next = chars.first, [" ", "\n", "\r", "\t"].contains(next) { chars.removeFirst() }
+                if chars.first == close { chars.removeFirst(); out.unicodeScalars.append(c); out.unicodeScalars.append(close); continue }
+                out.unicodeScalars.append(c)
+                depth += 1
+                newline(depth)
+            case "}", "]":
+                depth -= 1
+                newline(depth)
+                out.unicodeScalars.append(c)
+            case ",": out += ","; newline(depth)
+            case ":": out += ": "
+            default: out.unicodeScalars.append(c)
+            }
         }
     }
 

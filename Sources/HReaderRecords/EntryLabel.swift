@@ -1,8 +1,8 @@
 import HReaderStore
 
 /// Words for entry types, for entries whose source gives no description.
-enum EntryLabel {
-    static func name(_ type: EntryType) -> String {
+public enum EntryLabel {
+    public static func name(_ type: EntryType) -> String {
         switch type {
         case .condition: "Condition"
         case .allergy: "Allergy"

@@ -127,6 +127,13 @@ public struct FHIRMapper: Sendable {
             var entry: MappedEntry
             do {
                 if var content = try entries.content(resource.reader, type: resource.type) {
+                    if let statement = Self.noInformationCode(content.codes) {
+                        // An IPS document's "no information about …" stands for an empty section, not a record.
+                        let skip = Skip(kind: resource.type, remoteID: remoteID,
+                                        reason: "an IPS statement that there is no information (\(statement)), not a record")
+                        if let recordIndex { batch.records[recordIndex].skipped.append(skip) } else { batch.skipped.append(skip) }
+                        continue
+                    }
                     content.raw = resource.object.json.serialized()
                     entry = MappedEntry(remoteID: remoteID, content: content)
                 } else if resource.type != "Medication", subject != nil {
@@ -154,6 +161,13 @@ public struct FHIRMapper: Sendable {
             }
         }
         return batch
+    }
+
+    /// The IPS absent-unknown code (`no-problem-info`, `no-allergy-info`, `no-medication-info`, …) of a
+    /// resource that says only that its section has no information. "No known allergies" (`no-known-…`)
+    /// is information, and is kept.
+    static func noInformationCode(_ codes: [String: [String]]) -> String? {
+        codes["http://hl7.org/fhir/uv/ips/CodeSystem/absent-unknown-uv-ips"]?.first { $0.hasPrefix("no-") && $0.hasSuffix("-info") }
     }
 
     /// A Patient's identifiers that name a person: `system|value`, both present.

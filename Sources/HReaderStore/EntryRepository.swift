@@ -105,8 +105,10 @@ public struct EntryRepository {
     /// A patient's entries in timeline order; with a range, those whose date, start or end falls in
     /// [from, to] (epoch seconds, inclusive), each found through its own index.
     /// `limit` and `offset` page through the answer in that order (the web API's paging).
+    /// `samples: false` leaves Apple Health samples out (a summary reads only the latest of each
+    /// series, through `latestSamples`).
     public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil,
-                     limit: Int? = nil, offset: Int = 0) throws -> [Entry] {
+                     limit: Int? = nil, offset: Int = 0, samples includeSamples: Bool = true) throws -> [Entry] {
         var sql: String
         var args: [DatabaseValueConvertible?]
         if from != nil || to != nil {
@@ -131,6 +133,7 @@ public struct EntryRepository {
         let wanted = limit.map { $0 + offset }
         if let wanted { sql += " LIMIT ?"; args.append(wanted) }
         let stored = try db.query(sql, args, Self.row)
+        guard includeSamples else { return Array(stored.dropFirst(offset).prefix(limit ?? Int.max)) }
         let samples = SampleRepository(db: db)
         let found = try samples.samples(patientID: patientID, from: from, to: to, type: type, limit: wanted, full: true)
         guard !found.isEmpty else { return Array(stored.dropFirst(offset).prefix(limit ?? Int.max)) }
@@ -154,6 +157,24 @@ public struct EntryRepository {
         out.append(contentsOf: a[i...])
         out.append(contentsOf: b[j...])
         return out
+    }
+
+    /// The latest Apple Health sample of each of a patient's series of `type` that starts at or after
+    /// `from`: one read per series through the samples' primary key, however many samples it holds.
+    public func latestSamples(patientID: Int64, type: EntryType, from: Int64) throws -> [Entry] {
+        let samples = SampleRepository(db: db)
+        let series = try samples.series(patientID: patientID)
+        return try series.values.filter { $0.type == type }.sorted { $0.id < $1.id }.compactMap { one in
+            try samples.latest(seriesID: one.id, from: from).map { samples.entry($0, one) }
+        }
+    }
+
+    /// The sources a patient's entries and samples came from.
+    public func sourceIDs(patientID: Int64) throws -> Set<Int64> {
+        Set(try db.query("""
+            SELECT DISTINCT source_id FROM entries WHERE patient_id = ?
+            UNION SELECT DISTINCT source_id FROM sample_series WHERE patient_id = ?
+            """, [patientID, patientID]) { $0.int64(0)! })
     }
 
     /// The latest `date ?? start ?? end` among a patient's entries that are not struck.

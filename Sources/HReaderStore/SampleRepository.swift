@@ -130,6 +130,14 @@ struct SampleRepository {
         }
     }
 
+    /// The series' sample that starts last, when it starts at or after `from`.
+    func latest(seriesID: Int64, from: Int64) throws -> Sample? {
+        try db.query("""
+            SELECT \(Self.columns) FROM samples s WHERE s.series_id = ? AND s.start_epoch >= ?
+            ORDER BY s.start_epoch DESC, s.end_epoch DESC LIMIT 1
+            """, [seriesID, from]) { Self.sample($0, full: true) }.first
+    }
+
     func get(id: Int64) throws -> Entry? {
         guard let sample = try db.query("SELECT \(Self.columns) FROM samples s WHERE s.id = ?", [id], { Self.sample($0, full: true) }).first,
               let series = try series(id: sample.seriesID) else { return nil }

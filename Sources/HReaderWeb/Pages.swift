@@ -112,7 +112,8 @@ enum Pages {
             <section class="person" data-uuid="\(escape(p.uuid))">
             <h1>\(escape(name(p)))</h1>
             <p class="meta">\(escape(meta))</p>
-            <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a></p>
+            <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a> \
+            <a class="button summary-link" href="\(base)/patients/\(escape(p.uuid))/summary.html">Printable summary for a clinician</a></p>
             </section>
             <div class="columns">
             <section class="conditions"><h2>Active conditions</h2>\(list(conditions))</section>

@@ -24,6 +24,22 @@ struct Routes {
             let summary = try await gate.run { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
             return HTMLResponse.make(Pages.summary(summary, visit: context.visit))
         }
+        // The clinician summary as one printable page: the same HTML as `hreader summary --format html`.
+        router.get("/patients/:patient/summary.html") { request, context in
+            let reference = try context.parameters.require("patient")
+            let since = try request.uri.queryParameters.get("since").map { try Self.time($0, name: "since") }
+            let html = try await gate.run { open in
+                let patient = try Self.patient(reference, in: open)
+                let summary = try open.clinicalSummary(of: patient, since: since)
+                try open.recordSummary(format: .html, of: patient, to: "hreader serve")
+                return summary.html
+            }
+            var response = HTMLResponse.make(html)
+            // No script and no other request: only the page's own inline style, by its hash.
+            response.headers[.contentSecurityPolicy] = "default-src 'none'; style-src \(SummaryPage.styleHash); img-src 'none'; "
+                + "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+            return response
+        }
         router.get("/patients/:patient/timeline") { request, context in
             let reference = try context.parameters.require("patient")
             let query = request.uri.queryParameters

@@ -127,9 +127,13 @@ struct WebGuard: RouterMiddleware {
         return uri.path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
     }
 
+    /// A route may set a stricter policy of its own (the printable summary: no script at all, its one
+    /// inline style by hash); every other answer gets the app's.
     static func addSecurityHeaders(to headers: inout HTTPFields) {
-        headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-            + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        if headers[.contentSecurityPolicy] == nil {
+            headers[.contentSecurityPolicy] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                + "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        }
         headers[.cacheControl] = "no-store"
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"

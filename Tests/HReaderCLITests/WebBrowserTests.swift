@@ -48,6 +48,36 @@ final class WebBrowserTests: CLITestCase {
         _ = try browser.screenshot(named: "2-summary")
         try collect()
 
+        // The printable summary for a clinician, linked from the summary: the record in tables, its
+        // inline style applied (the page's policy allows it by hash), no script, nothing from elsewhere.
+        let summaryPage = try browser.currentURL
+        try browser.click(browser.findElement(css: "a.summary-link"))
+        _ = try browser.waitForElement(css: "h1.patient-name")
+        let printable = try browser.currentURL
+        XCTAssertTrue(printable.hasSuffix("/summary.html"), printable)
+        XCTAssertEqual(try text("h1.patient-name"), "Ada Lovelace")
+        XCTAssertTrue(try text("section.problems").contains("Essential hypertension"))
+        XCTAssertTrue(try text("section.medications").contains("Lisinopril 10 mg tablet"))
+        let vitals = try browser.findElements(css: "section.vital-signs tr.row").map { try browser.text(of: $0) }
+        XCTAssertEqual(vitals.count, 3, "the latest of each kind: \(vitals)")
+        XCTAssertTrue(vitals.contains { $0.contains("124 mm[Hg]") && $0.contains("2026-11-09") }, "\(vitals)")
+        XCTAssertEqual(try browser.executeScript("return getComputedStyle(document.querySelector('header')).borderBottomStyle") as? String,
+                       "solid", "the page's inline style applies")
+        XCTAssertEqual(try browser.executeScript("return document.scripts.length") as? Int, 0)
+        _ = try browser.screenshot(named: "2b-printable-summary")
+        // Printed on A4 and on Letter: one page each, nothing cut (a row wider than the paper would
+        // make Chromium widen the page).
+        for (paper, width, height) in [("a4", 21.0, 29.7), ("letter", 21.59, 27.94)] {
+            let pdf = try browser.printPDF(named: "2b-printable-summary-\(paper)", width: width, height: height)
+            let text = String(decoding: pdf, as: UTF8.self)
+            XCTAssertTrue(text.hasPrefix("%PDF-"), paper)
+            let pages = text.components(separatedBy: "/Type /Page").count - 1 - (text.components(separatedBy: "/Type /Pages").count - 1)
+            XCTAssertEqual(pages, 1, "the summary prints on one \(paper) page")
+        }
+        try collect()
+        try browser.navigate(to: URL(string: summaryPage)!)
+        _ = try browser.waitForElement(css: "section.tiles")
+
         // The timeline, from a date before any record: empty, with a way to the latest record.
         try browser.click(browser.findElement(css: "a.timeline-link"))
         try waitForLoad(browser, scope: "week")

@@ -153,6 +153,27 @@ final class FHIRMapperTests: XCTestCase {
         ])
     }
 
+    /// An IPS document's "no information about …" resources stand for empty sections: skipped with the
+    /// code, while "no known allergies" is information and is kept.
+    func testIPSNoInformationStatementsAreSkippedAndNoKnownAllergiesKept() throws {
+        let ips = "http://hl7.org/fhir/uv/ips/CodeSystem/absent-unknown-uv-ips"
+        let record = try only(try mapBundle("""
+            {"resourceType": "Bundle", "type": "document", "entry": [
+              {"fullUrl": "urn:uuid:8e2f0c5a-0000-4000-8000-000000000001", "resource": {"resourceType": "Patient", "id": "p"}},
+              {"resource": {"resourceType": "Condition", "id": "none", "code": {"coding": [{"system": "\(ips)", "code": "no-problem-info"}]},
+                            "subject": {"reference": "urn:uuid:8e2f0c5a-0000-4000-8000-000000000001"}}},
+              {"resource": {"resourceType": "MedicationStatement", "id": "nomed", "status": "unknown",
+                            "medicationCodeableConcept": {"coding": [{"system": "\(ips)", "code": "no-medication-info"}]},
+                            "subject": {"reference": "Patient/p"}}},
+              {"resource": {"resourceType": "AllergyIntolerance", "id": "nka", "code": {"coding": [{"system": "\(ips)", "code": "no-known-allergies"}]},
+                            "patient": {"reference": "Patient/p"}}}
+            ]}
+            """))
+        XCTAssertEqual(record.entries.map(\.remoteID), ["AllergyIntolerance/nka"])
+        XCTAssertEqual(record.skipped.map(\.remoteID), ["Condition/none", "MedicationStatement/nomed"])
+        XCTAssertTrue(record.skipped.allSatisfy { $0.reason.contains("no information") }, "\(record.skipped)")
+    }
+
     func testObservationValuesAndTimes() throws {
         let record = try only(try mapBundle(everything))
         let heartRate = try entry(record, "Observation/hr")

@@ -183,6 +183,19 @@ public final class WebDriver {
         return url
     }
 
+    /// Prints the page to PDF on paper of this size (centimetres, WebDriver's Print command, default
+    /// margins) and saves it as `<screenshotsDirectory>/<name>.pdf`; returns its bytes.
+    @discardableResult
+    public func printPDF(named name: String, width: Double, height: Double) throws -> Data {
+        let body: [String: Any] = ["page": ["width": width, "height": height], "background": false, "shrinkToFit": false]
+        guard let base64 = try command("POST", "/print", body) as? String, let pdf = Data(base64Encoded: base64) else {
+            throw WebDriverError(code: "client", message: "no PDF in the reply", command: "POST /print")
+        }
+        try FileManager.default.createDirectory(at: screenshotsDirectory, withIntermediateDirectories: true)
+        try pdf.write(to: screenshotsDirectory.appendingPathComponent("\(name).pdf"))
+        return pdf
+    }
+
     public func cookies() throws -> [BrowserCookie] {
         (try command("GET", "/cookie") as? [[String: Any]] ?? []).map {
             BrowserCookie(name: $0["name"] as? String ?? "", value: $0["value"] as? String ?? "",

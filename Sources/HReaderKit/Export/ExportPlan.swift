@@ -148,10 +148,11 @@ struct ExportPlanner {
 
     // MARK: One entry
 
-    /// The Observation for one entry; nil when the entry has no LOINC code.
-    func draft(for entry: Entry) -> ObservationDraft? {
+    /// The Observation for one entry; nil when the entry has no LOINC code, unless `withoutLOINC`
+    /// (the clinician summary, which names such an entry by its own codes): then `loinc` is empty.
+    func draft(for entry: Entry, withoutLOINC: Bool = false) -> ObservationDraft? {
         let content = entry.content
-        guard let loinc = primaryLOINC(content.codes) else { return nil }
+        guard let loinc = primaryLOINC(content.codes) ?? (withoutLOINC ? "" : nil) else { return nil }
         let healthKitType = content.codes[ObservationDraft.healthKitSystem]?.first
         let fromAppleHealth = sourceKinds[entry.sourceID] == .appleHealth
         let identifier = fromAppleHealth

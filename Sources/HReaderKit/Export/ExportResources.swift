@@ -72,9 +72,9 @@ enum ExportResources {
             if let display = categoryDisplays[category] { coding.append(("display", .string(display))) }
             members.append(("category", .array([.object([("coding", .array([.object(coding)]))])])))
         }
-        var codings: [JSONValue] = [coding(loincSystem, draft.loinc, display: draft.display)]
+        var codings: [JSONValue] = draft.loinc.isEmpty ? [] : [coding(loincSystem, draft.loinc, display: draft.display)]
         if let healthKit = draft.healthKitType { codings.append(coding(ObservationDraft.healthKitSystem, healthKit, display: nil)) }
-        var code: [(String, JSONValue)] = [("coding", .array(codings))]
+        var code: [(String, JSONValue)] = codings.isEmpty ? [] : [("coding", .array(codings))]
         if !draft.text.isEmpty { code.append(("text", .string(draft.text))) }
         members.append(("code", .object(code)))
         members.append(("subject", .object([("reference", .string(subject))])))

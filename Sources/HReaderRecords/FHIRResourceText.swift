@@ -1,0 +1,113 @@
+import HReaderStore
+
+/// A source's raw FHIR resource, read so that it can be placed in a document of our own (the
+/// clinician summary's IPS Bundle) without losing anything: members keep their order and numbers
+/// their literal text (`120.0` stays `120.0`). Only what the document needs changes: the references,
+/// so that the Bundle is self-contained, and the id or a member the caller replaces.
+///
+/// ```swift
+/// var condition = try FHIRResourceText(raw: entry.content.raw!)
+/// condition.rewriteReferences { reference in reference.hasPrefix("Patient/") ? "urn:uuid:…" : nil }
+/// let text = condition.serialized()
+/// ```
+public struct FHIRResourceText: Sendable {
+    public let resourceType: String
+    private var object: JSONObject
+
+    /// Nil when `raw` is not a JSON object with a `resourceType` (an RHEx entry, an Apple Health record).
+    public init?(raw: String) {
+        guard raw.first(where: { !$0.isWhitespace }) == "{",
+              let value = try? JSONParser.parse(Array(raw.utf8), what: "the stored resource"),
+              let object = value.object, let type = object["resourceType"]?.string, !type.isEmpty else { return nil }
+        self.resourceType = type
+        self.object = object
+    }
+
+    /// The resource's logical id.
+    public var id: String? { object["id"]?.string }
+
+    /// Gives the resource this id (in place of its own, or as the first member after `resourceType`).
+    public mutating func setID(_ id: String) {
+        if let index = object.members.firstIndex(where: { $0.key == "id" }) {
+            object.members[index].value = .string(id)
+        } else {
+            object.members.insert(.init(key: "id", value: .string(id)), at: min(1, object.members.count))
+        }
+    }
+
+    /// The `reference` of the Reference in member `key` (`medicationReference`), when it has one.
+    public func reference(_ key: String) -> String? { object[key]?.object?["reference"]?.string }
+
+    /// Whether the resource has the member (and it is not null).
+    public func has(_ key: String) -> Bool { object.present(key) != nil }
+
+    /// Replaces the member `key` by `newKey` with a value given as JSON text, in the same place.
+    /// Throws when `json` is not JSON.
+    public mutating func replace(_ key: String, with newKey: String, json: String) throws {
+        let value = try JSONParser.parse(Array(json.utf8), what: "the replacement of \(key)")
+        if let index = object.members.firstIndex(where: { $0.key == key }) {
+            object.members[index] = .init(key: newKey, value: value)
+            object.members.removeAll { $0.key == key && $0.key != newKey }
+        } else {
+            object.members.append(.init(key: newKey, value: value))
+        }
+    }
+
+    /// Every `Reference` in the resource (an object whose `reference` is a string), contained
+    /// resources included: `resolve` gets the reference and the name of the member that holds the
+    /// Reference (`subject`, `medicationReference`, …) and answers what it becomes. When it answers
+    /// nil (the target is not in the document), `reference` is dropped and the Reference keeps its
+    /// `display`, `identifier` and `type`; with none of those, the old reference becomes its display,
+    /// so that the Reference still says what it named. Local references (`#id`) are kept.
+    public mutating func rewriteReferences(_ resolve: (_ reference: String, _ member: String) -> String?) {
+        object = Self.rewrite(object, member: "", resolve)
+    }
+
+    private static func rewrite(_ object: JSONObject, member: String, _ resolve: (String, String) -> String?) -> JSONObject {
+        var object = object
+        if let reference = object["reference"]?.string, !reference.hasPrefix("#") {
+            let index = object.members.firstIndex { $0.key == "reference" }!
+            if let resolved = resolve(reference, member) {
+                object.members[index].value = .string(resolved)
+            } else {
+                object.members.remove(at: index)
+                let kept = ["display", "identifier", "type"].contains { object.present($0) != nil }
+                if !kept { object.members.insert(.init(key: "display", value: .string(reference)), at: index) }
+            }
+        }
+        for index in object.members.indices {
+            object.members[index].value = rewrite(object.members[index].value, member: object.members[index].key, resolve)
+        }
+        return object
+    }
+
+    private static func rewrite(_ value: JSONValue, member: String, _ resolve: (String, String) -> String?) -> JSONValue {
+        switch value {
+        case .object(let object): .object(rewrite(object, member: member, resolve))
+        case .array(let items): .array(items.map { rewrite($0, member: member, resolve) })
+        default: value
+        }
+    }
+
+    /// Compact JSON text, members in order, numbers as written.
+    public func serialized() -> String { JSONValue.object(object).serialized() }
+
+    /// The URI of a code system the entries name by hReader's short name (`LOINC` → `http://loinc.org`);
+    /// nil for `Unknown` (a coding without a system). A name that is not short (a URI) is itself.
+    public static func systemURI(forKey key: String) -> String? {
+        if key == "Unknown" || key.isEmpty { return nil }
+        return FHIRCodes.preferredURIs[key] ?? key
+    }
+}
+
+extension FHIRCodes {
+    /// Short name → the system URI FHIR uses for it (never the OID).
+    static let preferredURIs: [String: String] = {
+        var uris: [String: String] = [:]
+        for (uri, name) in shortNames where !uri.hasPrefix("urn:oid:") {
+            uris[name] = uri
+        }
+        uris["ICD-10-CM"] = "http://hl7.org/fhir/sid/icd-10-cm"
+        return uris
+    }()
+}

@@ -110,6 +110,11 @@ public struct JSONByteWriter {
         case let .bool(b): raw(b ? "true" : "false")
         case let .number(d): number(d)
         case let .string(s): string(s)
+        case let .verbatim(text):
+            // Written as is (it is JSON already); the terminal filter still applies to its strings.
+            let start = buffer.count
+            raw(text)
+            if replacingControls { Self.replaceControls(in: &buffer, start ..< buffer.count) }
         case let .array(items):
             buffer.append(0x5B)
             for (i, item) in items.enumerated() {

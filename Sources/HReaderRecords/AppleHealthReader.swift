@@ -76,8 +76,9 @@ public final class AppleHealthReader {
     }
 
     /// Elements handed from the parsing thread to the caller's at a time, and batches in flight:
-    /// memory stays bounded (a few thousand elements) whatever the export's size.
-    static let batchSize = 1024
+    /// memory stays bounded (about a thousand elements: a correlation with its children is a few
+    /// KiB, and real exports write all of them together at the end) whatever the export's size.
+    static let batchSize = 256
     static let batchesInFlight = 4
 
     /// Reads to the end, calling `handle` for each element of interest, on the calling thread.

@@ -25,7 +25,7 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
 
     for size in sizes {
         let zip = scratch.appendingPathComponent("export-\(size).zip")
-        _ = try runMeasured(generator, ["--out", zip.path, "--records", String(size), "--days", "730"])
+        _ = try runMeasured(generator, ["--out", zip.path, "--records", String(size), "--days", "3650"])
         let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("health-\(size)")))
         _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
         let token = try service.startSession(.password(password), for: 3600).token
@@ -35,7 +35,7 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
             String(format: "%.0f records/s, peak RSS %.0f MB", Double(size) / run.seconds, Double(run.peakKB) / 1024))
         let vaultBytes = directoryBytes(service.vault.root, matching: "vault.db")
         row("    vault", String(format: "%8.1f MB", Double(vaultBytes) / 1e6), String(format: "%.0f bytes a record", Double(vaultBytes) / Double(size)))
-        try timelinePages(service: service, token: token)
+        try timelinePages(service: service, token: token, hreader: hreader, withServer: size == sizes.max())
         let floor = try appleHealthParseFloor(zip)
         row("    parse floor (reader alone, no writes)", ms(floor.seconds),
             String(format: "%.0f records/s, %.0f MB/s of XML (%d elements); parse floor %.1f s = %.0f%% of the import",
@@ -72,16 +72,34 @@ func directoryBytes(_ directory: URL, matching prefix: String) -> Int {
     }
 }
 
-/// The timeline's day and decade pages over the imported vault, in process (median of 9), each
-/// against the bare SELECT of the same samples' numbers.
-func timelinePages(service: VaultService, token: String) throws {
+/// The timeline's day and decade pages over the imported vault (ten years of samples) with 10,000
+/// clinical entries added: in process, written compact as the CLI and the web write them (median of
+/// 9), against the bare SELECT of the same samples' numbers; end to end through `hreader timeline`
+/// with a session; and, for the largest export, over HTTP from `hreader serve`.
+func timelinePages(service: VaultService, token: String, hreader: URL, withServer: Bool) throws {
     let vault = try service.open(.session(token))
     guard let patient = try vault.patients.all().first, let latest = try vault.entries.latestTime(patientID: patient.id) else { return }
+    try vault.db.transaction {
+        let entries = EntryRepository(vault.db)
+        let kinds: [EntryType] = [.condition, .medication, .result, .encounter, .immunization, .allergy, .procedure]
+        for i in 0..<10_000 {
+            let type = kinds[i % kinds.count]
+            try entries.insert(patientID: patient.id, content: EntryContent(
+                type: type, description: "\(type.rawValue) \(i % 40)", date: ClinicalTime(epoch: latest - Int64(i) * 31_536), valueNumber: Double(i % 90),
+                unit: "u"), remoteID: "bench-clinical-\(i)")
+        }
+    }
     let zone = TimeZone(identifier: "UTC")!
+    func page(_ range: TimelineRange) throws -> Int {
+        var bytes = 0
+        var out = JSONByteWriter { bytes += $0.count }
+        try vault.writeTimeline(patient: patient, query: TimelineQuery(range: range), to: &out)
+        return bytes
+    }
     for (name, length) in [("day", Int64(86_400)), ("decade", Int64(86_400 * 3653))] {
         let range = TimelineRange(start: latest - length, end: latest, timeZone: zone)
-        var rows = 0
-        let page = median((0..<9).map { _ in (try? seconds { rows = (try TimelineQuery(range: range).run(patientID: patient.id, db: vault.db)).serialized().count }) ?? 0 })
+        var bytes = 0
+        let inProcess = median((0..<9).map { _ in (try? seconds { bytes = try page(range) }) ?? 0 })
         var count = 0
         let bare = median((0..<9).map { _ in (try? seconds {
             count = try vault.db.query("""
@@ -89,7 +107,20 @@ func timelinePages(service: VaultService, token: String) throws {
                 WHERE ss.patient_id = ? AND s.start_epoch BETWEEN ? AND ?
                 """, [patient.id, range.start, range.end]) { ($0.int64(0), $0.double(1)) }.count
         }) ?? 0 })
-        row("    timeline \(name) page", ms(page), String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, rows, bare * 1000, page / max(bare, 1e-9)))
+        row("    timeline \(name) page, in process", ms(inProcess),
+            String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, bytes, bare * 1000, inProcess / max(bare, 1e-9)))
+        var wall: [Double] = []
+        for _ in 0..<(name == "decade" ? 3 : 9) {
+            wall.append(try runMeasured(hreader, ["timeline", "--vault", service.vault.root.path, "--patient", String(patient.id),
+                                                  "--from", RFC3339.utc(range.start), "--to", RFC3339.utc(range.end)],
+                                        environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]).seconds)
+        }
+        row("      end to end: hreader timeline (session)", ms(median(wall)), String(format: "%.1fx the bare SELECT", median(wall) / max(bare, 1e-9)))
+    }
+    if withServer {
+        try runServeBenchmarks(hreader: hreader, vault: service.vault.root, session: token, patient: patient, end: latest) { range in
+            try seconds { _ = try page(range) }
+        }
     }
 }
 

@@ -141,6 +141,12 @@ let hreaderBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastP
     return n
 }
 
+/// A page written compact, as the CLI and the web write it (to nowhere).
+@MainActor func compactPage(_ range: TimelineRange) throws {
+    var out = JSONByteWriter { _ in }
+    try timelineVault.writeTimeline(patient: patient, query: TimelineQuery(range: range), to: &out)
+}
+
 func percentile(_ values: [Double], _ p: Double) -> Double {
     let sorted = values.sorted()
     return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded(.up)))]
@@ -153,7 +159,7 @@ for page in TimelinePage.allCases {
     for _ in 0..<runs {
         let at = ClinicalTime(epoch: tenYearsAgo + (page == .decade ? tenYears : Int64.random(in: 400 * 86_400..<tenYears, using: &rng)))
         let range = TimelineRange.page(page, at: at)
-        latencies.append(try seconds { _ = try timelineVault.timeline(patient: patient, query: TimelineQuery(range: range)).serialized() })
+        latencies.append(try seconds { try compactPage(range) })
         bare.append(try seconds { rows = try bareSelect(from: range.start, to: range.end) })
     }
     row("  \(page.rawValue) page (~\(rows) rows): median", ms(median(latencies)), String(format: "p99 %.2f ms; bare indexed SELECT %.2f ms (%.1fx)",
@@ -176,7 +182,7 @@ for page in TimelinePage.allCases {
 
 try runServeBenchmarks(hreader: hreaderBinary, vault: timelineService.vault.root, session: tokenForCLI, patient: patient,
                        end: tenYearsAgo + tenYears) { range in
-    try seconds { _ = try timelineVault.timeline(patient: patient, query: TimelineQuery(range: range)).serialized() }
+    try seconds { try compactPage(range) }
 }
 
 try await runImportBenchmarks(scratch: scratch, password: password)

@@ -75,12 +75,15 @@ public struct TimelineQuery {
         let sources = detail ? Dictionary(uniqueKeysWithValues: try SourceRepository(db).all().map { ($0.id, $0) }) : [:]
 
         var lists: [String: [JSONValue]] = [:]
-        // Vitals keep plain numbers, grouped by description; the group of the row before is checked
-        // first (samples of one kind come in runs).
-        var vitals: [String: TimelinePayload.Vitals] = [:]
-        var lastVitals: String?
+        // Vitals keep plain numbers, grouped by description; activity its daily totals. Rows of one
+        // kind come in runs, so the group of the row before is tried first, without hashing.
+        var vitalGroups: [(description: String, group: TimelinePayload.Vitals)] = []
+        var vitalIndex: [String: Int] = [:]
+        var lastVitals = -1
         struct DayKey: Hashable { let day: Int64; let description: String }
-        var activity: [DayKey: TimelinePayload.ActivityDay] = [:]
+        var days: [TimelinePayload.ActivityDay] = []
+        var dayIndex: [DayKey: Int] = [:]
+        var lastActivity = -1
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = range.timeZone
         var lastDay: (start: Int64, end: Int64, text: String)?
@@ -90,18 +93,30 @@ public struct TimelineQuery {
             guard wants(key) else { return }
             switch row.type {
             case .vitalSign:
-                if row.valueNumber != nil, row.description == lastVitals {
-                    vitals[row.description]!.values.append(row.valueNumber!)
+                if let number = row.valueNumber, lastVitals >= 0, vitalGroups[lastVitals].description == row.description {
+                    vitalGroups[lastVitals].group.values.append(number)
                     return
                 }
                 for (description, number) in Self.vitalReadings(row) {
-                    if vitals[description] == nil { vitals[description] = TimelinePayload.Vitals(units: row.unit) }
-                    if let number { vitals[description]!.values.append(number) }
-                    lastVitals = description
+                    let index: Int
+                    if let found = vitalIndex[description] {
+                        index = found
+                    } else {
+                        index = vitalGroups.count
+                        vitalGroups.append((description, TimelinePayload.Vitals(units: row.unit)))
+                        vitalIndex[description] = index
+                    }
+                    if let number { vitalGroups[index].group.values.append(number) }
+                    lastVitals = index
                 }
             case .activity:
                 guard let value = row.valueNumber else { return }
                 // Rows come in time order: the day of the row before is nearly always this row's too.
+                if let day = lastDay, row.time >= day.start, row.time < day.end, lastActivity >= 0,
+                   days[lastActivity].day == day.start, days[lastActivity].description == row.description {
+                    days[lastActivity].total += value
+                    return
+                }
                 if lastDay == nil || row.time < lastDay!.start || row.time >= lastDay!.end {
                     let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
                     // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
@@ -112,12 +127,22 @@ public struct TimelineQuery {
                 }
                 let day = lastDay!
                 let groupKey = DayKey(day: day.start, description: row.description)
-                if activity[groupKey] == nil { activity[groupKey] = TimelinePayload.ActivityDay(day: day.start, dayText: day.text, description: row.description, unit: row.unit) }
-                activity[groupKey]!.total += value
+                let index: Int
+                if let found = dayIndex[groupKey] {
+                    index = found
+                } else {
+                    index = days.count
+                    days.append(TimelinePayload.ActivityDay(day: day.start, dayText: day.text, description: row.description, unit: row.unit))
+                    dayIndex[groupKey] = index
+                }
+                days[index].total += value
+                lastActivity = index
             default:
                 lists[key, default: []].append(item(row, sources: sources))
             }
         }
+        let vitals = Dictionary(uniqueKeysWithValues: vitalGroups.map { ($0.description, $0.group) })
+        let activity = days
 
         var payload = TimelinePayload(start: range.start, end: range.end)
         for key in Self.allKeys {
@@ -126,8 +151,8 @@ public struct TimelineQuery {
             case "vitals":
                 payload.members.append((key, .vitals(Self.orderedVitals(vitals))))
             case "activity":
-                let days = activity.values.sorted { ($0.day, $0.description) < ($1.day, $1.description) }
-                if !days.isEmpty { payload.members.append((key, .activity(days))) }
+                let sorted = activity.sorted { ($0.day, $0.description) < ($1.day, $1.description) }
+                if !sorted.isEmpty { payload.members.append((key, .activity(sorted))) }
             case "timeline_medications", "regimens":
                 let items = try TimelineItemRepository(db).list(patientID: patientID, from: range.start, to: range.end, types: [Self.postedTypes[key]!])
                 payload.members.append((key, .json(.array(items.compactMap(Self.parsedObject)))))

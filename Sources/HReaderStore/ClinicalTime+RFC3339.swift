@@ -1,4 +1,21 @@
 extension ClinicalTime {
+    /// `DDDD-DD-DDTDD:DD:DD[.D+](Z|±DD:DD)`, digits and punctuation only, whatever the values.
+    static func hasRFC3339Shape(_ text: String) -> Bool {
+        let b = Array(text.utf8)
+        func digits(_ range: Range<Int>) -> Bool { range.upperBound <= b.count && range.allSatisfy { (0x30...0x39).contains(b[$0]) } }
+        guard b.count >= 20, digits(0..<4), b[4] == 0x2D, digits(5..<7), b[7] == 0x2D, digits(8..<10), b[10] == 0x54, digits(11..<13),
+              b[13] == 0x3A, digits(14..<16), b[16] == 0x3A, digits(17..<19) else { return false }
+        var i = 19
+        if b[i] == 0x2E {
+            i += 1
+            let first = i
+            while i < b.count, (0x30...0x39).contains(b[i]) { i += 1 }
+            guard i > first, i < b.count else { return false }
+        }
+        if b[i] == 0x5A { return i + 1 == b.count }
+        return (b[i] == 0x2B || b[i] == 0x2D) && i + 6 == b.count && digits((i + 1)..<(i + 3)) && b[i + 3] == 0x3A && digits((i + 4)..<(i + 6))
+    }
+
     /// `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm)` as epoch seconds (rounded down, as
     /// `ClinicalTime.parse` does), computed directly: Foundation's `ISO8601DateFormatter` costs about
     /// 0.4 ms to create, and an import parses millions.

@@ -29,6 +29,9 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.contains("T") {
             if let epoch = rfc3339Instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
+            // Foundation's parser is lenient (it read "-629999-01-01T…" as a year): only the RFC 3339
+            // shape that the fast path declined for its value (a year before 1600, a leap second) goes to it.
+            guard hasRFC3339Shape(trimmed) else { return nil }
             let f = ISO8601DateFormatter()
             f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             if let d = f.date(from: trimmed) { return ClinicalTime(text: trimmed, epoch: Int64(d.timeIntervalSince1970.rounded(.down))) }

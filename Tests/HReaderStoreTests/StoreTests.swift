@@ -587,6 +587,8 @@ final class StoreTests: XCTestCase {
                        ClinicalTime(text: "2012-05-01T23:30:00.750+02:00", epoch: expected))
         XCTAssertEqual(ClinicalTime.parse("2012-05-01T21:30:00.5Z")?.epoch, expected)
         XCTAssertEqual(ClinicalTime.parse("2012-05-01T21:30:59.999Z")?.epoch, expected + 59)
+        // Before 1600 (Foundation's calendar is Julian there) the formatter still reads the RFC 3339 shape.
+        XCTAssertNotNil(ClinicalTime.parse("1500-03-01T12:00:00Z"))
         // ClinicalTime(epoch:) writes RFC 3339 in UTC.
         XCTAssertEqual(ClinicalTime(epoch: expected).text, "2012-05-01T21:30:00Z")
     }
@@ -594,7 +596,11 @@ final class StoreTests: XCTestCase {
     func testClinicalTimeRejectsInvalidText() {
         for text in ["2012-13", "2012-00", "2012-02-30", "2013-02-29", "2012-04-31", "2012-05-32", "yesterday", "",
                      "2012-5", "12-05-01", "2012-05-01-01", "2012/05/01", "20120501", "2012-05-01T25:00:00Z",
-                     "2012-05-01Tnoon", "２０１２"] {
+                     "2012-05-01Tnoon", "２０１２",
+                     // Shapes Foundation's ISO 8601 parser would read (a signed six-digit year, no seconds,
+                     // a compact offset, a week date): RFC 3339 only.
+                     "-629999-01-01T00:00:00Z", "+2012-05-01T00:00:00Z", "2012-05-01T10:00Z", "2012-05-01T10:00:00+0200",
+                     "2012-W18-2T10:00:00Z", "2012-05-01T10:00:00.Z", "2012-05-01T10:00:00+02"] {
             XCTAssertNil(ClinicalTime.parse(text, timeZone: TimeZone(identifier: "UTC")!), "accepted \(text.debugDescription)")
         }
     }

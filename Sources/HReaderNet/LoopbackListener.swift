@@ -1,4 +1,5 @@
 import Foundation
+import HReaderStore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -197,20 +198,7 @@ public final class LoopbackListener: @unchecked Sendable {
         }
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     private static func lastError() -> String { String(cString: strerror(errno)) }
 }

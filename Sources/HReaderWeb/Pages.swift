@@ -15,21 +15,7 @@ struct Visit {
 }
 
 enum Pages {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.count)
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// `assets: false` for error pages: a 401 must not make the browser ask for more (and be refused again).
     static func layout(title: String, visit: Visit, body: String, assets: Bool = true) -> String {

@@ -93,21 +93,7 @@ public enum SummaryPage {
     }
 
     /// Text for HTML (and XHTML): `&`, `<`, `>`, `"` and `'` as entities.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    public static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// The page's only style, inline. A4 is 210 × 297 mm, Letter 216 × 279 mm: the margins below
     /// leave a text block that fits either, and the page size is left to the printer.

@@ -18,6 +18,11 @@ struct AppleHealthElementBuilder {
     private var names = AppleHealthNames()
     /// The texts samples repeat (types, sources, devices, units), made once.
     private var interner = StringInterner()
+    /// Records go into the samples' columns when they fit (off: every element stays text, which
+    /// the fuzzer compares with).
+    let splittingSamples: Bool
+
+    init(splittingSamples: Bool = true) { self.splittingSamples = splittingSamples }
 
     var insideRoot: Bool { sawRoot && depth > 0 }
 
@@ -43,7 +48,7 @@ struct AppleHealthElementBuilder {
         case 2:
             guard let kind = name.kind else { return }
             kept = 0
-            if kind == .record, let sample = try sample(attributes, line: line) {
+            if kind == .record, splittingSamples, let sample = try sample(attributes, line: line) {
                 current = AppleHealthElement(sample: sample, line: line)
             } else {
                 kept = 0

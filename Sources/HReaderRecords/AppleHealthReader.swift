@@ -70,9 +70,12 @@ public final class AppleHealthReader {
     static let chunkBytes = 64 << 10
 
     private let source: Source
+    private let splittingSamples: Bool
 
-    public init(source: @escaping Source) {
+    /// `splittingSamples: false` keeps every Record as text (for comparing the two forms).
+    public init(splittingSamples: Bool = true, source: @escaping Source) {
         self.source = source
+        self.splittingSamples = splittingSamples
     }
 
     /// Elements handed from the parsing thread to the caller's at a time, and batches in flight:
@@ -124,7 +127,7 @@ public final class AppleHealthReader {
     }
 
     private func parse(_ handle: (AppleHealthElement) throws -> Void) throws {
-        let parser = try AppleHealthSAXParser()
+        let parser = try AppleHealthSAXParser(splittingSamples: splittingSamples)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
         defer { chunk.deallocate() }
         var count = 0

@@ -7,11 +7,12 @@ import Foundation
 /// The callbacks reach this object through libxml2's user-data pointer; nothing is global.
 final class AppleHealthSAXParser {
     private var context: xmlParserCtxtPtr?
-    private var builder = AppleHealthElementBuilder()
+    private var builder: AppleHealthElementBuilder
     /// Our own reason to stop (an entity declaration, a limit); it outranks libxml2's error.
     private var refusal: Error?
 
-    init() throws {
+    init(splittingSamples: Bool = true) throws {
+        builder = AppleHealthElementBuilder(splittingSamples: splittingSamples)
         var handler = Self.handler()
         // Unretained: the callbacks only run inside `push`, while this object is alive.
         let user = Unmanaged.passUnretained(self).toOpaque()

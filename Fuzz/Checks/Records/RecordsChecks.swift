@@ -124,6 +124,17 @@ public enum RecordsFuzzChecks {
     public static func appleHealth(_ data: Data) throws {
         let whole = try readAppleHealth(data, chunk: Int.max)
         let small = try readAppleHealth(data, chunk: 1 + data.count % 7)
+        // Records split into the samples' columns give back exactly what the text form holds, and
+        // parsing on a second thread hands over the same elements.
+        let text = try readAppleHealth(data, chunk: Int.max, splittingSamples: false)
+        let concurrent = try readAppleHealth(data, chunk: 1 + data.count % 5, concurrently: true)
+        for (name, other) in [("text form", text), ("concurrent read", concurrent)] where other.elements != whole.elements || other.error != whole.error {
+            throw FuzzViolation("""
+                Apple Health: the \(name) differs:
+                 samples: \(whole.elements.count) elements, \(whole.error ?? "no error"); \(whole.elements.suffix(2))
+                 \(name): \(other.elements.count) elements, \(other.error ?? "no error"); \(other.elements.suffix(2))
+                """)
+        }
         let same: Bool
         switch (whole.error, small.error) {
         case (nil, nil): same = whole.elements == small.elements
@@ -140,9 +151,10 @@ public enum RecordsFuzzChecks {
     }
 
     /// Each element as text (kind, line, attributes, metadata, children), and the error if it failed.
-    static func readAppleHealth(_ data: Data, chunk: Int) throws -> (elements: [String], error: String?) {
+    static func readAppleHealth(_ data: Data, chunk: Int, splittingSamples: Bool = true,
+                                concurrently: Bool = false) throws -> (elements: [String], error: String?) {
         var offset = 0
-        let reader = AppleHealthReader { buffer in
+        let reader = AppleHealthReader(splittingSamples: splittingSamples) { buffer in
             let count = min(buffer.count, chunk, data.count - offset)
             if count > 0 { data.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: offset..<(offset + count)) }
             offset += count
@@ -153,7 +165,7 @@ public enum RecordsFuzzChecks {
             "\(e.kind.rawValue)@\(e.line) \(e.attributes.map { "\($0.name)=\($0.value.debugDescription)" }) \(e.metadata.map { "\($0.key)=\($0.value.debugDescription)" }) [\(e.children.map(describe).joined(separator: ", "))]"
         }
         do {
-            try reader.read { element in
+            try reader.read(concurrently: concurrently) { element in
                 guard element.line >= 1 else { throw FuzzViolation("an element at line \(element.line)") }
                 out.append(describe(element))
             }

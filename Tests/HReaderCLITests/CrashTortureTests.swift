@@ -108,6 +108,58 @@ final class CrashTortureTests: CLITestCase {
                              }))
     }
 
+    func testBackupAndRestoreSurviveAKillAnywhere() throws {
+        let export = workDir.appendingPathComponent("export.xml")
+        let generator = Process()
+        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+        generator.arguments = ["--out", export.path, "--records", "20000", "--days", "60"]
+        generator.standardOutput = FileHandle.nullDevice
+        try generator.run()
+        generator.waitUntilExit()
+        XCTAssertEqual(generator.terminationStatus, 0)
+        let fill: (String) throws -> Void = { vault in
+            try self.ok(self.withPassword(["patients", "add", "--first", "Torture", "--last", "Backup", "--vault", vault]))
+            try self.ok(self.withPassword(["import", "--apple-health", export.path, "--patient", "1", "--vault", vault, "--quiet"]))
+        }
+        let counts: (String) throws -> String = { vault in
+            let counts = try self.json(try self.ok(self.withPassword(["status", "--json", "--vault", vault])))["counts"] as? [String: Int]
+            return "patients \(counts?["patients"] ?? -1), entries \(counts?["entries"] ?? -1)"
+        }
+
+        // backup --out, killed: the vault stays whole, and at the backup's name there is either nothing
+        // or a whole backup, never a part of one.
+        let backupOf: (String) -> String = { $0 + ".hrbackup" }
+        try torture(Scenario(
+            name: "backup", prepare: fill,
+            command: { ["backup", "--out", backupOf($0), "--vault", $0, "--password-file", self.passwordFile, "--quiet"] },
+            converge: { vault in
+                if FileManager.default.fileExists(atPath: backupOf(vault)) {
+                    let verify = try self.hreader(self.withPassword(["backup", "--verify", backupOf(vault)]))
+                    XCTAssertEqual(verify.status, 0, "a killed backup left a file at its name that does not verify: \(verify.stderr)")
+                }
+                try self.ok(self.withPassword(["backup", "--out", backupOf(vault), "--vault", vault, "--quiet"]))
+            },
+            fingerprint: { vault in
+                let restored = vault + "-restored"
+                try? FileManager.default.removeItem(atPath: restored)
+                try self.ok(self.withPassword(["restore", backupOf(vault), "--vault", restored, "--quiet"]))
+                defer { try? FileManager.default.removeItem(atPath: restored) }
+                return try counts(restored)
+            }))
+
+        // restore --replace, killed: the target is the old vault or the restored one, whole either way.
+        let backup = workDir.appendingPathComponent("source.hrbackup").path
+        try torture(Scenario(
+            name: "restore-replace",
+            prepare: { vault in
+                try fill(vault)
+                try self.ok(self.withPassword(["backup", "--out", backup, "--vault", vault, "--quiet"]))
+                try self.ok(self.withPassword(["patients", "add", "--first", "After", "--last", "Backup", "--vault", vault]))
+            },
+            command: { ["restore", backup, "--replace", "--vault", $0, "--password-file", self.passwordFile, "--quiet"] },
+            fingerprint: counts))
+    }
+
     func testKeyFileChangesConvergeAfterAKillAnywhere() throws {
         // PBKDF2 at 150k iterations: long enough for the kills to land inside the key derivation and the write.
         let slow = ["--kdf", "pbkdf2", "--pbkdf2-iterations", "150000"]

@@ -6,11 +6,11 @@ import Glibc
 #endif
 
 /// Crash-point torture: the real `hreader` is killed with SIGKILL at points spread over the time of a
-/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`), and every
-/// interrupted vault must open with the password, pass `hreader check`, and, once the command is run
-/// again, hold exactly what an uninterrupted run gives.
+/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`, `backup`,
+/// `restore --replace`), and every interrupted vault must open with the password, pass `hreader check`,
+/// and, once the command is run again, hold exactly what an uninterrupted run gives.
 ///
-/// `make test` runs 2 points per command (10 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
+/// `make test` runs 2 points per command (14 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
 /// Each summary line ("torture import-server: 100 points, 93 killed mid-run, 100 survived") is printed.
 final class CrashTortureTests: CLITestCase {
     static var points: Int { Int(ProcessInfo.processInfo.environment["HREADER_TORTURE_POINTS"] ?? "") ?? 2 }

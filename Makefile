@@ -49,7 +49,8 @@ fuzz-smoke: deps schema
 	@Fuzz/run.sh 15 $(FUZZ_HARNESSES)
 
 # Crash-point torture: SIGKILL at TORTURE_POINTS points spread over each of an import from a server, an Apple
-# Health import, a sync, passwd and key add; every vault must open, pass check and converge (make test runs 2 each).
+# Health import, a sync, passwd, key add, backup and restore --replace; every vault must open, pass check and
+# converge (make test runs 2 each).
 TORTURE_POINTS ?= 100
 torture: deps schema
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)

@@ -48,6 +48,25 @@ public enum AtomicFile {
         guard fsync(dfd) == 0 else { throw Error.io("cannot fsync directory", path: path, errno: errno) }
     }
 
+    /// Swaps two existing paths (files or directories) in one atomic step: Linux `renameat2` with
+    /// `RENAME_EXCHANGE`, macOS `renamex_np` with `RENAME_SWAP`. After a crash either both names hold
+    /// what they held before, or both hold the other's. Returns false (changing nothing) when the
+    /// system or file system cannot, so the caller can fall back to two renames.
+    public static func exchange(_ a: String, _ b: String) -> Bool {
+        #if os(Linux)
+        typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+        // glibc 2.28 declares renameat2 only under _GNU_SOURCE, which Swift's Glibc module does not set.
+        guard let symbol = dlsym(nil, "renameat2") else { return false }
+        let renameat2 = unsafeBitCast(symbol, to: RenameAt2.self)
+        let atFDCWD: Int32 = -100, renameExchange: UInt32 = 1 << 1
+        return renameat2(atFDCWD, a, atFDCWD, b, renameExchange) == 0
+        #elseif canImport(Darwin)
+        return renamex_np(a, b, UInt32(RENAME_SWAP)) == 0
+        #else
+        return false
+        #endif
+    }
+
     /// Removes temporary files left by a write that was killed before its rename.
     public static func removeLeftovers(for url: URL) {
         let directory = url.deletingLastPathComponent()

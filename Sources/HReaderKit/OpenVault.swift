@@ -10,12 +10,16 @@ public final class OpenVault {
     public let keyFile: KeyFile
     /// The slot whose secret opened the vault; nil when a session did.
     public let openedWith: KeySlot?
+    /// The data key, for what must be encrypted or authenticated under it besides the database
+    /// (a backup). SQLCipher holds it too while the connection is open.
+    let dataKey: SecretBytes
 
-    init(vault: Vault, db: Database, keyFile: KeyFile, openedWith: KeySlot?) {
+    init(vault: Vault, db: Database, keyFile: KeyFile, openedWith: KeySlot?, dataKey: SecretBytes) {
         self.vault = vault
         self.db = db
         self.keyFile = keyFile
         self.openedWith = openedWith
+        self.dataKey = dataKey
     }
 
     public var patients: PatientRepository { PatientRepository(db) }

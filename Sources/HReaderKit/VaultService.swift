@@ -79,7 +79,7 @@ public struct VaultService: Sendable {
             let keyFile = try vault.readKeyFile()
             let (dataKey, slot) = try unwrap(keyFile, credential)
             let db = try vault.openDatabase(key: dataKey)
-            return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot)
+            return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: dataKey)
         } catch {
             throw HReaderError.from(error)
         }

@@ -114,20 +114,23 @@ enum Output {
 final class ProgressLine {
     private let enabled: Bool
     private var shown = false
+    private var last: String?
 
     init(global: GlobalOptions) {
         enabled = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
     }
 
     func update(_ message: String) {
-        guard enabled else { return }
+        guard enabled, message != last else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[K\(TerminalText.clean(message))".utf8))
         shown = true
+        last = message
     }
 
     func finish() {
         if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         shown = false
+        last = nil
     }
 }
 

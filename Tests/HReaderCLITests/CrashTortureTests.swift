@@ -6,11 +6,11 @@ import Glibc
 #endif
 
 /// Crash-point torture: the real `hreader` is killed with SIGKILL at points spread over the time of a
-/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`), and every
-/// interrupted vault must open with the password, pass `hreader check`, and, once the command is run
-/// again, hold exactly what an uninterrupted run gives.
+/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`, `backup`,
+/// `restore --replace`), and every interrupted vault must open with the password, pass `hreader check`,
+/// and, once the command is run again, hold exactly what an uninterrupted run gives.
 ///
-/// `make test` runs 2 points per command (10 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
+/// `make test` runs 2 points per command (14 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
 /// Each summary line ("torture import-server: 100 points, 93 killed mid-run, 100 survived") is printed.
 final class CrashTortureTests: CLITestCase {
     static var points: Int { Int(ProcessInfo.processInfo.environment["HREADER_TORTURE_POINTS"] ?? "") ?? 2 }
@@ -106,6 +106,58 @@ final class CrashTortureTests: CLITestCase {
                                  let counts = try self.json(try self.ok(self.withPassword(["status", "--json", "--vault", vault])))["counts"] as? [String: Int]
                                  return "patients \(counts?["patients"] ?? -1), entries \(counts?["entries"] ?? -1)"
                              }))
+    }
+
+    func testBackupAndRestoreSurviveAKillAnywhere() throws {
+        let export = workDir.appendingPathComponent("export.xml")
+        let generator = Process()
+        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+        generator.arguments = ["--out", export.path, "--records", "20000", "--days", "60"]
+        generator.standardOutput = FileHandle.nullDevice
+        try generator.run()
+        generator.waitUntilExit()
+        XCTAssertEqual(generator.terminationStatus, 0)
+        let fill: (String) throws -> Void = { vault in
+            try self.ok(self.withPassword(["patients", "add", "--first", "Torture", "--last", "Backup", "--vault", vault]))
+            try self.ok(self.withPassword(["import", "--apple-health", export.path, "--patient", "1", "--vault", vault, "--quiet"]))
+        }
+        let counts: (String) throws -> String = { vault in
+            let counts = try self.json(try self.ok(self.withPassword(["status", "--json", "--vault", vault])))["counts"] as? [String: Int]
+            return "patients \(counts?["patients"] ?? -1), entries \(counts?["entries"] ?? -1)"
+        }
+
+        // backup --out, killed: the vault stays whole, and at the backup's name there is either nothing
+        // or a whole backup, never a part of one.
+        let backupOf: (String) -> String = { $0 + ".hrbackup" }
+        try torture(Scenario(
+            name: "backup", prepare: fill,
+            command: { ["backup", "--out", backupOf($0), "--vault", $0, "--password-file", self.passwordFile, "--quiet"] },
+            converge: { vault in
+                if FileManager.default.fileExists(atPath: backupOf(vault)) {
+                    let verify = try self.hreader(self.withPassword(["backup", "--verify", backupOf(vault)]))
+                    XCTAssertEqual(verify.status, 0, "a killed backup left a file at its name that does not verify: \(verify.stderr)")
+                }
+                try self.ok(self.withPassword(["backup", "--out", backupOf(vault), "--vault", vault, "--quiet"]))
+            },
+            fingerprint: { vault in
+                let restored = vault + "-restored"
+                try? FileManager.default.removeItem(atPath: restored)
+                try self.ok(self.withPassword(["restore", backupOf(vault), "--vault", restored, "--quiet"]))
+                defer { try? FileManager.default.removeItem(atPath: restored) }
+                return try counts(restored)
+            }))
+
+        // restore --replace, killed: the target is the old vault or the restored one, whole either way.
+        let backup = workDir.appendingPathComponent("source.hrbackup").path
+        try torture(Scenario(
+            name: "restore-replace",
+            prepare: { vault in
+                try fill(vault)
+                try self.ok(self.withPassword(["backup", "--out", backup, "--vault", vault, "--quiet"]))
+                try self.ok(self.withPassword(["patients", "add", "--first", "After", "--last", "Backup", "--vault", vault]))
+            },
+            command: { ["restore", backup, "--replace", "--vault", $0, "--password-file", self.passwordFile, "--quiet"] },
+            fingerprint: counts))
     }
 
     func testKeyFileChangesConvergeAfterAKillAnywhere() throws {

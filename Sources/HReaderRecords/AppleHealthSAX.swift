@@ -16,6 +16,7 @@ final class AppleHealthSAXParser {
         var handler = Self.handler()
         // Unretained: the callbacks only run inside `push`, while this object is alive.
         let user = Unmanaged.passUnretained(self).toOpaque()
+        XMLPolicy.prepareThread()
         guard let context = xmlCreatePushParserCtxt(&handler, user, nil, 0, nil) else {
             throw RecordsError.malformed("the export cannot be read as XML (libxml2 could not start)")
         }

@@ -41,6 +41,7 @@ enum FHIRXMLReader {
         defer { buffer.deallocate() }
         _ = data.copyBytes(to: buffer.bindMemory(to: UInt8.self))
         let options = XMLPolicy.parserOptions | Int32(XML_PARSE_NOCDATA.rawValue)
+        XMLPolicy.prepareThread()
         guard let reader = xmlReaderForMemory(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(data.count), nil, nil, options) else {
             throw RecordsError.malformed("the FHIR XML cannot be read as XML")
         }

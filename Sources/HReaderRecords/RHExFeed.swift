@@ -22,6 +22,7 @@ public enum RHExFeed {
     public static func parse(_ data: Data) throws -> [RHExFeedEntry] {
         guard !data.isEmpty else { throw RecordsError.malformed("the patient feed is empty") }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
+        XMLPolicy.prepareThread()
         let reader: xmlTextReaderPtr? = data.withUnsafeBytes { raw in
             xmlReaderForMemory(raw.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(data.count), nil, nil, options)
         }

@@ -11,4 +11,16 @@ enum XMLPolicy {
     static let maxValueBytes = 1 << 20
     /// How deep elements may nest (an Apple Health export nests 4 deep, an Atom feed 3).
     static let maxDepth = 32
+
+    /// Call on the thread that is about to parse, before it creates a parser. libxml2 wants its
+    /// global state set up once before threads use it, and its error handler is per thread: errors
+    /// raised without a parser context (an encoding that cannot be converted) would otherwise be
+    /// printed to stderr by the default handler, beside hreader's own one line. Errors reach us
+    /// through the parser context instead (`lastError`).
+    static func prepareThread() {
+        _ = initialized
+        xmlSetStructuredErrorFunc(nil) { _, _ in }
+    }
+
+    private static let initialized: Void = { xmlInitParser() }()
 }

@@ -198,13 +198,17 @@ final class AppleHealthTests: CLITestCase {
         let truncatedXML = try file("truncated.xml", String(good.prefix(good.count - 300)))
         let malformed = try file("malformed.xml", good.replacingOccurrences(of: "<Workout ", with: "<Workout <<"))
         let notExport = try file("other.xml", "<?xml version=\"1.0\"?><ClinicalDocument/>")
+        // Four bytes that announce UCS-4: libxml2's conversion error has no parser context, and its
+        // default handler would print it to stderr beside hreader's one line (found by make fuzz).
+        let ucs4 = workDir.appendingPathComponent("ucs4.xml")
+        try Data([0, 0, 0, 0x3C, 0x64, 0x69, 0x23, 0x74, 0x65]).write(to: ucs4)
         let zipped = try zip("good.zip", [("apple_health_export/export.xml", Data(good.utf8))])
         let zipData = try Data(contentsOf: URL(fileURLWithPath: zipped))
         let truncatedZip = workDir.appendingPathComponent("truncated.zip")
         try zipData.prefix(zipData.count / 2).write(to: truncatedZip)
         let bomb = try zip("bomb.zip", [("apple_health_export/export.xml", Data((good.replacingOccurrences(of: "</HealthData>", with: "")
                                                                                + String(repeating: "<!-- padding -->", count: 3_000_000) + "</HealthData>").utf8))])
-        for path in [truncatedXML, malformed, notExport, truncatedZip.path, bomb] {
+        for path in [truncatedXML, malformed, notExport, ucs4.path, truncatedZip.path, bomb] {
             let result = try hreader(withPassword(["import", "--apple-health", path, "--patient", "1"]))
             XCTAssertEqual(result.status, 5, "\(path): \(result.stderr)")
             XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "\(path): \(result.stderr)")

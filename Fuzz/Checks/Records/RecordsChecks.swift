@@ -127,11 +127,12 @@ public enum RecordsFuzzChecks {
         // Records split into the samples' columns give back exactly what the text form holds, and
         // parsing on a second thread hands over the same elements.
         let text = try readAppleHealth(data, chunk: Int.max, splittingSamples: false)
-        let concurrent = try readAppleHealth(data, chunk: 1 + data.count % 5, concurrently: true)
-        for (name, other) in [("text form", text), ("concurrent read", concurrent)] where other.elements != whole.elements || other.error != whole.error {
+        let concurrent = try readAppleHealth(data, chunk: 1 + data.count % 7, concurrently: true)
+        for (name, one, other) in [("text form", whole, text), ("concurrent read", small, concurrent)]
+        where other.elements != one.elements || other.error != one.error {
             throw FuzzViolation("""
                 Apple Health: the \(name) differs:
-                 samples: \(whole.elements.count) elements, \(whole.error ?? "no error"); \(whole.elements.suffix(2))
+                 serial, samples split: \(one.elements.count) elements, \(one.error ?? "no error"); \(one.elements.suffix(2))
                  \(name): \(other.elements.count) elements, \(other.error ?? "no error"); \(other.elements.suffix(2))
                 """)
         }

@@ -105,7 +105,7 @@ struct AppleHealthElementBuilder {
             }
             guard fits else { return nil }
         }
-        return parser.finish()
+        return parser.finish(interner: &interner)
     }
 
     private mutating func keep(_ attributes: SAXAttributes, line: Int) throws -> [(name: String, value: String)] {

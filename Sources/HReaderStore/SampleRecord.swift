@@ -11,7 +11,15 @@ public struct SampleRecord: Sendable {
         public var offsetMinutes: Int
     }
 
-    public var type = "", sourceName = "", sourceVersion = "", device = "", unit = ""
+    /// Type, source name and version, device and unit: one shared object for every sample of a
+    /// series, so a sample handed from the parsing thread to the writer carries one reference, not
+    /// five strings whose counts both threads would keep changing.
+    public var strings = SampleSeriesStrings.empty
+    public var type: String { strings.type }
+    public var sourceName: String { strings.sourceName }
+    public var sourceVersion: String { strings.sourceVersion }
+    public var device: String { strings.device }
+    public var unit: String { strings.unit }
     /// The attributes in document order, 4 bits each (`SampleLayout` codes); 0 ends it.
     public var layout: UInt64 = 0
     public var start = Time(epoch: 0, offsetMinutes: 0)
@@ -78,7 +86,7 @@ public struct SampleRecord: Sendable {
             let fits = value.withUTF8 { parser.add(field: field, $0, interner: &interner) }
             guard fits else { return nil }
         }
-        guard let record = parser.finish() else { return nil }
+        guard let record = parser.finish(interner: &interner) else { return nil }
         self = record
         extras = SampleExtras.joined(metadata)
     }
@@ -133,9 +141,29 @@ enum SampleExtras {
     }
 }
 
+/// The strings of one series (`SampleRecord.strings`).
+public final class SampleSeriesStrings: Hashable, Sendable {
+    public let type, sourceName, sourceVersion, device, unit: String
+
+    public init(type: String, sourceName: String, sourceVersion: String, device: String, unit: String) {
+        self.type = type; self.sourceName = sourceName; self.sourceVersion = sourceVersion; self.device = device; self.unit = unit
+    }
+
+    public static let empty = SampleSeriesStrings(type: "", sourceName: "", sourceVersion: "", device: "", unit: "")
+
+    public static func == (a: SampleSeriesStrings, b: SampleSeriesStrings) -> Bool {
+        a === b || (a.type == b.type && a.sourceName == b.sourceName && a.sourceVersion == b.sourceVersion && a.device == b.device && a.unit == b.unit)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(type); hasher.combine(sourceName); hasher.combine(sourceVersion); hasher.combine(device); hasher.combine(unit)
+    }
+}
+
 /// Builds a `SampleRecord` one attribute at a time from UTF-8 bytes (the SAX parser's buffers).
 public struct SampleRecordParser {
     private var record = SampleRecord()
+    private var type = "", sourceName = "", sourceVersion = "", device = "", unit = ""
     private var seen: UInt16 = 0
     private var hasType = false, hasStart = false
 
@@ -151,15 +179,15 @@ public struct SampleRecordParser {
         record.layout = record.layout << 4 | UInt64(field)
         switch field {
         case 1:
-            record.type = interner.string(bytes)
+            type = interner.string(bytes)
             hasType = !bytes.isEmpty
-        case 2: record.sourceName = interner.string(bytes)
-        case 3: record.sourceVersion = interner.string(bytes)
+        case 2: sourceName = interner.string(bytes)
+        case 3: sourceVersion = interner.string(bytes)
         case 4:
-            let (device, address) = DeviceAddress.split(bytes, interner: &interner)
-            record.device = device
+            let (text, address) = DeviceAddress.split(bytes, interner: &interner)
+            device = text
             record.deviceAddress = address
-        case 5: record.unit = interner.string(bytes)
+        case 5: unit = interner.string(bytes)
         case 6, 7, 8:
             guard let t = AppleHealthDate.parse(bytes, exact: true) else { return false }
             let time = SampleRecord.Time(epoch: t.epoch, offsetMinutes: t.offsetMinutes)
@@ -171,8 +199,11 @@ public struct SampleRecordParser {
     }
 
     /// The record, or nil without a type or a start.
-    public func finish() -> SampleRecord? {
-        hasType && hasStart ? record : nil
+    public func finish(interner: inout StringInterner) -> SampleRecord? {
+        guard hasType && hasStart else { return nil }
+        var record = record
+        record.strings = interner.series(type: type, sourceName: sourceName, sourceVersion: sourceVersion, device: device, unit: unit)
+        return record
     }
 }
 
@@ -185,6 +216,8 @@ public struct StringInterner {
     private var hashes: [UInt64]
     private var strings: [String?]
     private var count = 0
+    private var series: [SampleSeriesStrings: SampleSeriesStrings] = [:]
+    private var lastSeries: SampleSeriesStrings?
 
     /// Without `interning`, every call makes a fresh string (for one-off uses).
     public init(interning: Bool = true) {
@@ -209,6 +242,21 @@ public struct StringInterner {
             count += 1
         }
         return string
+    }
+
+    /// The one shared object for these five strings (the last one asked for is tried first: an
+    /// export lists a type's samples together).
+    public mutating func series(type: String, sourceName: String, sourceVersion: String, device: String, unit: String) -> SampleSeriesStrings {
+        if let last = lastSeries, last.type == type, last.sourceName == sourceName, last.sourceVersion == sourceVersion,
+           last.device == device, last.unit == unit {
+            return last
+        }
+        let fresh = SampleSeriesStrings(type: type, sourceName: sourceName, sourceVersion: sourceVersion, device: device, unit: unit)
+        guard !hashes.isEmpty else { return fresh }
+        let shared = series[fresh] ?? fresh
+        if series[fresh] == nil, series.count < Self.slots { series[fresh] = fresh }
+        lastSeries = shared
+        return shared
     }
 
     private static func equal(_ string: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {

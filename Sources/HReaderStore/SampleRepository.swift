@@ -192,8 +192,8 @@ struct SampleRepository {
     /// The Record element's attributes, exactly as the export wrote them, and its metadata entries.
     func element(_ sample: Sample, _ series: Series) -> (attributes: [(name: String, value: String)], metadata: [(key: String, value: String)]) {
         var record = SampleRecord()
-        (record.type, record.sourceName, record.sourceVersion, record.device, record.unit) =
-            (series.hkType, series.sourceName, series.sourceVersion, series.device, series.unit)
+        record.strings = SampleSeriesStrings(type: series.hkType, sourceName: series.sourceName, sourceVersion: series.sourceVersion,
+                                             device: series.device, unit: series.unit)
         record.layout = series.layoutCode
         record.start = SampleRecord.Time(epoch: sample.start, offsetMinutes: sample.offset)
         record.end = SampleRecord.Time(epoch: sample.end, offsetMinutes: sample.endOffset)

@@ -39,7 +39,7 @@ public final class SampleWriter {
     private var series: [SeriesKey: KnownSeries] = [:]
     /// The series of the last sample: an export lists a type's samples together, so most samples
     /// find theirs here with a few pointer comparisons (the reader shares the strings) and no hashing.
-    private var last: (key: SeriesKey, known: KnownSeries)?
+    private var last: (strings: SampleSeriesStrings, key: SeriesKey, known: KnownSeries)?
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
@@ -73,27 +73,33 @@ public final class SampleWriter {
 
     /// Stores one Record as a sample: inserted, updated (same sample, other details), or unchanged.
     public func add(_ record: SampleRecord, mapping: (String) -> SeriesMapping) throws -> (UpsertOutcome, EntryType) {
-        let key = SeriesKey(type: record.type, sourceName: record.sourceName, sourceVersion: record.sourceVersion,
-                            device: record.device, unit: record.unit, layout: record.layout)
         var known: KnownSeries
-        if let last, last.key == key {
-            known = last.known
-        } else if let found = series[key] {
-            known = found
+        let key: SeriesKey
+        var sameAsLast = false
+        if let last, last.strings === record.strings, last.key.layout == record.layout {
+            (key, known, sameAsLast) = (last.key, last.known, true)
         } else {
-            let m = mapping(record.type)
-            try db.execute("""
-                INSERT INTO sample_series (patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type,
-                    description, codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, [patientID, sourceID, record.type, record.sourceName, record.sourceVersion, record.device, record.unit,
-                      SampleLayout.text(record.layout), m.type.rawValue, m.description, CodesJSON.encode(m.codes)])
-            known = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
+            key = SeriesKey(type: record.type, sourceName: record.sourceName, sourceVersion: record.sourceVersion,
+                            device: record.device, unit: record.unit, layout: record.layout)
+            if let last, last.key == key {
+                (known, sameAsLast) = (last.known, true)
+            } else if let found = series[key] {
+                known = found
+            } else {
+                let m = mapping(record.type)
+                try db.execute("""
+                    INSERT INTO sample_series (patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type,
+                        description, codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """, [patientID, sourceID, record.type, record.sourceName, record.sourceVersion, record.device, record.unit,
+                          SampleLayout.text(record.layout), m.type.rawValue, m.description, CodesJSON.encode(m.codes)])
+                known = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
+            }
         }
         let start = record.start
         let endEpoch = record.end?.epoch ?? start.epoch
         known.span = max(known.span, endEpoch - start.epoch)
-        if let last, last.key != key { series[last.key] = last.known }
-        last = (key, known)
+        if !sameAsLast, let last { series[last.key] = last.known }
+        last = (record.strings, key, known)
 
         // ?1…?4 the key, ?5 the new id (the insert's), ?6…?11 the details (offsets only where they
         // differ from the start's).

@@ -123,6 +123,7 @@ extension OpenVault {
             // Samples of one type come together: they are counted by runs, not hashed one by one.
             struct Run {
                 var type: String
+                var strings: SampleSeriesStrings
                 var known: Bool
                 var entryType: EntryType
                 var inserted = 0, updated = 0, unchanged = 0
@@ -141,9 +142,13 @@ extension OpenVault {
             func storeSample(_ record: SampleRecord) throws {
                 if samples == nil { samples = try SampleWriter(db, patientID: try owner().id, sourceID: try sourceID()) }
                 let (outcome, entryType) = try samples!.add(record, mapping: AppleHealthMapper.seriesMapping)
-                if run?.type != record.type || run?.entryType != entryType {
+                if let r = run, r.strings === record.strings, r.entryType == entryType {
+                    // the same series as the sample before: the same run
+                } else if let r = run, r.type == record.type, r.entryType == entryType {
+                    run!.strings = record.strings
+                } else {
                     flushRun()
-                    run = Run(type: record.type, known: AppleHealthMapper.isKnown(record.type), entryType: entryType)
+                    run = Run(type: record.type, strings: record.strings, known: AppleHealthMapper.isKnown(record.type), entryType: entryType)
                 }
                 switch outcome {
                 case .inserted: run!.inserted += 1
@@ -153,6 +158,14 @@ extension OpenVault {
             }
             func isBloodPressure(_ type: String) -> Bool {
                 type == "HKQuantityTypeIdentifierBloodPressureSystolic" || type == "HKQuantityTypeIdentifierBloodPressureDiastolic"
+            }
+            // Whether a series is blood pressure, for the series of the sample before (the common case).
+            var lastChecked: (strings: SampleSeriesStrings, isBloodPressure: Bool)?
+            func isBloodPressure(_ sample: SampleRecord) -> Bool {
+                if let lastChecked, lastChecked.strings === sample.strings { return lastChecked.isBloodPressure }
+                let answer = isBloodPressure(sample.type)
+                lastChecked = (sample.strings, answer)
+                return answer
             }
 
             do {
@@ -167,7 +180,7 @@ extension OpenVault {
                             break
                         case .record:
                             // Most Records arrive already split into the samples' columns (parsed on the reader's thread).
-                            if let sample = element.sample, !isBloodPressure(sample.type) {
+                            if let sample = element.sample, !isBloodPressure(sample) {
                                 try storeSample(sample)
                                 return
                             }

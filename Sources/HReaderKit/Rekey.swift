@@ -33,8 +33,13 @@ extension VaultService {
     /// changes it at the same time). The password slot that opened keeps its label and KDF; a new
     /// recovery key replaces the old; the security questions are kept only if `questions` answers
     /// them again; other password slots are dropped; every unlock session ends.
+    ///
+    /// `keyFileWritten` is called as soon as the new key file is durable (step 1), before the long
+    /// re-encryption: from then on only the new recovery key works, so it must be shown then, not
+    /// only at the end (a rekey stopped later is finished by the next open).
     public func rekey(password: SecretBytes, newPassword: SecretBytes? = nil,
-                      questions: [(question: String, answer: String)]? = nil, now: Date = Date()) throws -> Rekeyed {
+                      questions: [(question: String, answer: String)]? = nil, now: Date = Date(),
+                      keyFileWritten: (Rekeyed) -> Void = { _ in }) throws -> Rekeyed {
         if let newPassword { try PasswordPolicy.check(newPassword) }
         if let questions { try Self.checkQuestions(questions) }
         do {
@@ -73,11 +78,13 @@ extension VaultService {
                 let sessions = vault.removeAllSessions()
                 try fresh.setPendingRekey(previous: oldKey, current: newKey)
                 try vault.writeKeyFile(fresh)                       // 1: new slots + the old key under the new
+                let result = Rekeyed(vaultID: fresh.vaultID, recoveryKey: recovery.display, slots: fresh.slots,
+                                     dropped: keyFile.slots.filter { !kept.contains($0.id) }, sessionsEnded: sessions)
+                keyFileWritten(result)
                 try databaseRekey.commit(newKey: newKey)            // 2: vault.db under the new key
                 fresh.clearPendingRekey()
                 try vault.writeKeyFile(fresh)                       // 3: the old key is gone
-                return Rekeyed(vaultID: fresh.vaultID, recoveryKey: recovery.display, slots: fresh.slots,
-                               dropped: keyFile.slots.filter { !kept.contains($0.id) }, sessionsEnded: sessions)
+                return result
             }
         } catch {
             throw HReaderError.from(error)
@@ -109,7 +116,14 @@ extension VaultService {
                     return (keyFile, previous)
                 }
                 defer { databaseRekey.close() }
-                try databaseRekey.commit(newKey: currentKey)
+                do {
+                    try databaseRekey.commit(newKey: currentKey)
+                } catch where !mustFinish {
+                    // Out of space, an I/O error: the vault still opens (with whichever key vault.db is
+                    // under now) and the rekey stays pending for the next open.
+                    let renamed = (try? Database.open(path: vault.databaseURL.path, key: currentKey)) != nil
+                    return (keyFile, renamed ? currentKey : previous)
+                }
             }
             keyFile.clearPendingRekey()
             try vault.writeKeyFile(keyFile)

@@ -30,17 +30,22 @@ struct RekeyCommand: ParsableCommand {
         let password = try global.currentPassword()
         let newPassword = try newPasswordFile.map { try PasswordInput.newPassword(file: $0) }
         let questions = try questionsFile.map { try QuestionsInput.read(file: $0) }
-        let done = try service.rekey(password: password, newPassword: newPassword, questions: questions)
-        if global.json {
-            Output.json(["vault_id": done.vaultID, "recovery_key": done.recoveryKey,
-                         "key_slots": done.slots.map(KeyCommand.json), "dropped_slots": done.dropped.map(KeyCommand.json),
-                         "sessions_ended": done.sessionsEnded])
-            return
+        // Printed as soon as the new key file is written: from then on only the new recovery key works.
+        let done = try service.rekey(password: password, newPassword: newPassword, questions: questions) { done in
+            if global.json {
+                Output.json(["vault_id": done.vaultID, "recovery_key": done.recoveryKey,
+                             "key_slots": done.slots.map(KeyCommand.json), "dropped_slots": done.dropped.map(KeyCommand.json),
+                             "sessions_ended": done.sessionsEnded])
+                fflush(nil)   // all streams: the key must reach a pipe before the long part
+                return
+            }
+            Output.line("New recovery key (shown only this once; write it down and keep it offline; the old one no longer works):")
+            Output.line("    \(done.recoveryKey)")
+            Output.line("")
+            fflush(nil)   // all streams: the key must reach a pipe before the long part
         }
+        if global.json { return }
         Output.line("The vault is now encrypted under a new data key; old copies of vault.key no longer open it.")
-        Output.line("")
-        Output.line("New recovery key (shown only this once; write it down and keep it offline; the old one no longer works):")
-        Output.line("    \(done.recoveryKey)")
         for slot in done.dropped where slot.kind != .recovery {
             global.note("Dropped \(slot.kind.rawValue) slot \(slot.id.prefix(8)) \"\(slot.label)\"; add it again with 'hreader key add --kind \(slot.kind.rawValue)'.")
         }

@@ -172,6 +172,22 @@ final class RekeyTests: CLITestCase {
         XCTAssertEqual(try Data(contentsOf: keyURL), keyBefore)
     }
 
+    func testRefusedWithoutWaitingWhileAnotherProcessChangesTheKeys() throws {
+        try initVault()
+        // What a running passwd or key command holds.
+        let fd = open(vaultDir.appendingPathComponent("vault.lock").path, O_RDWR)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        defer { close(fd) }
+        XCTAssertEqual(flock(fd, LOCK_EX), 0)
+        let keyBefore = try Data(contentsOf: keyURL)
+        let result = try hreader(withPassword(["rekey"]), timeout: 20)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("changing the vault's keys"), result.stderr)
+        XCTAssertEqual(try Data(contentsOf: keyURL), keyBefore)
+        flock(fd, LOCK_UN)
+        try ok(withPassword(["rekey"]))
+    }
+
     func testNoPlaintextOrLeftoverFilesAfterARekey() throws {
         let recovery = try initVault()
         try fillVault()

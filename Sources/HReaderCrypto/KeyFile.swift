@@ -19,6 +19,13 @@ public struct KeySlot: Equatable, Sendable {
     public let created: String
 }
 
+/// The previous data key, wrapped (AES-256-GCM) under the new data key, kept in the key file only
+/// between the two writes of `hreader rekey` (see docs/security.md, "Rekey").
+public struct PendingRekey: Equatable, Sendable {
+    public let nonce: [UInt8]
+    public let wrappedKey: [UInt8]
+}
+
 public enum KeyFileError: Error, Equatable, Sendable {
     /// The file does not parse, its checksum does not match, or a field is out of range.
     case damaged(String)
@@ -48,6 +55,15 @@ public struct KeyFile: Equatable, Sendable {
     public let vaultID: String
     public let created: String
     public private(set) var slots: [KeySlot]
+    /// Present only while `hreader rekey` is under way (see `PendingRekey`).
+    public private(set) var pendingRekey: PendingRekey?
+
+    init(vaultID: String, created: String, slots: [KeySlot], pendingRekey: PendingRekey? = nil) {
+        self.vaultID = vaultID
+        self.created = created
+        self.slots = slots
+        self.pendingRekey = pendingRekey
+    }
 
     public static func new(vaultID: String = UUID().uuidString.lowercased(), now: Date = Date()) -> KeyFile {
         KeyFile(vaultID: vaultID, created: Timestamp.rfc3339(now), slots: [])
@@ -118,6 +134,51 @@ public struct KeyFile: Equatable, Sendable {
         return matches[0]
     }
 
+    // MARK: Rekey
+
+    /// The same vault (id and creation time) with no slots and no pending rekey: the start of the
+    /// key file that `hreader rekey` writes for a fresh data key.
+    public func emptyCopy() -> KeyFile {
+        KeyFile(vaultID: vaultID, created: created, slots: [])
+    }
+
+    /// Records, for the time a rekey takes, the previous data key wrapped under the new one (which
+    /// every slot of this file wraps). Whoever opens a slot can then also open a database that is
+    /// still under the previous key, and finish the rekey.
+    public mutating func setPendingRekey(previous: SecretBytes, current: SecretBytes) throws {
+        guard previous.count == Self.dataKeySize, current.count == Self.dataKeySize else {
+            throw CryptoError.invalidParameters("the data key must be 32 bytes")
+        }
+        let nonce = try SecureRandom.bytes(AESGCM.nonceSize)
+        let wrapped = try AESGCM.seal(previous, key: current, nonce: nonce, associatedData: Self.rekeyAssociatedData(vaultID: vaultID))
+        pendingRekey = PendingRekey(nonce: nonce, wrappedKey: wrapped)
+    }
+
+    /// The previous data key of a pending rekey, unwrapped with the current (new) data key.
+    public func previousDataKey(current: SecretBytes) throws -> SecretBytes {
+        guard let pendingRekey else { throw KeyFileError.damaged("it has no pending rekey") }
+        do {
+            let key = try AESGCM.open(pendingRekey.wrappedKey, key: current, nonce: pendingRekey.nonce,
+                                      associatedData: Self.rekeyAssociatedData(vaultID: vaultID))
+            guard key.count == Self.dataKeySize else { throw KeyFileError.damaged("its pending rekey holds a key of the wrong size") }
+            return key
+        } catch CryptoError.authenticationFailed {
+            throw KeyFileError.damaged("its pending rekey does not open with the key its slots hold")
+        }
+    }
+
+    /// The rekey is finished: the previous data key is forgotten.
+    public mutating func clearPendingRekey() { pendingRekey = nil }
+
+    static func rekeyAssociatedData(vaultID: String) -> [UInt8] {
+        var out: [UInt8] = []
+        for field in [format, String(version), vaultID, "rekey-previous-data-key"] {
+            let bytes = Array(field.utf8)
+            out += Array("\(bytes.count):".utf8) + bytes
+        }
+        return out
+    }
+
     static func associatedData(vaultID: String, slotID: String, kind: SlotKind, kdf: KDFParameters,
                                salt: [UInt8], questions: [String]?) -> [UInt8] {
         var fields = [format, String(version), vaultID, slotID, kind.rawValue, kdf.descriptor, salt.base64]
@@ -151,7 +212,13 @@ extension KeyFile {
         var vault_id: String
         var created: String
         var slots: [WireSlot]
+        var rekey: WireRekey?
         var checksum: String?
+    }
+
+    private struct WireRekey: Codable {
+        var nonce: String
+        var previous_key: String
     }
 
     private struct WireSlot: Codable {
@@ -189,12 +256,17 @@ extension KeyFile {
     /// Codable ignores members it does not know; a key file must not carry any (they would escape
     /// the checksum and vanish at the next write).
     private static func checkNoUnknownMembers(_ bytes: [UInt8]) throws {
-        let top: Set<String> = ["format", "version", "vault_id", "created", "slots", "checksum"]
+        let top: Set<String> = ["format", "version", "vault_id", "created", "slots", "rekey", "checksum"]
         let slot: Set<String> = ["id", "kind", "label", "questions", "kdf", "nonce", "wrapped_key", "created"]
         let kdf: Set<String> = ["name", "n", "r", "p", "iterations", "salt"]
         guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
               Set(object.keys).isSubset(of: top), let slots = object["slots"] as? [[String: Any]]
         else { throw KeyFileError.damaged("it has members this version does not know") }
+        if let rekey = object["rekey"] {
+            guard let r = rekey as? [String: Any], Set(r.keys) == ["nonce", "previous_key"] else {
+                throw KeyFileError.damaged("its pending rekey has members this version does not know")
+            }
+        }
         for s in slots {
             guard Set(s.keys).isSubset(of: slot), let k = s["kdf"] as? [String: Any], Set(k.keys).isSubset(of: kdf) else {
                 throw KeyFileError.damaged("a slot has members this version does not know")
@@ -211,7 +283,7 @@ extension KeyFile {
             }
             return WireSlot(id: slot.id, kind: slot.kind.rawValue, label: slot.label, questions: slot.questions, kdf: kdf,
                             nonce: slot.nonce.base64, wrapped_key: slot.wrappedKey.base64, created: slot.created)
-        }, checksum: nil)
+        }, rekey: pendingRekey.map { WireRekey(nonce: $0.nonce.base64, previous_key: $0.wrappedKey.base64) }, checksum: nil)
         wire.checksum = try Self.checksum(wire)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -257,7 +329,14 @@ extension KeyFile {
                            nonce: nonce, wrappedKey: wrapped, created: w.created)
         }
         guard slots.contains(where: { $0.kind == .password }) else { throw KeyFileError.damaged("it has no password slot") }
-        return KeyFile(vaultID: wire.vault_id, created: wire.created, slots: slots)
+        var pending: PendingRekey?
+        if let r = wire.rekey {
+            guard let nonce = [UInt8](base64: r.nonce), nonce.count == AESGCM.nonceSize,
+                  let wrapped = [UInt8](base64: r.previous_key), wrapped.count == dataKeySize + AESGCM.tagSize
+            else { throw KeyFileError.damaged("its pending rekey has a malformed nonce or key") }
+            pending = PendingRekey(nonce: nonce, wrappedKey: wrapped)
+        }
+        return KeyFile(vaultID: wire.vault_id, created: wire.created, slots: slots, pendingRekey: pending)
     }
 }
 

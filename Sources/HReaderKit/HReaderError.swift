@@ -58,6 +58,8 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
             case let .keyFileMissing(path): return HReaderError(.integrity, "\(path) has vault.db but no vault.key: restore vault.key from a backup (without it the database cannot be opened)")
             case let .notEmpty(path): return HReaderError(.vaultPresence, "\(path) is not empty and holds no vault; choose a new or empty directory")
             case let .databaseMissing(path): return HReaderError(.integrity, "the vault database \(path) is missing; restore it from a backup")
+            case .inUse: return HReaderError(.failure, "the vault is open in another hreader process (serve, an import, a sync); stop it and try again")
+            case .lockHeld: return HReaderError(.failure, "another hreader process is changing the vault's keys; try again when it has finished")
             case let .io(what): return HReaderError(.failure, what)
             }
         case let e as Database.OpenFailure:
@@ -66,6 +68,7 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
             case .notADatabaseUnderThisKey: return HReaderError(.integrity, "vault.db cannot be decrypted with this vault's key: it is damaged or was replaced")
             case let .cipherTooOld(v): return HReaderError(.failure, "SQLCipher \(v) is too old; hreader needs 4.5 or newer (run 'make deps')")
             case .cipherMissing: return HReaderError(.failure, "the SQLite library in use is not SQLCipher; hreader refuses to run without encryption")
+            case .fileReplaced: return HReaderError(.failure, "vault.db was replaced while it was being opened (a rekey); try again")
             }
         case let e as Migrator.Failure:
             switch e {

@@ -76,12 +76,27 @@ public struct VaultService: Sendable {
             sweepExpiredSessions()
         }
         do {
-            let keyFile = try vault.readKeyFile()
-            let (dataKey, slot) = try unwrap(keyFile, credential)
-            let db = try vault.openDatabase(key: dataKey)
-            return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: dataKey)
+            return try retryingIfReplaced {
+                let read = try vault.readKeyFile()
+                let (dataKey, slot) = try unwrap(read, credential)
+                let (keyFile, databaseKey) = try finishPendingRekey(read, currentKey: dataKey)
+                let db = try vault.openDatabase(key: databaseKey)
+                return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: databaseKey)
+            }
         } catch {
             throw HReaderError.from(error)
+        }
+    }
+
+    /// Runs an open again (from the key file) when `vault.db` was replaced by a rekey while it waited.
+    func retryingIfReplaced<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch Database.OpenFailure.fileReplaced where attempt < 3 {
+                attempt += 1
+            }
         }
     }
 
@@ -118,7 +133,12 @@ public struct VaultService: Sendable {
         do {
             let keyFile = try vault.readKeyFile()
             let (dataKey, _) = try unwrap(keyFile, credential)
-            _ = try vault.openDatabase(key: dataKey)   // prove the key opens the database before handing out a session
+            // Prove the key opens the database before handing out a session. The session keeps the key
+            // the slots wrap (during a pending rekey, the new one), which opens the database from then on.
+            _ = try retryingIfReplaced {
+                let (_, databaseKey) = try finishPendingRekey(keyFile, currentKey: dataKey)
+                return try vault.openDatabase(key: databaseKey)
+            }
             let expires = now.addingTimeInterval(duration)
             let session = try UnlockSession.create(dataKey: dataKey, vaultID: keyFile.vaultID, expires: expires)
             try vault.writeSession(id: session.id, file: session.file)

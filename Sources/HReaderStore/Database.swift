@@ -25,6 +25,9 @@ public final class Database {
         case notADatabaseUnderThisKey
         case cipherTooOld(String)
         case cipherMissing
+        /// The file at the path was replaced (by `hreader rekey`) while this connection waited for its
+        /// lock: the connection holds the old, unlinked file. Open again from the key file.
+        case fileReplaced
     }
 
     private init(handle: OpaquePointer, path: String) {
@@ -42,6 +45,7 @@ public final class Database {
     /// `key: nil` opens an unkeyed database (benchmarks' baseline only).
     public static func open(path: String, key: SecretBytes?, create: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws -> Database {
         if key != nil, try fileStartsWithPlaintextHeader(path) { throw OpenFailure.plaintextDatabase }
+        let inodeBefore = inode(of: path)
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
@@ -70,12 +74,22 @@ public final class Database {
         } catch let error as DatabaseError where error.isIntegrityFailure {
             throw OpenFailure.notADatabaseUnderThisKey
         }
+        // Before anything is written (journal mode): `rekey` renames a new file over the path while it
+        // holds the old file's exclusive lock, so a connection that waited on that lock sees the old
+        // file. Writing to it would lose the writes and could leave a journal beside the new file.
+        if let inodeBefore, inode(of: path) != inodeBefore { throw OpenFailure.fileReplaced }
         try db.execute("PRAGMA foreign_keys = ON")
         try db.execute("PRAGMA temp_store = MEMORY")
         try db.execute("PRAGMA secure_delete = ON")
         _ = try db.scalarString("PRAGMA journal_mode = WAL")
         try db.execute("PRAGMA synchronous = NORMAL")
         return db
+    }
+
+    static func inode(of path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return UInt64(info.st_ino)
     }
 
     static func fileStartsWithPlaintextHeader(_ path: String) throws -> Bool {

@@ -32,6 +32,10 @@ public struct Vault: Sendable {
         /// The directory is not empty and holds no vault: `init` will not take it over.
         case notEmpty(String)
         case databaseMissing(String)
+        /// Another process has the database open (`rekey` needs it alone).
+        case inUse(String)
+        /// Another process holds the vault lock (`rekey` does not wait for it).
+        case lockHeld(String)
         case io(String)
     }
 
@@ -134,6 +138,21 @@ public struct Vault: Sendable {
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else { throw Failure.io("cannot lock \(lockURL.path)") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    /// Like `withExclusiveLock`, but throws `Failure.lockHeld` at once instead of waiting when another
+    /// process holds the lock.
+    public func withExclusiveLockIfFree<T>(_ body: () throws -> T) throws -> T {
+        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure.io("cannot open \(lockURL.path)") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            if errno == EINTR { continue }
+            if errno == EWOULDBLOCK { throw Failure.lockHeld(root.path) }
+            throw Failure.io("cannot lock \(lockURL.path)")
         }
         defer { flock(fd, LOCK_UN) }
         return try body()

@@ -59,4 +59,11 @@ struct GlobalOptions: ParsableArguments {
     func note(_ message: String) {
         if !quiet { Terminal.note(message) }
     }
+
+    /// Advice after a command that revoked a secret; not with --quiet or --json.
+    func rekeyHint() {
+        if !quiet && !json { Terminal.note(Self.rekeyHintText) }
+    }
+
+    static let rekeyHintText = "To make old copies of vault.key useless, run 'hreader rekey'."
 }

@@ -15,7 +15,7 @@ struct HReaderCommand: ParsableCommand {
         version: CommandLineConventions.version,
         subcommands: [
             InitCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self, CheckCommand.self,
-            PasswdCommand.self, RecoverCommand.self, KeyCommand.self,
+            PasswdCommand.self, RecoverCommand.self, RekeyCommand.self, KeyCommand.self,
             PatientsCommand.self, EntriesCommand.self, ImportCommand.self, RemoteCommand.self, SyncCommand.self, SourcesCommand.self, ExportCommand.self, TimelineCommand.self, AppletsCommand.self, SummaryCommand.self, ServeCommand.self,
             BackupCommand.self, RestoreCommand.self,
         ]

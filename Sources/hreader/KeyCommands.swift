@@ -83,6 +83,7 @@ struct KeyCommand: ParsableCommand {
             let password = try global.currentPassword()
             try global.service.removeSlot(id: id, authorizedBy: password)
             global.note("Removed slot \(id).")
+            global.rekeyHint()
         }
     }
 

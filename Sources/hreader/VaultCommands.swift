@@ -196,6 +196,7 @@ struct PasswdCommand: ParsableCommand {
         let new = try PasswordInput.newPassword(file: newPasswordFile)
         try global.service.changePassword(current: current, new: new)
         global.note("Password changed.")
+        global.rekeyHint()
     }
 }
 
@@ -245,5 +246,6 @@ struct RecoverCommand: ParsableCommand {
         let new = try PasswordInput.newPassword(file: newPasswordFile)
         try service.recover(with: credential, newPassword: new)
         global.note("The vault has a new password. All unlock sessions were ended.")
+        global.rekeyHint()
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import HReaderCrypto
+import HReaderStore
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -6,11 +8,11 @@ import Glibc
 #endif
 
 /// Crash-point torture: the real `hreader` is killed with SIGKILL at points spread over the time of a
-/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`, `backup`,
-/// `restore --replace`), and every interrupted vault must open with the password, pass `hreader check`,
-/// and, once the command is run again, hold exactly what an uninterrupted run gives.
+/// command (an import from a server, an Apple Health import, a sync, `passwd`, `key add`, `rekey`,
+/// `backup`, `restore --replace`), and every interrupted vault must open with the password, pass
+/// `hreader check`, and, once the command is run again, hold exactly what an uninterrupted run gives.
 ///
-/// `make test` runs 2 points per command (14 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
+/// `make test` runs 2 points per command (16 in all); `make torture` sets HREADER_TORTURE_POINTS=100.
 /// Each summary line ("torture import-server: 100 points, 93 killed mid-run, 100 survived") is printed.
 final class CrashTortureTests: CLITestCase {
     static var points: Int { Int(ProcessInfo.processInfo.environment["HREADER_TORTURE_POINTS"] ?? "") ?? 2 }
@@ -28,6 +30,8 @@ final class CrashTortureTests: CLITestCase {
         var converge: ((_ vault: String) throws -> Void)?
         /// What an uninterrupted run and a converged one must agree on.
         let fingerprint: (_ vault: String) throws -> String
+        /// Looks at the killed vault before anything opens it (to report where the kills landed).
+        var observe: ((_ vault: String) -> Void)?
     }
 
     func torture(_ scenario: Scenario) throws {
@@ -49,6 +53,7 @@ final class CrashTortureTests: CLITestCase {
             usleep(useconds_t(duration * Double(point) / Double(Self.points + 1) * 1_000_000))
             kill(running.process.processIdentifier, SIGKILL)
             if running.finish().signaled { killed += 1 }
+            scenario.observe?(vault)
 
             // The old password opens it, or (a passwd that got that far) the new one.
             var check = try hreader(["check", "--vault", vault, "--password-file", passwordFile])
@@ -106,6 +111,64 @@ final class CrashTortureTests: CLITestCase {
                                  let counts = try self.json(try self.ok(self.withPassword(["status", "--json", "--vault", vault])))["counts"] as? [String: Int]
                                  return "patients \(counts?["patients"] ?? -1), entries \(counts?["entries"] ?? -1)"
                              }))
+    }
+
+    /// `rekey` (with a password change) killed anywhere: in the key derivations, between its two
+    /// key-file writes, in the database export or around the rename. Every vault opens with the old or
+    /// the new password, passes check (which rolls a pending rekey forward), and holds the same data.
+    func testRekeyConvergesAfterAKillAnywhere() throws {
+        let export = workDir.appendingPathComponent("rekey-export.zip")
+        let generator = Process()
+        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+        // A database large enough for the export and the rename to take a good part of the run.
+        generator.arguments = ["--out", export.path, "--records", "30000", "--days", "120"]
+        generator.standardOutput = FileHandle.nullDevice
+        try generator.run()
+        generator.waitUntilExit()
+        XCTAssertEqual(generator.terminationStatus, 0)
+        nonisolated(unsafe) var states: [String: Int] = [:]
+        nonisolated(unsafe) var baseKeyFile = ""
+        let opensWith = { (vault: String, password: String) throws -> Bool in
+            try self.hreader(["patients", "list", "--vault", vault, "--password-file", password]).succeeded
+        }
+        try torture(Scenario(
+            name: "rekey",
+            prepare: { vault in
+                try self.ok(["import", "--apple-health", export.path, "--as", "me", "--vault", vault, "--password-file", self.passwordFile])
+                try self.ok(["entries", "add", "--patient", "1", "--type", "condition", "--description", "Torture canary", "--date", "2020-01-02",
+                             "--vault", vault, "--password-file", self.passwordFile])
+                baseKeyFile = try String(contentsOfFile: vault + "/vault.key", encoding: .utf8)
+            },
+            command: { ["rekey", "--vault", $0, "--password-file", self.passwordFile, "--new-password-file", self.newPasswordFile] },
+            converge: { vault in
+                // Killed before its first key-file write: the old password still opens it; run it again.
+                if try opensWith(vault, self.passwordFile) {
+                    try self.ok(["rekey", "--vault", vault, "--password-file", self.passwordFile, "--new-password-file", self.newPasswordFile])
+                }
+            },
+            fingerprint: { vault in
+                let status = try self.json(try self.ok(["status", "--json", "--vault", vault, "--password-file", self.newPasswordFile]))
+                let counts = status["counts"] as? [String: Int]
+                let keyFile = try String(contentsOfFile: vault + "/vault.key", encoding: .utf8)
+                let leftovers = try FileManager.default.contentsOfDirectory(atPath: vault).filter { $0.contains(".tmp-") || $0.hasPrefix("vault.db.rekey") }
+                return "old \(try opensWith(vault, self.passwordFile)), new \(try opensWith(vault, self.newPasswordFile)), "
+                    + "patients \(counts?["patients"] ?? -1), entries \(counts?["entries"] ?? -1), "
+                    + "pending \(keyFile.contains("\"rekey\"")), leftovers \(leftovers)"
+            },
+            observe: { vault in
+                // Where the kill landed: before step 1, between 1 and 3 (the database renamed or not), or after.
+                let text = (try? String(contentsOfFile: vault + "/vault.key", encoding: .utf8)) ?? ""
+                var state = text == baseKeyFile ? "before step 1" : text.contains("\"rekey\"") ? "pending" : "after step 3"
+                if state == "pending", let keyFile = try? KeyFile.decode(Array(text.utf8)),
+                   let (newKey, _) = try? keyFile.unlock(kind: .password, secret: SecretBytes(utf8: Self.newPassword)) {
+                    // Opening here does what any open would do first (journal or WAL recovery), nothing more.
+                    let underNew = (try? Database.open(path: vault + "/vault.db", key: newKey)) != nil
+                    state += underNew ? ", vault.db renamed (under the new key)" : ", vault.db still under the old key"
+                }
+                states[state, default: 0] += 1
+            }))
+        print("torture rekey: where the kills landed: \(states.sorted { $0.key < $1.key })")
+        XCTAssertEqual(states.values.reduce(0, +), Self.points)
     }
 
     func testBackupAndRestoreSurviveAKillAnywhere() throws {
@@ -182,14 +245,14 @@ final class CrashTortureTests: CLITestCase {
             command: { ["key", "add", "--kind", "password", "--label", "laptop", "--vault", $0, "--password-file", self.passwordFile,
                         "--new-password-file", self.newPasswordFile] },
             converge: { vault in
-                let slots = try self.json(try self.ok(["key", "list", "--json", "--vault", vault]))["slots"] as? [[String: Any]] ?? []
+                let slots = try self.json(try self.ok(["key", "list", "--json", "--vault", vault]))["key_slots"] as? [[String: Any]] ?? []
                 if !slots.contains(where: { $0["label"] as? String == "laptop" }) {
                     try self.ok(["key", "add", "--kind", "password", "--label", "laptop", "--vault", vault, "--password-file", self.passwordFile,
                                  "--new-password-file", self.newPasswordFile])
                 }
             },
             fingerprint: { vault in
-                let slots = try self.json(try self.ok(["key", "list", "--json", "--vault", vault]))["slots"] as? [[String: Any]] ?? []
+                let slots = try self.json(try self.ok(["key", "list", "--json", "--vault", vault]))["key_slots"] as? [[String: Any]] ?? []
                 let labels = slots.compactMap { $0["label"] as? String }.sorted()
                 let new = try self.hreader(["patients", "list", "--vault", vault, "--password-file", self.newPasswordFile]).status
                 return "\(labels) new password \(new)"

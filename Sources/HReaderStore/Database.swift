@@ -43,7 +43,11 @@ public final class Database {
     /// Opens (or with `create`, creates) an encrypted database keyed with the raw 32-byte `key`,
     /// checks the library and the file, and applies the connection settings of DESIGN.md §3.
     /// `key: nil` opens an unkeyed database (benchmarks' baseline only).
+    /// Process-wide settings, before SQLite initialises itself on the first open.
+    private static let configured: Void = { _ = hreader_sqlite3_disable_memory_statistics() }()
+
     public static func open(path: String, key: SecretBytes?, create: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws -> Database {
+        _ = configured
         if key != nil, try fileStartsWithPlaintextHeader(path) { throw OpenFailure.plaintextDatabase }
         let inodeBefore = inode(of: path)
         var handle: OpaquePointer?

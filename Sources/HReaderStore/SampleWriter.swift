@@ -39,7 +39,14 @@ public final class SampleWriter {
     private var series: [SeriesKey: KnownSeries] = [:]
     /// The series of the last sample: an export lists a type's samples together, so most samples
     /// find theirs here with a few pointer comparisons (the reader shares the strings) and no hashing.
-    private var last: (strings: SampleSeriesStrings, key: SeriesKey, known: KnownSeries)?
+    /// The series of the last sample (a class: updated in place, never copied per sample).
+    private final class LastSeries {
+        let strings: SampleSeriesStrings
+        let key: SeriesKey
+        var known: KnownSeries
+        init(strings: SampleSeriesStrings, key: SeriesKey, known: KnownSeries) { self.strings = strings; self.key = key; self.known = known }
+    }
+    private var last: LastSeries?
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
@@ -73,18 +80,21 @@ public final class SampleWriter {
 
     /// Stores one Record as a sample: inserted, updated (same sample, other details), or unchanged.
     public func add(_ record: SampleRecord, mapping: (String) -> SeriesMapping) throws -> (UpsertOutcome, EntryType) {
-        var known: KnownSeries
-        let key: SeriesKey
-        var sameAsLast = false
+        let start = record.start
+        let endEpoch = record.end?.epoch ?? start.epoch
+        let known: KnownSeries
         if let last, last.strings === record.strings, last.key.layout == record.layout {
-            (key, known, sameAsLast) = (last.key, last.known, true)
+            // The series of the sample before (nearly always): no key built, nothing hashed.
+            last.known.span = max(last.known.span, endEpoch - start.epoch)
+            known = last.known
         } else {
-            key = SeriesKey(type: record.type, sourceName: record.sourceName, sourceVersion: record.sourceVersion,
-                            device: record.device, unit: record.unit, layout: record.layout)
+            let key = SeriesKey(type: record.type, sourceName: record.sourceName, sourceVersion: record.sourceVersion,
+                                device: record.device, unit: record.unit, layout: record.layout)
+            var found: KnownSeries
             if let last, last.key == key {
-                (known, sameAsLast) = (last.known, true)
-            } else if let found = series[key] {
-                known = found
+                found = last.known
+            } else if let stored = series[key] {
+                found = stored
             } else {
                 let m = mapping(record.type)
                 try db.execute("""
@@ -92,14 +102,13 @@ public final class SampleWriter {
                         description, codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """, [patientID, sourceID, record.type, record.sourceName, record.sourceVersion, record.device, record.unit,
                           SampleLayout.text(record.layout), m.type.rawValue, m.description, CodesJSON.encode(m.codes)])
-                known = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
+                found = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
             }
+            found.span = max(found.span, endEpoch - start.epoch)
+            if let last, last.key != key { series[last.key] = last.known }
+            last = LastSeries(strings: record.strings, key: key, known: found)
+            known = found
         }
-        let start = record.start
-        let endEpoch = record.end?.epoch ?? start.epoch
-        known.span = max(known.span, endEpoch - start.epoch)
-        if !sameAsLast, let last { series[last.key] = last.known }
-        last = (record.strings, key, known)
 
         // ?1…?4 the key, ?5 the new id (the insert's), ?6…?11 the details (offsets only where they
         // differ from the start's).

@@ -105,15 +105,19 @@ struct SampleRepository {
         if from != nil || to != nil {
             sql += " AND s.start_epoch BETWEEN ? - ? AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
         }
-        sql += " ORDER BY s.start_epoch, s.id"
+        // The primary key's own order: SQLite streams it, where "start, id" would pass every row
+        // through a sorter. Samples of one series that start at the same second (rare) are put in
+        // id order here, so the order readers see is (start, id) as before.
+        sql += " ORDER BY s.start_epoch, s.end_epoch, s.value"
         let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
-        // One cursor per series, each at its next sample; the smallest (start, id) goes next.
-        var cursors: [(statement: Statement, head: Sample)] = []
+        var cursors: [SeriesCursor] = []
         for (id, span) in spans {
             let statement = try db.prepare(sql)
             try statement.bind(from != nil || to != nil ? [id, lo, span, hi, lo, lo, hi] : [id])
-            if try statement.step() { cursors.append((statement, Self.sample(statement, full: full))) }
+            var cursor = SeriesCursor(statement: statement, full: full)
+            if try cursor.advance() { cursors.append(cursor) }
         }
+        // One cursor per series, each at its next sample; the smallest (start, id) goes next.
         var remaining = limit ?? Int.max
         while !cursors.isEmpty, remaining > 0 {
             var best = 0
@@ -122,11 +126,48 @@ struct SampleRepository {
             }
             try body(cursors[best].head)
             remaining -= 1
-            if try cursors[best].statement.step() {
-                cursors[best].head = Self.sample(cursors[best].statement, full: full)
-            } else {
-                cursors.remove(at: best)
+            if try !cursors[best].advance() { cursors.remove(at: best) }
+        }
+    }
+
+    /// One series' samples in (start, id) order from a statement in (start, end, value) order.
+    private struct SeriesCursor {
+        let statement: Statement
+        let full: Bool
+        /// Samples with the head's start still to come, in id order (nearly always empty).
+        private var tied: [Sample] = []
+        /// The row read past the head's start, not handed out yet.
+        private var lookahead: Sample?
+        /// The statement said done (stepping it again would start it over).
+        private var exhausted = false
+        private(set) var head: Sample! = nil
+
+        init(statement: Statement, full: Bool) { self.statement = statement; self.full = full }
+
+        /// Moves to the next sample; false at the end.
+        mutating func advance() throws -> Bool {
+            if !tied.isEmpty {
+                head = tied.removeFirst()
+                return true
             }
+            guard let first = try lookahead ?? next() else { return false }
+            lookahead = nil
+            var group = [first]
+            while let row = try next() {
+                if row.start != first.start { lookahead = row; break }
+                group.append(row)
+            }
+            if group.count > 1 { group.sort { $0.id < $1.id } }
+            head = group.removeFirst()
+            tied = group
+            return true
+        }
+
+        private mutating func next() throws -> Sample? {
+            guard !exhausted else { return nil }
+            if try statement.step() { return SampleRepository.sample(statement, full: full) }
+            exhausted = true
+            return nil
         }
     }
 

@@ -101,6 +101,24 @@ final class AppleHealthTests: CLITestCase {
         return counts
     }
 
+    /// Samples of one series that start at the same second come back in the order they were stored
+    /// (id), not in the table's key order (start, end, value): reads stream each series in key order
+    /// and put such ties back in id order, as the whole-page sort did before.
+    func testSamplesStartingTogetherComeBackInTheOrderTheyWereStored() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Testperson"]))
+        let at = "2026-04-01 07:00:00 +0100"
+        let ties = [("93", "2026-04-01 07:00:10 +0100"), ("81", "2026-04-01 07:00:05 +0100"), ("87", "2026-04-01 07:00:05 +0100"), ("75", nil)]
+            .map { Self.record("HKQuantityTypeIdentifierHeartRate", $0.0, "count/min", at, end: $0.1) }
+        let export = try file("ties.xml", Self.export(extraRecords: ties + [Self.record("HKQuantityTypeIdentifierHeartRate", "60", "count/min",
+                                                                                          "2026-04-01 07:00:01 +0100")]))
+        try ok(withPassword(["import", "--apple-health", export, "--patient", "1"]))
+        let heartRates = try entries(1).filter { $0["description"] as? String == "Heart rate" && ($0["date"] as? String ?? ($0["start"] as? String) ?? "").hasPrefix("2026-04") }
+            .map { "\(($0["value"] as? [String: Any])?["number"] ?? $0["value_number"] ?? "?")" }
+        let values = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-03-31", "--to", "2026-04-02"])))["vitals"]
+            .flatMap { ($0 as? [[String: Any]])?.first { $0["description"] as? String == "Heart rate" }?["values"] as? [Double] }
+        XCTAssertEqual(values, [93, 81, 87, 75, 60], "document order at 07:00:00, then 07:00:01 (entries: \(heartRates))")
+    }
+
     func testImportsAnExportWithItsDTDCountingBloodPressureOnce() throws {
         let path = try file("export.xml", Self.export())
         let result = try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))

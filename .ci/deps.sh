@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what hreader needs to build and test: SQLCipher >= 4.5, OpenSSL, libxml2, pkg-config.
+# Installs what hreader needs to build and test: SQLCipher >= 4.5, OpenSSL, libxml2, zlib (ZIPFoundation and
+# the Apple Health import's CRC check), pkg-config.
 # Idempotent: does nothing when everything is already there. Safe to run as root on Debian/Ubuntu,
 # or as a user on macOS with Homebrew.
 set -euo pipefail
@@ -17,6 +18,7 @@ have_sqlcipher() {
 all_present() {
   command -v pkg-config >/dev/null 2>&1 && have_sqlcipher \
     && pkg-config --exists libcrypto 2>/dev/null && pkg-config --exists libxml-2.0 2>/dev/null \
+    && pkg-config --exists zlib 2>/dev/null \
     && command -v sqlcipher >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1
 }
 
@@ -26,7 +28,7 @@ fi
 
 case "$(uname -s)" in
   Darwin)
-    brew install sqlcipher openssl@3 libxml2 pkg-config
+    brew install sqlcipher openssl@3 libxml2 zlib pkg-config
     exit 0 ;;
 esac
 
@@ -49,7 +51,7 @@ fi
 echo "deps: installing SQLCipher, OpenSSL, libxml2 headers (apt-get)" >&2
 apt-get update -qq
 # openssl (the command) makes the test certificates of the TLS tests.
-apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev openssl >/dev/null
+apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev zlib1g-dev openssl >/dev/null
 apt-get install -y -qq --no-install-recommends "${target[@]}" libsqlcipher-dev sqlcipher >/dev/null
 
 if ! have_sqlcipher; then

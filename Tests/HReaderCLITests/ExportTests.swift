@@ -96,7 +96,7 @@ final class ExportTests: CLITestCase {
         XCTAssertEqual(category(steps), "activity")
         XCTAssertEqual(quantity(steps)?.value, 1200)
         XCTAssertEqual(quantity(steps)?.code, "{steps}")
-        try validate([patient] + observations)
+        try validateFHIR([patient] + observations)
 
         // Again: nothing new, on the server nor in the counts.
         let second = try json(try cli(["export", "--patient", "1", "--server", server.fhir, "--json"]))
@@ -115,7 +115,7 @@ final class ExportTests: CLITestCase {
         let other = try exportToFile(["--types", "observation,symptom"])
         XCTAssertEqual(other.observations.count, 1)
         XCTAssertEqual(other.observations.first?["valueString"] as? String, "Never smoker")
-        try validate([recent.bundle, other.bundle])
+        try validateFHIR([recent.bundle, other.bundle])
 
         // The vault gained audit records only: the entries are as they were.
         XCTAssertEqual(try entries().count, 10)
@@ -141,7 +141,7 @@ final class ExportTests: CLITestCase {
         XCTAssertTrue(fromSamples.contains { loinc($0) == "85354-9" && ($0["component"] as? [Any])?.count == 2 }, "blood pressure with components")
         XCTAssertTrue(observations.contains { loinc($0) == "55423-8" && identifier($0)?.system == "urn:hreader:group" }, "steps summed per day")
         XCTAssertTrue(codings(fromSamples[0]).contains { $0.system == "com.apple.health" })
-        try validate(observations)
+        try validateFHIR(observations)
         let second = try cli(["export", "--patient", "1", "--server", server.fhir, "--group", "day"])
         XCTAssertEqual(second.status, 0, second.stderr)
         XCTAssertTrue(second.stdout.contains(": 0 created"), second.stdout)
@@ -191,7 +191,7 @@ final class ExportTests: CLITestCase {
         XCTAssertEqual(quantity(energy)?.code, "kcal")
         XCTAssertEqual(identifier(try XCTUnwrap(observations.first { loinc($0) == "8867-4" }))?.system, "urn:hreader:entry",
                        "other codes go one by one")
-        try validate(observations)
+        try validateFHIR(observations)
 
         let again = try cli(["export", "--patient", "1", "--server", server.fhir, "--group", "day"])
         XCTAssertTrue(again.stdout.contains("0 created, 4 already there"), again.stdout)
@@ -216,7 +216,7 @@ final class ExportTests: CLITestCase {
         XCTAssertEqual(quantity(firstHour)?.value, 100)
         XCTAssertEqual(quantity(firstHour)?.code, "/h")
         XCTAssertEqual(period(firstHour).end, "2026-11-01T02:00:00+01:00")
-        try validate([hours.bundle])
+        try validateFHIR([hours.bundle])
     }
 
     func testOutWritesOneValidTransactionBundleThatAServerAccepts() throws {
@@ -247,7 +247,7 @@ final class ExportTests: CLITestCase {
             XCTAssertEqual(request["url"] as? String, "Observation")
             XCTAssertEqual(request["ifNoneExist"] as? String, "identifier=urn:hreader:entry|\(identifier(resource)!.value)")
         }
-        try validate([bundle])
+        try validateFHIR([bundle])
 
         // A server takes the file as it is; hreader then finds everything there.
         let (status, answer) = try server.request("/fhir", method: "POST", body: data, headers: ["Content-Type": "application/fhir+json"])
@@ -498,15 +498,18 @@ final class ExportTests: CLITestCase {
         sys.exit(1 if problems else 0)
         """#
 
+}
+
+extension CLITestCase {
     /// Fails the test with the validator's words when any resource is not valid FHIR.
-    func validate(_ resources: [[String: Any]], file: StaticString = #filePath, line: UInt = #line) throws {
+    func validateFHIR(_ resources: [[String: Any]], file: StaticString = #filePath, line: UInt = #line) throws {
         let python: String
-        switch Self.python {
+        switch ExportTests.python {
         case .success(let path): python = path
         case .failure(let error): XCTFail("the FHIR validator is not available: \(error)", file: file, line: line); return
         }
         let script = workDir.appendingPathComponent("validate.py")
-        try Data(Self.validatorScript.utf8).write(to: script)
+        try Data(ExportTests.validatorScript.utf8).write(to: script)
         let input = workDir.appendingPathComponent("resources-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: resources).write(to: input)
         let process = Process()

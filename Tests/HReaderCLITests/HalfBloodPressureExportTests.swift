@@ -57,28 +57,7 @@ final class HalfBloodPressureExportTests: CLITestCase {
         XCTAssertEqual(reason?["system"] as? String, "http://terminology.hl7.org/CodeSystem/data-absent-reason")
         XCTAssertEqual(reason?["code"] as? String, "not-performed", "the source's reason")
 
-        try validate(exported)
+        try validateFHIR([exported])
     }
 
-    /// ExportTests' independent validator (fhir.resources' R4B models plus invariants) on one resource.
-    private func validate(_ resource: [String: Any]) throws {
-        let python: String
-        switch ExportTests.python {
-        case .success(let path): python = path
-        case .failure(let error): return XCTFail("the FHIR validator is not available: \(error)")
-        }
-        let script = workDir.appendingPathComponent("validate.py"), input = workDir.appendingPathComponent("resources.json")
-        try Data(ExportTests.validatorScript.utf8).write(to: script)
-        try JSONSerialization.data(withJSONObject: [resource]).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script.path, input.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "FHIR validation failed:\n\(text)")
-    }
 }

@@ -86,7 +86,7 @@ final class SummaryTests: CLITestCase {
         let kinds = vitals.map { loinc($0["code"]) ?? "?" }
         XCTAssertEqual(kinds.count, Set(kinds).count, "one vital sign of each kind: \(kinds)")
 
-        try validate([bundle] + resources(bundle))
+        try validateFHIR([bundle] + resources(bundle))
     }
 
     func testIPSFromRHExRecordsMapsEveryEntryAndValidates() throws {
@@ -95,7 +95,7 @@ final class SummaryTests: CLITestCase {
         try checkDocument(bundle)
         let types = Set(resources(bundle).compactMap { $0["resourceType"] as? String })
         XCTAssertTrue(types.isSuperset(of: ["Composition", "Patient", "Condition", "AllergyIntolerance", "MedicationStatement"]), "\(types)")
-        try validate([bundle] + resources(bundle))
+        try validateFHIR([bundle] + resources(bundle))
     }
 
     func testEmptyRequiredSectionsCarryTheNoInformationEntriesAndOthersAreLeftOut() throws {
@@ -119,7 +119,7 @@ final class SummaryTests: CLITestCase {
             let div = ((section["text"] as? [String: Any])?["div"] as? String) ?? ""
             XCTAssertTrue(div.contains("No information about"), div)
         }
-        try validate([bundle] + resources(bundle))
+        try validateFHIR([bundle] + resources(bundle))
 
         // Imported back, the statements add nothing: they stand for empty sections, not records.
         let other = workDir.appendingPathComponent("other-vault").path
@@ -386,25 +386,4 @@ final class SummaryTests: CLITestCase {
         html.components(separatedBy: "<tr class=\"row\"").dropFirst().map { $0.components(separatedBy: "</tr>")[0] }
     }
 
-    /// ExportTests' independent validator (fhir.resources' R4B models plus invariants) over these resources.
-    func validate(_ resources: [[String: Any]], file: StaticString = #filePath, line: UInt = #line) throws {
-        let python: String
-        switch ExportTests.python {
-        case .success(let path): python = path
-        case .failure(let error): return XCTFail("the FHIR validator is not available: \(error)", file: file, line: line)
-        }
-        let script = workDir.appendingPathComponent("validate.py"), input = workDir.appendingPathComponent("resources-\(UUID().uuidString).json")
-        try Data(ExportTests.validatorScript.utf8).write(to: script)
-        try JSONSerialization.data(withJSONObject: resources).write(to: input)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script.path, input.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "FHIR validation failed:\n\(text)", file: file, line: line)
-    }
 }

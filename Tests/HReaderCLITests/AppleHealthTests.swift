@@ -260,15 +260,8 @@ final class AppleHealthTests: CLITestCase {
     /// Per type, the entries equal the export's top-level Records (blood pressure: correlations once),
     /// on an export written by the repository's generator in the real format.
     func testGeneratedExportCountsPerType() throws {
-        let generator = BuiltProducts.url(of: "hreader-health-generator")
         let zip = workDir.appendingPathComponent("generated.zip"), counts = workDir.appendingPathComponent("counts.json")
-        let process = Process()
-        process.executableURL = generator
-        process.arguments = ["--out", zip.path, "--records", "3000", "--days", "60", "--counts", counts.path, "--export-name", "Export.xml"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        try HealthExportGenerator.write(zip, records: 3000, days: 60, extra: ["--counts", counts.path, "--export-name", "Export.xml"])
         let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: counts)) as! [String: Any]
         let byType = expected["records_by_type"] as! [String: Int]
         let correlations = expected["correlations_by_type"] as? [String: Int] ?? [:]

@@ -53,13 +53,7 @@ final class BackupTests: CLITestCase {
 
     func generateAppleHealthExport(records: Int) throws -> URL {
         let export = workDir.appendingPathComponent("export-\(records).xml")
-        let generator = Process()
-        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
-        generator.arguments = ["--out", export.path, "--records", String(records), "--days", "20"]
-        generator.standardOutput = FileHandle.nullDevice
-        try generator.run()
-        generator.waitUntilExit()
-        XCTAssertEqual(generator.terminationStatus, 0)
+        try HealthExportGenerator.write(export, records: records, days: 20)
         return export
     }
 

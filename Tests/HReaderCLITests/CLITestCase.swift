@@ -177,3 +177,18 @@ extension String {
         [Data(utf8), data(using: .utf16LittleEndian)!, data(using: .utf16BigEndian)!]
     }
 }
+
+/// The repository's Apple Health export generator (hreader-health-generator), run as a process.
+enum HealthExportGenerator {
+    /// Writes an export (`.zip` or `.xml` by the name) of `records` Records over `days` days; `extra`
+    /// are more of the generator's options (`--counts FILE`, `--export-name NAME`).
+    static func write(_ url: URL, records: Int, days: Int, extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        let generator = Process()
+        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+        generator.arguments = ["--out", url.path, "--records", String(records), "--days", String(days)] + extra
+        generator.standardOutput = FileHandle.nullDevice
+        try generator.run()
+        generator.waitUntilExit()
+        XCTAssertEqual(generator.terminationStatus, 0, "hreader-health-generator failed", file: file, line: line)
+    }
+}

@@ -96,13 +96,7 @@ final class CrashTortureTests: CLITestCase {
                              command: { ["sync", "--vault", $0, "--password-file", self.passwordFile] }, fingerprint: recordFingerprint))
 
         let export = workDir.appendingPathComponent("export.zip")
-        let generator = Process()
-        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
-        generator.arguments = ["--out", export.path, "--records", "20000", "--days", "120"]
-        generator.standardOutput = FileHandle.nullDevice
-        try generator.run()
-        generator.waitUntilExit()
-        XCTAssertEqual(generator.terminationStatus, 0)
+        try HealthExportGenerator.write(export, records: 20000, days: 120)
         try torture(Scenario(name: "import-apple-health",
                              command: { ["import", "--apple-health", export.path, "--as", "me", "--vault", $0, "--password-file", self.passwordFile] },
                              fingerprint: { vault in
@@ -118,14 +112,8 @@ final class CrashTortureTests: CLITestCase {
     /// the new password, passes check (which rolls a pending rekey forward), and holds the same data.
     func testRekeyConvergesAfterAKillAnywhere() throws {
         let export = workDir.appendingPathComponent("rekey-export.zip")
-        let generator = Process()
-        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
         // A database large enough for the export and the rename to take a good part of the run.
-        generator.arguments = ["--out", export.path, "--records", "30000", "--days", "120"]
-        generator.standardOutput = FileHandle.nullDevice
-        try generator.run()
-        generator.waitUntilExit()
-        XCTAssertEqual(generator.terminationStatus, 0)
+        try HealthExportGenerator.write(export, records: 30000, days: 120)
         nonisolated(unsafe) var states: [String: Int] = [:]
         nonisolated(unsafe) var baseKeyFile = ""
         let opensWith = { (vault: String, password: String) throws -> Bool in
@@ -173,13 +161,7 @@ final class CrashTortureTests: CLITestCase {
 
     func testBackupAndRestoreSurviveAKillAnywhere() throws {
         let export = workDir.appendingPathComponent("export.xml")
-        let generator = Process()
-        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
-        generator.arguments = ["--out", export.path, "--records", "20000", "--days", "60"]
-        generator.standardOutput = FileHandle.nullDevice
-        try generator.run()
-        generator.waitUntilExit()
-        XCTAssertEqual(generator.terminationStatus, 0)
+        try HealthExportGenerator.write(export, records: 20000, days: 60)
         let fill: (String) throws -> Void = { vault in
             try self.ok(self.withPassword(["patients", "add", "--first", "Torture", "--last", "Backup", "--vault", vault]))
             try self.ok(self.withPassword(["import", "--apple-health", export.path, "--patient", "1", "--vault", vault, "--quiet"]))

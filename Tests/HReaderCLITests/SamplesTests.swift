@@ -22,13 +22,7 @@ final class SamplesTests: XCTestCase {
 
     private func generate(records: Int) throws -> URL {
         let xml = root.appendingPathComponent("export.xml")
-        let process = Process()
-        process.executableURL = BuiltProducts.url(of: "hreader-health-generator")
-        process.arguments = ["--out", xml.path, "--records", "\(records)", "--days", "30"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        try HealthExportGenerator.write(xml, records: records, days: 30)
         return xml
     }
 

@@ -132,6 +132,18 @@ final class PrimitivesTests: XCTestCase {
 
     // MARK: - Helper self-check
 
+    /// Entry uuids come from OpenSSL (Foundation's UUID() opened /dev/urandom per call): RFC 9562
+    /// version 4, variant 10, lower case, and not repeating.
+    func testRandomUUIDsAreVersionFourAndDistinct() throws {
+        let uuids = try (0..<2000).map { _ in try SecureRandom.uuidString() }
+        let shape = try NSRegularExpression(pattern: "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+        for uuid in uuids {
+            XCTAssertEqual(shape.numberOfMatches(in: uuid, range: NSRange(uuid.startIndex..., in: uuid)), 1, uuid)
+            XCTAssertNotNil(UUID(uuidString: uuid), uuid)
+        }
+        XCTAssertEqual(Set(uuids).count, uuids.count)
+    }
+
     func testHexHelperRoundTrips() {
         XCTAssertEqual(hex("00 ff\n0a B1"), [0x00, 0xff, 0x0a, 0xb1])
         XCTAssertEqual(hexString([0x00, 0xff, 0x0a, 0xb1]), "00ff0ab1")

@@ -70,12 +70,10 @@ struct AppleHealthElementBuilder {
     }
 
     mutating func end() {
-        if depth == 3, let finished = child {
+        if depth == 3, let finished = child.take() {
             current?.children.append(finished)
-            child = nil
-        } else if depth == 2, let finished = current {
+        } else if depth == 2, let finished = current.take() {
             ready.append(finished)
-            current = nil
         }
         depth -= 1
     }
@@ -92,12 +90,12 @@ struct AppleHealthElementBuilder {
         var parser = SampleRecordParser()
         for index in 0..<attributes.count {
             guard let name = attributes.name(index) else { continue }
-            let field = names[name].field
+            let field = names.field(name)
             let bytes = attributes.value(index)
             try account(bytes, line: line)
             guard field != 0 else { return nil }
             let fits: Bool
-            if bytes.contains(0x26) {
+            if !bytes.isEmpty, memchr(bytes.baseAddress!, 0x26, bytes.count) != nil {
                 var restored = Self.ampersandsRestored(bytes)
                 fits = restored.withUTF8 { parser.add(field: field, $0, interner: &interner) }
             } else {
@@ -191,7 +189,16 @@ struct AppleHealthNames {
     private static let slots = 1024
     private var keys = [UInt](repeating: 0, count: slots)
     private var names = [Name?](repeating: nil, count: slots)
+    private var fields = [UInt8](repeating: 0, count: slots)
     private var count = 0
+
+    /// `self[pointer].field`, without copying the name's string out (once per attribute).
+    mutating func field(_ pointer: UnsafePointer<xmlChar>) -> UInt8 {
+        let key = UInt(bitPattern: pointer)
+        let slot = Int(truncatingIfNeeded: (key >> 4) ^ (key >> 14)) & (Self.slots - 1)
+        if keys[slot] == key { return fields[slot] }
+        return self[pointer].field
+    }
 
     subscript(pointer: UnsafePointer<xmlChar>) -> Name {
         mutating get {
@@ -207,6 +214,7 @@ struct AppleHealthNames {
             if count < Self.slots / 2 {
                 keys[slot] = key
                 names[slot] = name
+                fields[slot] = name.field
                 count += 1
             }
             return name

@@ -150,6 +150,11 @@ public struct AppleHealthMapper: Sendable {
         HealthKitText.remoteID(kind: element.kind.rawValue, element.attribute)
     }
 
+    /// `remoteID` as the 64-bit hash it writes (`HealthKitText.remoteID(hash:)` gives the id back).
+    public static func remoteIDHash(_ element: AppleHealthElement) -> UInt64 {
+        HealthKitText.remoteIDHash(kind: element.kind.rawValue, element.attribute)
+    }
+
     /// What every sample of one HealthKit type becomes (the samples' series keep it).
     public static func seriesMapping(_ type: String) -> SeriesMapping {
         let known = types[type]

@@ -24,7 +24,8 @@ public struct AppleHealthElement: Sendable {
         self.kind = kind; textAttributes = attributes; textMetadata = metadata; self.children = children; self.line = line
     }
 
-    init(sample: SampleRecord, line: Int) {
+    /// A Record given by its samples' form.
+    public init(sample: SampleRecord, line: Int) {
         kind = .record; self.sample = sample; textAttributes = []; textMetadata = []; self.line = line
     }
 
@@ -91,15 +92,23 @@ public final class AppleHealthReader {
     /// over first. `concurrently` parses on a second thread while `handle` runs (an import's
     /// writes), in batches; the source is then read from that thread.
     public func read(concurrently: Bool = false, _ handle: (AppleHealthElement) throws -> Void) throws {
-        guard concurrently else { return try parse(handle) }
-        let batches = BoundedQueue<[AppleHealthElement]>(capacity: Self.batchesInFlight)
+        try read(concurrently: concurrently, prepare: { $0 }, handle)
+    }
+
+    /// `read`, with `prepare` run on each element before `handle` gets what it made: on the parsing
+    /// thread when `concurrently`, so that pure work (mapping an element to an entry) is not done on
+    /// the thread that writes.
+    public func read<Item>(concurrently: Bool = false, prepare: @escaping @Sendable (AppleHealthElement) -> Item,
+                           _ handle: (Item) throws -> Void) throws {
+        guard concurrently else { return try parse { try handle(prepare($0)) } }
+        let batches = BoundedQueue<[Item]>(capacity: Self.batchesInFlight)
         let reader = UncheckedSendable(self)
         let parser = Thread {
-            var batch: [AppleHealthElement] = []
+            var batch: [Item] = []
             batch.reserveCapacity(Self.batchSize)
             do {
                 try reader.value.parse { element in
-                    batch.append(element)
+                    batch.append(prepare(element))
                     if batch.count == Self.batchSize {
                         try batches.put(batch)
                         batch.removeAll(keepingCapacity: true)
@@ -107,7 +116,7 @@ public final class AppleHealthReader {
                 }
                 if !batch.isEmpty { try batches.put(batch) }
                 batches.finish(nil)
-            } catch is BoundedQueue<[AppleHealthElement]>.Cancelled {
+            } catch is BoundedQueue<[Item]>.Cancelled {
                 batches.finish(nil)
             } catch {
                 if !batch.isEmpty { try? batches.put(batch) }

@@ -92,20 +92,33 @@ public enum HealthKitText {
 
     /// FNV-1a, 64 bits, over the UTF-8 bytes, as 16 lower-case hex digits. Not cryptographic: it
     /// names content, it does not protect it.
-    public static func fnv1a64(_ text: String) -> String {
+    public static func fnv1a64(_ text: String) -> String { hex(fnv1a64Hash(text)) }
+
+    static func fnv1a64Hash(_ text: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
         }
+        return hash
+    }
+
+    private static func hex(_ hash: UInt64) -> String {
         let hex = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// The remote id of an Apple Health element: a hash of what it says. Attributes not given count as "".
     public static func remoteID(kind: String, _ attribute: (String) -> String?) -> String {
+        remoteID(hash: remoteIDHash(kind: kind, attribute))
+    }
+
+    /// The hash a remote id writes: the id in eight bytes, for sets of many of them.
+    public static func remoteIDHash(kind: String, _ attribute: (String) -> String?) -> UInt64 {
         let key = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
             .map { attribute($0) ?? "" }.joined(separator: "\u{1F}")
-        return "HK:" + fnv1a64(kind + "\u{1F}" + key)
+        return fnv1a64Hash(kind + "\u{1F}" + key)
     }
+
+    public static func remoteID(hash: UInt64) -> String { "HK:" + hex(hash) }
 }

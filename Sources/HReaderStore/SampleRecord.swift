@@ -179,15 +179,15 @@ public struct SampleRecordParser {
         record.layout = record.layout << 4 | UInt64(field)
         switch field {
         case 1:
-            type = interner.string(bytes)
+            type = interner.string(bytes, field: 1)
             hasType = !bytes.isEmpty
-        case 2: sourceName = interner.string(bytes)
-        case 3: sourceVersion = interner.string(bytes)
+        case 2: sourceName = interner.string(bytes, field: 2)
+        case 3: sourceVersion = interner.string(bytes, field: 3)
         case 4:
             let (text, address) = DeviceAddress.split(bytes, interner: &interner)
             device = text
             record.deviceAddress = address
-        case 5: unit = interner.string(bytes)
+        case 5: unit = interner.string(bytes, field: 5)
         case 6, 7, 8:
             guard let t = AppleHealthDate.parse(bytes, exact: true) else { return false }
             let time = SampleRecord.Time(epoch: t.epoch, offsetMinutes: t.offsetMinutes)
@@ -217,12 +217,25 @@ public struct StringInterner {
     private var strings: [String?]
     private var count = 0
     private var series: [SampleSeriesStrings: SampleSeriesStrings] = [:]
-    private var lastSeries: SampleSeriesStrings?
+    /// The series asked for last, most recent first: an export lists a type's samples together,
+    /// and a few sources (watch, phone) take turns within a type.
+    private var recentSeries: [SampleSeriesStrings] = []
+    /// The string each attribute (a `SampleLayout` code) had last: the next sample nearly always
+    /// repeats it, and comparing the bytes is cheaper than hashing them.
+    private var lastByField = [String](repeating: "", count: 16)
 
     /// Without `interning`, every call makes a fresh string (for one-off uses).
     public init(interning: Bool = true) {
         hashes = interning ? [UInt64](repeating: 0, count: Self.slots) : []
         strings = interning ? [String?](repeating: nil, count: Self.slots) : []
+    }
+
+    /// `string(bytes)`, trying first what attribute `field` (0..<16) was last.
+    public mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, field: Int) -> String {
+        if Self.equal(lastByField[field], bytes) { return lastByField[field] }
+        let string = string(bytes)
+        lastByField[field] = string
+        return string
     }
 
     public mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
@@ -244,18 +257,20 @@ public struct StringInterner {
         return string
     }
 
-    /// The one shared object for these five strings (the last one asked for is tried first: an
-    /// export lists a type's samples together).
+    /// The one shared object for these five strings (the recent ones are tried first, by strings
+    /// that are nearly always the interned ones, so `==` is a comparison of pointers).
     public mutating func series(type: String, sourceName: String, sourceVersion: String, device: String, unit: String) -> SampleSeriesStrings {
-        if let last = lastSeries, last.type == type, last.sourceName == sourceName, last.sourceVersion == sourceVersion,
-           last.device == device, last.unit == unit {
-            return last
+        for (i, recent) in recentSeries.enumerated() where recent.type == type && recent.sourceName == sourceName
+            && recent.sourceVersion == sourceVersion && recent.device == device && recent.unit == unit {
+            if i > 0 { recentSeries.swapAt(i, i - 1) }
+            return recent
         }
         let fresh = SampleSeriesStrings(type: type, sourceName: sourceName, sourceVersion: sourceVersion, device: device, unit: unit)
         guard !hashes.isEmpty else { return fresh }
         let shared = series[fresh] ?? fresh
         if series[fresh] == nil, series.count < Self.slots { series[fresh] = fresh }
-        lastSeries = shared
+        if recentSeries.count == 8 { recentSeries.removeLast() }
+        recentSeries.insert(shared, at: 0)
         return shared
     }
 
@@ -278,7 +293,27 @@ enum SampleValue {
     }
 
     static func stored(_ bytes: UnsafeBufferPointer<UInt8>) -> DatabaseValue {
-        stored(String(decoding: bytes, as: UTF8.self))
+        if let integer = plainInteger(bytes) { return .real(Double(integer)) }
+        return stored(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The value of digits that `plain` writes back the same (`72`, `-3`, `0`; not `072`, `-0`, `+1`),
+    /// read without making a string: most samples' values.
+    private static func plainInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var i = 0
+        let negative = bytes.first == UInt8(ascii: "-")
+        if negative { i = 1 }
+        let digits = bytes.count - i
+        guard digits > 0, digits <= 15 else { return nil }
+        if bytes[i] == UInt8(ascii: "0") && (digits > 1 || negative) { return nil }
+        var value: Int64 = 0
+        while i < bytes.count {
+            let digit = bytes[i] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+            i += 1
+        }
+        return negative ? -value : value
     }
 
     static func plain(_ number: Double) -> String {
@@ -303,7 +338,7 @@ enum DeviceAddress {
 
     static func split(_ bytes: UnsafeBufferPointer<UInt8>, interner: inout StringInterner) -> (String, Int64?) {
         let prefix = prefixBytes
-        guard bytes.count > prefix.count, memcmp(bytes.baseAddress!, prefix, prefix.count) == 0 else { return (interner.string(bytes), nil) }
+        guard bytes.count > prefix.count, memcmp(bytes.baseAddress!, prefix, prefix.count) == 0 else { return (interner.string(bytes, field: 4), nil) }
         var address: Int64 = 0, digits = 0
         var i = prefix.count
         while i < bytes.count, digits <= 15 {
@@ -325,9 +360,10 @@ enum DeviceAddress {
         // The rest, after the prefix: interned as prefix + rest, without the address.
         let restCount = bytes.count - i
         let device = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: prefix.count + restCount) { buffer in
-            for j in 0..<prefix.count { buffer[j] = prefix[j] }
-            for j in 0..<restCount { buffer[prefix.count + j] = bytes[i + j] }
-            return interner.string(UnsafeBufferPointer(buffer))
+            let base = buffer.baseAddress!
+            prefix.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: prefix.count) }
+            (base + prefix.count).update(from: bytes.baseAddress! + i, count: restCount)
+            return interner.string(UnsafeBufferPointer(buffer), field: 4)
         }
         return (device, address)
     }

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderCrypto
-import HReaderKit
+@testable import HReaderKit
 import HReaderRecords
 import HReaderStore
 import TestSupport
@@ -72,6 +72,29 @@ final class SamplesTests: XCTestCase {
         let again = try vault.importAppleHealth(xml, into: patient)
         XCTAssertEqual(again.imports.inserted, 0)
         XCTAssertEqual(again.imports.updated, 0)
+    }
+
+    /// Blood-pressure Records wait in memory for their correlation, up to a limit; past it they are
+    /// stored and removed again. Either way the vault ends the same, each reading counted once.
+    func testBloodPressurePastThePendingLimitEndsTheSame() throws {
+        let xml = try generate(records: 4000)
+        var contents: [[String]] = []
+        for limit in [OpenVault.pendingLimit, 3, 0] {
+            try? FileManager.default.removeItem(at: root.appendingPathComponent("vault"))
+            let vault = try openVault()
+            let summary = try vault.importAppleHealth(xml, into: nil, pendingLimit: limit, progress: { _ in })
+            XCTAssertGreaterThan(summary.partOfCorrelation, 10, "the export repeats correlations' readings (limit \(limit))")
+            XCTAssertEqual(summary.imports.inserted, try vault.entries.list(patientID: try XCTUnwrap(vault.patients.all().first).id).count)
+            let patient = try XCTUnwrap(vault.patients.all().first)
+            contents.append(try vault.entries.list(patientID: patient.id).map { "\($0.remoteID) \($0.content.type) \($0.content.description) \($0.content.valueText ?? "") \($0.content.valueNumber ?? 0) \($0.content.raw ?? "")" }.sorted())
+            let again = try vault.importAppleHealth(xml, into: patient, pendingLimit: limit, progress: { _ in })
+            XCTAssertEqual(again.imports.inserted, 0, "limit \(limit)")
+            XCTAssertEqual(again.imports.updated, 0, "limit \(limit)")
+        }
+        for other in contents.dropFirst() {
+            XCTAssertEqual(other.count, contents[0].count)
+            XCTAssertEqual(Array(Set(other).symmetricDifference(contents[0]).sorted().prefix(3)), [], "entries that differ")
+        }
     }
 
     func testSchemaTwoVaultMovesItsRecordEntriesIntoSamplesWithNothingLost() throws {

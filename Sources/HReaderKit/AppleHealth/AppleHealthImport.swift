@@ -36,6 +36,12 @@ extension OpenVault {
     /// zip bomb) commits nothing. Entries update in place by a hash of what each sample says, so
     /// the same export twice adds nothing and a newer export adds only what is new.
     public func importAppleHealth(_ url: URL, into patient: Patient?, progress: (String) -> Void = { _ in }) throws -> AppleHealthSummary {
+        try importAppleHealth(url, into: patient, pendingLimit: Self.pendingLimit, progress: progress)
+    }
+
+    /// `pendingLimit`: blood-pressure Records that may wait in memory for their correlation (tests
+    /// make it small to exercise what happens past it).
+    func importAppleHealth(_ url: URL, into patient: Patient?, pendingLimit: Int, progress: (String) -> Void) throws -> AppleHealthSummary {
         let source = try AppleHealthExportSource(url: url)
         var summary = AppleHealthSummary()
         summary.member = source.xmlName
@@ -85,10 +91,16 @@ extension OpenVault {
             }
 
             // Top-level blood-pressure Records repeat the children of the correlations, which real
-            // exports write after all Records. Each is stored at once and removed again, in this
-            // same transaction, when its correlation turns up: memory holds remote ids only.
-            var looseBloodPressure: [String: UpsertOutcome] = [:]   // remote id → how it was stored
-            var correlated: Set<String> = []                           // remote ids of correlation children
+            // exports write after all Records. They wait in memory (their samples' form, a few
+            // hundred bytes each) until the correlations come: one that no correlation repeats is
+            // stored at the end. Past `pendingLimit` waiting, they are stored at once and removed
+            // again, in this same transaction, when their correlation turns up (memory then holds
+            // remote ids only).
+            // Remote ids are kept as the hashes they write (`HealthKitText.remoteID(hash:)`).
+            var pendingBloodPressure: [UInt64: (sample: SampleRecord, line: Int)] = [:]   // remote id → the Record
+            var pendingOrder: [UInt64] = []                                               // as they came
+            var looseBloodPressure: [UInt64: UpsertOutcome] = [:]                         // remote id → how it was stored
+            var correlated: Set<UInt64> = []                                              // correlation children
             var clinicalPaths: [String] = []
             var elements = 0
 
@@ -156,70 +168,72 @@ extension OpenVault {
                 case .unchanged: run!.unchanged += 1
                 }
             }
-            func isBloodPressure(_ type: String) -> Bool {
-                type == "HKQuantityTypeIdentifierBloodPressureSystolic" || type == "HKQuantityTypeIdentifierBloodPressureDiastolic"
+            func storeLooseBloodPressure(_ element: AppleHealthElement, id: UInt64) throws {
+                if let outcome = try store(mapper.record(element)) { looseBloodPressure[id] = outcome }
             }
-            // Whether a series is blood pressure, for the series of the sample before (the common case).
-            var lastChecked: (strings: SampleSeriesStrings, isBloodPressure: Bool)?
-            func isBloodPressure(_ sample: SampleRecord) -> Bool {
-                if let lastChecked, lastChecked.strings === sample.strings { return lastChecked.isBloodPressure }
-                let answer = isBloodPressure(sample.type)
-                lastChecked = (sample.strings, answer)
-                return answer
+            func storePendingBloodPressure() throws {
+                for key in pendingOrder {
+                    guard let pending = pendingBloodPressure.removeValue(forKey: key) else { continue }
+                    try storeLooseBloodPressure(AppleHealthElement(sample: pending.sample, line: pending.line), id: key)
+                }
+                pendingOrder = []
             }
 
             do {
                 try source.withXML { bytes in
-                    try AppleHealthReader(source: bytes).read(concurrently: true) { element in
+                    try AppleHealthReader(source: bytes).read(concurrently: true, prepare: PreparedElement.init) { item in
                         elements += 1
                         if elements % 10_000 == 0 { progress("\(elements) elements") }
+                        let prepared: PreparedElement.Other
+                        switch item {
+                        case .sample(let sample):
+                            try storeSample(sample)
+                            return
+                        case .other(let other):
+                            prepared = other
+                        }
+                        let element = prepared.element
                         switch element.kind {
                         case .me:
                             if patient == nil { _ = try owner(AppleHealthMapper.me(element)) }
                         case .exportDate:
                             break
                         case .record:
-                            // Most Records arrive already split into the samples' columns (parsed on the reader's thread).
-                            if let sample = element.sample, !isBloodPressure(sample) {
-                                try storeSample(sample)
-                                return
-                            }
-                            let type = element.attribute("type") ?? ""
-                            if isBloodPressure(type) {
-                                summary.recordsByType[type, default: 0] += 1
-                                let id = AppleHealthMapper.remoteID(element)
+                            if let id = prepared.bloodPressureID {
+                                summary.recordsByType[element.attribute("type") ?? "", default: 0] += 1
                                 if correlated.contains(id) {
                                     summary.partOfCorrelation += 1
-                                } else if let outcome = try store(mapper.record(element)) {
-                                    looseBloodPressure[id] = outcome
+                                } else if pendingBloodPressure.count < pendingLimit, let sample = element.sample {
+                                    if pendingBloodPressure.updateValue((sample, element.line), forKey: id) == nil { pendingOrder.append(id) }
+                                } else {
+                                    try storeLooseBloodPressure(element, id: id)
                                 }
-                                return
+                            } else if let mapped = prepared.mapped {
+                                let type = element.attribute("type") ?? ""
+                                summary.recordsByType[type, default: 0] += 1
+                                try store(mapped, unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
                             }
-                            if let sample = SampleRecord(attributes: element.attributes, metadata: element.metadata) {
-                                try storeSample(sample)
-                                return
-                            }
-                            summary.recordsByType[type, default: 0] += 1
-                            try store(mapper.record(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
                         case .correlation:
                             summary.correlations += 1
-                            for child in element.children {
-                                let id = AppleHealthMapper.remoteID(child)
+                            for id in prepared.childIDs {
                                 correlated.insert(id)
-                                if let outcome = looseBloodPressure.removeValue(forKey: id) {
-                                    try entries.removeFromSource(patientID: try owner().id, sourceID: try sourceID(), remoteID: id)
+                                if pendingBloodPressure.removeValue(forKey: id) != nil {
+                                    summary.partOfCorrelation += 1
+                                } else if let outcome = looseBloodPressure.removeValue(forKey: id) {
+                                    try entries.removeFromSource(patientID: try owner().id, sourceID: try sourceID(),
+                                                                 remoteID: HealthKitText.remoteID(hash: id))
                                     count(outcome, .vitalSign, by: -1)
                                     summary.partOfCorrelation += 1
                                 }
                             }
                             let type = element.attribute("type") ?? ""
-                            try store(mapper.correlation(element), unknownType: AppleHealthMapper.isKnown(type) ? nil : type)
+                            if let mapped = prepared.mapped { try store(mapped, unknownType: AppleHealthMapper.isKnown(type) ? nil : type) }
                         case .workout:
                             summary.workouts += 1
-                            try store(mapper.workout(element))
+                            if let mapped = prepared.mapped { try store(mapped) }
                         case .activitySummary:
                             summary.activitySummaries += 1
-                            try store(mapper.activitySummary(element))
+                            if let mapped = prepared.mapped { try store(mapped) }
                         case .clinicalRecord:
                             summary.clinicalRecords += 1
                             if let path = element.attribute("resourceFilePath") { clinicalPaths.append(path) } else {
@@ -228,6 +242,8 @@ extension OpenVault {
                         }
                     }
                 }
+                // Blood pressure no correlation repeated.
+                try storePendingBloodPressure()
             } catch let error as RecordsError {
                 throw HReaderError.badInput("\(name): \(error.description)")
             }
@@ -257,6 +273,69 @@ extension OpenVault {
                              detail: "\(summary.imports.inserted) new, \(summary.imports.updated) updated, \(summary.imports.unchanged) unchanged entries")
         }
         return summary
+    }
+
+    /// Top-level blood-pressure Records that may wait in memory for their correlation (about 200
+    /// bytes each: 4 MiB; ten years of twice-daily readings are 15,000).
+    static let pendingLimit = 20_000
+
+    /// An export's element with what the parsing thread made of it already (the mapping is pure,
+    /// and the thread that writes is the import's bottleneck).
+    enum PreparedElement: Sendable {
+        /// A Record that fits the samples' columns (not blood pressure, which a correlation may repeat).
+        case sample(SampleRecord)
+        /// Anything else (a few in a hundred): boxed, so the batches of samples stay small.
+        indirect case other(Other)
+
+        struct Other: Sendable {
+            var element: AppleHealthElement
+            /// A top-level blood-pressure Record's remote id (its hash).
+            var bloodPressureID: UInt64?
+            /// A correlation's children's remote ids (their hashes).
+            var childIDs: [UInt64] = []
+            /// What the element becomes as an entry, when it becomes one.
+            var mapped: AppleHealthMapper.Result?
+        }
+
+        init(_ element: AppleHealthElement) {
+            // Most elements: a sample, handed on as it is.
+            if let sample = element.sample, !Self.isBloodPressure(sample.type) {
+                self = .sample(sample)
+                return
+            }
+            var other = Other(element: element)
+            let mapper = AppleHealthMapper()
+            switch element.kind {
+            case .record:
+                if Self.isBloodPressure(element.attribute("type") ?? "") {
+                    other.bloodPressureID = AppleHealthMapper.remoteIDHash(element)
+                } else if let sample = SampleRecord(attributes: element.attributes, metadata: element.metadata) {
+                    self = .sample(sample)
+                    return
+                } else {
+                    other.mapped = mapper.record(element)
+                }
+            case .correlation:
+                other.childIDs = element.children.map(AppleHealthMapper.remoteIDHash)
+                other.mapped = mapper.correlation(element)
+            case .workout:
+                other.mapped = mapper.workout(element)
+            case .activitySummary:
+                other.mapped = mapper.activitySummary(element)
+            case .me, .exportDate, .clinicalRecord:
+                break
+            }
+            self = .other(other)
+        }
+
+        static func isBloodPressure(_ type: String) -> Bool {
+            // Lengths first: this runs for every sample.
+            switch type.utf8.count {
+            case 45: type == "HKQuantityTypeIdentifierBloodPressureSystolic"
+            case 46: type == "HKQuantityTypeIdentifierBloodPressureDiastolic"
+            default: false
+            }
+        }
     }
 
     /// The source under which `--as me` first creates the patient of an export's <Me>, before its

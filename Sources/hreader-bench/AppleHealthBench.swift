@@ -25,11 +25,11 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
 
     for size in sizes {
         let zip = scratch.appendingPathComponent("export-\(size).zip")
-        _ = try runMeasured(generator, ["--out", zip.path, "--records", String(size), "--days", "3650"])
+        _ = try spawnMeasured(generator, ["--out", zip.path, "--records", String(size), "--days", "3650"])
         let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("health-\(size)")))
         _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
         let token = try service.startSession(.password(password), for: 3600).token
-        let run = try runMeasured(hreader, ["import", "--apple-health", zip.path, "--as", "me", "--vault", service.vault.root.path, "--quiet"],
+        let run = try spawnMeasured(hreader, ["import", "--apple-health", zip.path, "--as", "me", "--vault", service.vault.root.path, "--quiet"],
                                   environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"])
         row("  \(size) records: hreader", ms(run.seconds),
             String(format: "%.0f records/s, peak RSS %.0f MB", Double(size) / run.seconds, Double(run.peakKB) / 1024))
@@ -44,7 +44,7 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
         if let reference {
             let db = scratch.appendingPathComponent("reference-\(size).db")
             do {
-                let ref = try runMeasured(URL(fileURLWithPath: reference), [zip.path, db.path])
+                let ref = try spawnMeasured(URL(fileURLWithPath: reference), [zip.path, db.path])
                 row("    healthkit-to-sqlite (reference)", ms(ref.seconds),
                     String(format: "%.0f records/s, peak RSS %.0f MB; hreader takes %.2fx its time (%.1fx faster)", Double(size) / ref.seconds,
                            Double(ref.peakKB) / 1024, run.seconds / ref.seconds, ref.seconds / run.seconds))
@@ -111,15 +111,9 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
             String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, bytes, bare * 1000, inProcess / max(bare, 1e-9)))
         var wall: [Double] = []
         for _ in 0..<(name == "decade" ? 3 : 9) {
-            // Timed to the exit (runMeasured polls memory every 20 ms, too coarse for a day page).
-            let process = Process()
-            process.executableURL = hreader
-            process.arguments = ["timeline", "--vault", service.vault.root.path, "--patient", String(patient.id),
-                                 "--from", RFC3339.utc(range.start), "--to", RFC3339.utc(range.end)]
-            process.environment = ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]
-            process.standardOutput = FileHandle.nullDevice
-            wall.append(try seconds { try process.run(); process.waitUntilExit() })
-            guard process.terminationStatus == 0 else { throw HReaderError(.failure, "hreader timeline failed") }
+            wall.append(try spawnMeasured(hreader, ["timeline", "--vault", service.vault.root.path, "--patient", String(patient.id),
+                                                    "--from", RFC3339.utc(range.start), "--to", RFC3339.utc(range.end)],
+                                          environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]).seconds)
         }
         row("      end to end: hreader timeline (session)", ms(median(wall)), String(format: "%.1fx the bare SELECT", median(wall) / max(bare, 1e-9)))
     }
@@ -152,29 +146,3 @@ func appleHealthParseFloor(_ zip: URL) throws -> (seconds: Double, elements: Int
     return (median(times), elements, bytes)
 }
 
-/// Runs a program to the end; its wall time and peak resident memory (VmHWM, sampled from /proc).
-func runMeasured(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws -> (seconds: Double, peakKB: Int) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = FileHandle.nullDevice
-    let started = DispatchTime.now().uptimeNanoseconds
-    try process.run()
-    var peak = 0
-    while process.isRunning {
-        if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-           let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") {
-            peak = max(peak, kb)
-        }
-        usleep(20_000)
-    }
-    process.waitUntilExit()
-    let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-    guard process.terminationStatus == 0 else {
-        throw NSError(domain: "bench", code: Int(process.terminationStatus),
-                      userInfo: [NSLocalizedDescriptionKey: "\(executable.lastPathComponent) failed (\(process.terminationStatus))"])
-    }
-    return (seconds, peak)
-}

@@ -22,12 +22,12 @@ func runBackupBenchmarks(scratch: URL, password: SecretBytes) throws {
 
     // The vault, built the way a user builds it: a generated export imported by hreader.
     let zip = root.appendingPathComponent("export.zip")
-    _ = try runMeasured(generator, ["--out", zip.path, "--records", String(records), "--days", "730"])
+    _ = try spawnMeasured(generator, ["--out", zip.path, "--records", String(records), "--days", "730"])
     let service = VaultService(vault: Vault(root: root.appendingPathComponent("vault")))
     _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
     let token = try service.startSession(.password(password), for: 3600).token
     let session = ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]
-    let imported = try runMeasured(hreader, ["import", "--apple-health", zip.path, "--as", "me", "--vault", service.vault.root.path, "--quiet"],
+    let imported = try spawnMeasured(hreader, ["import", "--apple-health", zip.path, "--as", "me", "--vault", service.vault.root.path, "--quiet"],
                                    environment: session)
     try? FileManager.default.removeItem(at: zip)
     let database = service.vault.databaseURL
@@ -44,11 +44,11 @@ func runBackupBenchmarks(scratch: URL, password: SecretBytes) throws {
     var cpTimes: [Double] = [], cpSyncTimes: [Double] = []
     for _ in 0..<3 {
         try? FileManager.default.removeItem(at: copy)
-        let plain = try runMeasured(cp, [database.path, copy.path]).seconds
+        let plain = try spawnMeasured(cp, [database.path, copy.path]).seconds
         try? FileManager.default.removeItem(at: copy)
         let synced = try seconds {
-            _ = try runMeasured(cp, [database.path, copy.path])
-            if FileManager.default.isExecutableFile(atPath: sync.path) { _ = try runMeasured(sync, [copy.path]) }
+            _ = try spawnMeasured(cp, [database.path, copy.path])
+            if FileManager.default.isExecutableFile(atPath: sync.path) { _ = try spawnMeasured(sync, [copy.path]) }
         }
         cpTimes.append(plain)
         cpSyncTimes.append(synced)
@@ -65,16 +65,16 @@ func runBackupBenchmarks(scratch: URL, password: SecretBytes) throws {
     }
     var backups: [(seconds: Double, peakKB: Int)] = []
     for _ in 0..<3 {
-        backups.append(try runMeasured(hreader, ["backup", "--out", backupFile.path, "--vault", service.vault.root.path, "--quiet"],
+        backups.append(try spawnMeasured(hreader, ["backup", "--out", backupFile.path, "--vault", service.vault.root.path, "--quiet"],
                                        environment: session))
     }
     report("hreader backup --out (session)", backups.sorted { $0.seconds < $1.seconds }[1])
     let fileBytes = (try FileManager.default.attributesOfItem(atPath: backupFile.path)[.size] as? Int) ?? 0
     row("    backup file", String(format: "%8.1f MB", Double(fileBytes) / 1e6), String(format: "%d bytes over vault.db", fileBytes - bytes))
-    report("hreader backup --verify", try runMeasured(hreader, ["backup", "--verify", backupFile.path, "--password-file", passwordFile.path, "--quiet"],
+    report("hreader backup --verify", try spawnMeasured(hreader, ["backup", "--verify", backupFile.path, "--password-file", passwordFile.path, "--quiet"],
                                                       environment: ["PATH": "/usr/bin:/bin", "TMPDIR": root.path]))
     let restored = root.appendingPathComponent("restored")
-    report("hreader restore", try runMeasured(hreader, ["restore", backupFile.path, "--vault", restored.path, "--password-file", passwordFile.path, "--quiet"],
+    report("hreader restore", try spawnMeasured(hreader, ["restore", backupFile.path, "--vault", restored.path, "--password-file", passwordFile.path, "--quiet"],
                                               environment: ["PATH": "/usr/bin:/bin"]))
     let restoredBytes = (try FileManager.default.attributesOfItem(atPath: restored.appendingPathComponent("vault.db").path)[.size] as? Int) ?? 0
     row("    restored vault.db", String(format: "%8.1f MB", Double(restoredBytes) / 1e6), restoredBytes == bytes ? "same size as the original" : "differs in size")

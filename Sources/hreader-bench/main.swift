@@ -173,14 +173,9 @@ for page in TimelinePage.allCases {
     if FileManager.default.isExecutableFile(atPath: hreaderBinary.path) {
         var wall: [Double] = []
         for _ in 0..<(page == .decade ? 3 : 5) {
-            let process = Process()
-            process.executableURL = hreaderBinary
-            process.arguments = ["timeline", "--vault", timelineService.vault.root.path, "--patient", String(patient.id),
-                                 "--page", page.rawValue, "--at", RFC3339.utc(tenYearsAgo + tenYears)]
-            process.environment = ["HREADER_SESSION": tokenForCLI, "PATH": "/usr/bin:/bin"]
-            process.standardOutput = FileHandle.nullDevice
-            wall.append(try seconds { try process.run(); process.waitUntilExit() })
-            precondition(process.terminationStatus == 0, "hreader timeline failed")
+            wall.append(try spawnMeasured(hreaderBinary, ["timeline", "--vault", timelineService.vault.root.path, "--patient", String(patient.id),
+                                                          "--page", page.rawValue, "--at", RFC3339.utc(tenYearsAgo + tenYears)],
+                                          environment: ["HREADER_SESSION": tokenForCLI, "PATH": "/usr/bin:/bin"]).seconds)
         }
         row("    end to end: hreader timeline (session)", ms(median(wall)))
     }

@@ -31,7 +31,7 @@ struct AppletsCommand: ParsableCommand {
         defaultSubcommand: List.self)
 
     struct Available: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List every declared applet and whether it can show a tile here.")
+        static let configuration = CommandConfiguration(commandName: "available", abstract: "List every declared applet and whether it can show a tile here.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var lists: AppletListOptions
 
@@ -66,7 +66,7 @@ struct AppletsCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a patient's applets in summary order.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a patient's applets in summary order.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var lists: AppletListOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
@@ -105,7 +105,7 @@ struct AppletsCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a declared applet to a patient's summary.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a declared applet to a patient's summary.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var lists: AppletListOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
@@ -129,7 +129,7 @@ struct AppletsCommand: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove an applet from a patient's summary.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove an applet from a patient's summary.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
         @Argument var identifier: String
@@ -142,7 +142,7 @@ struct AppletsCommand: ParsableCommand {
     }
 
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move an applet to a position in a patient's summary (1 = first).")
+        static let configuration = CommandConfiguration(commandName: "move", abstract: "Move an applet to a position in a patient's summary (1 = first).")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
         @Argument var identifier: String

@@ -19,7 +19,7 @@ struct KeyCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the key slots (no secret needed).")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the key slots (no secret needed).")
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
@@ -36,6 +36,7 @@ struct KeyCommand: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add a key slot: another password, security questions, or a new recovery key.")
         @OptionGroup var global: GlobalOptions
 
@@ -74,7 +75,7 @@ struct KeyCommand: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a key slot (never the last password slot).")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a key slot (never the last password slot).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The slot id, or its first 8 or more characters.")
         var id: String
@@ -89,6 +90,7 @@ struct KeyCommand: ParsableCommand {
 
     struct Upgrade: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "upgrade",
             abstract: "Rewrap your password slot under stronger KDF parameters (default: today's).")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var kdfOptions: KDFOptions

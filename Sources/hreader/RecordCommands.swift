@@ -11,7 +11,7 @@ struct PatientsCommand: ParsableCommand {
         defaultSubcommand: List.self)
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a patient by hand.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a patient by hand.")
         @OptionGroup var global: GlobalOptions
         @Option var first: String
         @Option var last: String
@@ -31,7 +31,7 @@ struct PatientsCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List patients in picker order.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List patients in picker order.")
         @OptionGroup var global: GlobalOptions
 
         func run() throws {
@@ -52,7 +52,7 @@ struct PatientsCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one patient and the counts of their entries.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show one patient and the counts of their entries.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Local id or uuid (default: the selected patient).") var patient: String?
 
@@ -75,7 +75,7 @@ struct PatientsCommand: ParsableCommand {
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a patient and all their entries.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a patient and all their entries.")
         @OptionGroup var global: GlobalOptions
         @Argument var patient: String
 
@@ -88,7 +88,7 @@ struct PatientsCommand: ParsableCommand {
     }
 
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a patient to a position in the picker (1 = first).")
+        static let configuration = CommandConfiguration(commandName: "move", abstract: "Move a patient to a position in the picker (1 = first).")
         @OptionGroup var global: GlobalOptions
         @Argument var patient: String
         @Option(name: .customLong("to")) var position: Int
@@ -100,7 +100,7 @@ struct PatientsCommand: ParsableCommand {
     }
 
     struct Select: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Select the patient that commands use when --patient is omitted.")
+        static let configuration = CommandConfiguration(commandName: "select", abstract: "Select the patient that commands use when --patient is omitted.")
         @OptionGroup var global: GlobalOptions
         @Argument var patient: String
 
@@ -121,7 +121,7 @@ struct EntriesCommand: ParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List a patient's entries in date order.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List a patient's entries in date order.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
         @Option(help: ArgumentHelp("Only this type: \(EntryType.allCases.map(\.rawValue).joined(separator: ", ")).")) var type: EntryType?
@@ -142,7 +142,7 @@ struct EntriesCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add an entry by hand.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an entry by hand.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
         @Option var type: EntryType
@@ -173,6 +173,7 @@ struct EntriesCommand: ParsableCommand {
 
     struct Comment: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "comment",
             abstract: "Set your comment on an entry, and the patient comments of a medication.",
             discussion: "Your fields survive every re-import and sync. An empty --text clears the comment.")
         @OptionGroup var global: GlobalOptions
@@ -199,6 +200,7 @@ struct EntriesCommand: ParsableCommand {
 
     struct Strike: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "strike",
             abstract: "Strike an entry through (hidden from summaries, kept in the record); --undo restores it.")
         @OptionGroup var global: GlobalOptions
         @Argument var entry: String

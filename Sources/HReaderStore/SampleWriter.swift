@@ -37,16 +37,18 @@ public final class SampleWriter {
     }
 
     private var series: [SeriesKey: KnownSeries] = [:]
-    /// The series of the last sample: an export lists a type's samples together, so most samples
-    /// find theirs here with a few pointer comparisons (the reader shares the strings) and no hashing.
-    /// The series of the last sample (a class: updated in place, never copied per sample).
-    private final class LastSeries {
+    /// The series of the last few samples, most recent first: an export lists a type's samples
+    /// together (a watch's and a phone's taking turns), so most samples find theirs here by a pointer
+    /// comparison (the reader shares the strings) and no hashing. A class: updated in place, never
+    /// copied per sample. What `series` holds for these is stale until they leave the list.
+    private final class RecentSeries {
         let strings: SampleSeriesStrings
         let key: SeriesKey
         var known: KnownSeries
         init(strings: SampleSeriesStrings, key: SeriesKey, known: KnownSeries) { self.strings = strings; self.key = key; self.known = known }
     }
-    private var last: LastSeries?
+    private var recent: [RecentSeries] = []
+    private static let recentCount = 8
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
@@ -83,16 +85,18 @@ public final class SampleWriter {
         let start = record.start
         let endEpoch = record.end?.epoch ?? start.epoch
         let known: KnownSeries
-        if let last, last.strings === record.strings, last.key.layout == record.layout {
-            // The series of the sample before (nearly always): no key built, nothing hashed.
-            last.known.span = max(last.known.span, endEpoch - start.epoch)
-            known = last.known
+        if let hit = recent.firstIndex(where: { $0.strings === record.strings && $0.key.layout == record.layout }) {
+            // The series of a recent sample (nearly always): no key built, nothing hashed.
+            let entry = recent[hit]
+            entry.known.span = max(entry.known.span, endEpoch - start.epoch)
+            known = entry.known
+            if hit > 0 { recent.swapAt(hit, hit - 1) }
         } else {
             let key = SeriesKey(type: record.type, sourceName: record.sourceName, sourceVersion: record.sourceVersion,
                                 device: record.device, unit: record.unit, layout: record.layout)
             var found: KnownSeries
-            if let last, last.key == key {
-                found = last.known
+            if let hit = recent.firstIndex(where: { $0.key == key }) {
+                found = recent.remove(at: hit).known
             } else if let stored = series[key] {
                 found = stored
             } else {
@@ -105,8 +109,11 @@ public final class SampleWriter {
                 found = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
             }
             found.span = max(found.span, endEpoch - start.epoch)
-            if let last, last.key != key { series[last.key] = last.known }
-            last = LastSeries(strings: record.strings, key: key, known: found)
+            if recent.count == Self.recentCount {
+                let leaving = recent.removeLast()
+                series[leaving.key] = leaving.known
+            }
+            recent.insert(RecentSeries(strings: record.strings, key: key, known: found), at: 0)
             known = found
         }
 
@@ -139,7 +146,7 @@ public final class SampleWriter {
     /// Forgets the series it knows and reads them again (after a rollback to a savepoint).
     func forgetSeries() throws {
         series = [:]
-        last = nil
+        recent = []
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         try loadSeries()
     }
@@ -159,8 +166,8 @@ public final class SampleWriter {
 
     /// Writes what the series learnt (their longest span, for range reads). Call before the transaction ends.
     public func finish() throws {
-        if let last { series[last.key] = last.known }
-        last = nil
+        for entry in recent { series[entry.key] = entry.known }
+        recent = []
         for (key, s) in series where s.span > s.storedSpan {
             try db.execute("UPDATE sample_series SET max_span = max(max_span, ?) WHERE id = ?", [s.span, s.id])
             series[key]!.storedSpan = s.span

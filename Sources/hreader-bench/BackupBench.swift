@@ -44,11 +44,11 @@ func runBackupBenchmarks(scratch: URL, password: SecretBytes) throws {
     var cpTimes: [Double] = [], cpSyncTimes: [Double] = []
     for _ in 0..<3 {
         try? FileManager.default.removeItem(at: copy)
-        let plain = try spawnMeasured(cp, [database.path, copy.path]).seconds
+        let plain = try spawnMeasured(cp, [database.path, copy.path], memory: false).seconds
         try? FileManager.default.removeItem(at: copy)
         let synced = try seconds {
-            _ = try spawnMeasured(cp, [database.path, copy.path])
-            if FileManager.default.isExecutableFile(atPath: sync.path) { _ = try spawnMeasured(sync, [copy.path]) }
+            _ = try spawnMeasured(cp, [database.path, copy.path], memory: false)
+            if FileManager.default.isExecutableFile(atPath: sync.path) { _ = try spawnMeasured(sync, [copy.path], memory: false) }
         }
         cpTimes.append(plain)
         cpSyncTimes.append(synced)

@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers (DESIGN.md §1), each importing only what is below it:
 //   hreader → HReaderWeb (serve) → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
+// HReaderJSON, the one JSON value, parser and serializer, sits at the bottom and imports nothing of hreader's.
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -44,6 +45,7 @@ let package = Package(
         ),
         // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
         .target(name: "CProcessHardening"),
+        .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
         .target(name: "HReaderRecords", dependencies: ["HReaderStore", "CLibXML2"]),
@@ -107,6 +109,7 @@ let package = Package(
         .executableTarget(name: "fuzz-records", dependencies: ["FuzzDriver", "FuzzRecordsChecks"], path: "Fuzz/Harnesses/Records"),
         .executableTarget(name: "fuzz-kit", dependencies: ["FuzzDriver", "FuzzKitChecks"], path: "Fuzz/Harnesses/Kit"),
         .executableTarget(name: "fuzz-web", dependencies: ["FuzzDriver", "FuzzWebChecks"], path: "Fuzz/Harnesses/Web"),
+        .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
         .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "FuzzRecordsChecks"], exclude: ["Fuzz"]),

@@ -47,8 +47,8 @@ let package = Package(
         .target(name: "CProcessHardening"),
         .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
-        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "CLibXML2"]),
+        .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto", "HReaderJSON"]),
+        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderJSON", "CLibXML2"]),
         .target(
             name: "HReaderNet",
             dependencies: [
@@ -62,7 +62,7 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "CZlibChecksum",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.
@@ -101,7 +101,7 @@ let package = Package(
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Records"),
         .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
@@ -112,7 +112,7 @@ let package = Package(
         .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "FuzzRecordsChecks"], exclude: ["Fuzz"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// A JSON value with ordered object members, written without Foundation's serializer: payloads such as a

@@ -68,14 +68,14 @@ let package = Package(
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.
         .target(
             name: "HReaderWeb",
-            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "Hummingbird", package: "hummingbird"),
+            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", "HReaderJSON", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdCore", package: "hummingbird"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             resources: [.embedInCode("Assets/app.js"), .embedInCode("Assets/app.css")]
         ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", "CProcessHardening",
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CProcessHardening",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.
@@ -95,15 +95,15 @@ let package = Package(
             name: "hreader-health-generator",
             dependencies: [.product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
-        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
+        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"]),
         // Fuzzing (docs/security.md, "Fuzzing"; make fuzz): libFuzzer harnesses over the parsers of untrusted
         // bytes. The checks (invariants) are libraries the tests replay Tests/*/Fuzz/ through; the harness
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
         .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Records"),
-        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords"], path: "Fuzz/Checks/Kit"),
-        .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit",
+        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
+        .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
                                                       .product(name: "HummingbirdCore", package: "hummingbird")], path: "Fuzz/Checks/Web"),
         .executableTarget(name: "fuzz-records", dependencies: ["FuzzDriver", "FuzzRecordsChecks"], path: "Fuzz/Harnesses/Records"),
@@ -116,7 +116,7 @@ let package = Package(
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
                     exclude: ["Fuzz"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@
 // ratio means something on any machine. Nothing here is asserted; tests never time anything.
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 

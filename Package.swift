@@ -95,7 +95,7 @@ let package = Package(
         // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size.
         .executableTarget(
             name: "hreader-health-generator",
-            dependencies: [.product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: ["HReaderJSON", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"]),
         // Fuzzing (docs/security.md, "Fuzzing"; make fuzz): libFuzzer harnesses over the parsers of untrusted

@@ -108,6 +108,8 @@ final class JSONCoreTests: XCTestCase {
         XCTAssertEqual(try parse(#"["\ud800x", "\udc00", "\ud800\u0041"]"#), ["\u{FFFD}x", "\u{FFFD}", "\u{FFFD}A"],
                        "a lone surrogate becomes U+FFFD")
         XCTAssertEqual(try parse("[\"😀 \u{2028}\"]")[0]?.string, "😀 \u{2028}", "UTF-8 as it is")
+        XCTAssertEqual(try parse("[\"\u{FEFF}x\"]").serialized(), "[\"\u{FEFF}x\"]",
+                       "U+FEFF at the start of a string is kept (Foundation's String(bytes:encoding:), which Records used, dropped it)")
         XCTAssertEqual(JSONText.quoted("tab\there \u{0}"), #""tab\there \u0000""#)
     }
 

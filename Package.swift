@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers (DESIGN.md §1), each importing only what is below it:
 //   hreader → HReaderWeb (serve) → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
+// HReaderJSON, the one JSON value, parser and serializer, sits at the bottom and imports nothing of hreader's.
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -44,9 +45,10 @@ let package = Package(
         ),
         // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
         .target(name: "CProcessHardening"),
+        .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto"]),
-        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "CLibXML2"]),
+        .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto", "HReaderJSON"]),
+        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderJSON", "CLibXML2"]),
         .target(
             name: "HReaderNet",
             dependencies: [
@@ -60,28 +62,30 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "CZlibChecksum",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.
         .target(
             name: "HReaderWeb",
-            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", .product(name: "Hummingbird", package: "hummingbird"),
+            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", "HReaderJSON", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdCore", package: "hummingbird"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             resources: [.embedInCode("Assets/app.js"), .embedInCode("Assets/app.css")]
         ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", "CProcessHardening",
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CProcessHardening",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.
         // A FHIR R4 + RHEx + OAuth2 server over synthetic patients, on 127.0.0.1 only: for tests, demo, bench.
-        // Deliberately independent of hreader's own modules, so it cannot share their bugs.
+        // Independent of hreader's own modules, so it cannot share their bugs, but for the JSON core (one
+        // parser and serializer to fuzz and to trust, not two; issue 15).
         .executableTarget(
             name: "hreader-sample-server",
             dependencies: [
+                "HReaderJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -91,29 +95,30 @@ let package = Package(
         // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size.
         .executableTarget(
             name: "hreader-health-generator",
-            dependencies: [.product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: ["HReaderJSON", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
-        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto"]),
+        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"]),
         // Fuzzing (docs/security.md, "Fuzzing"; make fuzz): libFuzzer harnesses over the parsers of untrusted
         // bytes. The checks (invariants) are libraries the tests replay Tests/*/Fuzz/ through; the harness
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords"], path: "Fuzz/Checks/Records"),
-        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords"], path: "Fuzz/Checks/Kit"),
-        .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit",
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
+        .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
                                                       .product(name: "HummingbirdCore", package: "hummingbird")], path: "Fuzz/Checks/Web"),
         .executableTarget(name: "fuzz-records", dependencies: ["FuzzDriver", "FuzzRecordsChecks"], path: "Fuzz/Harnesses/Records"),
         .executableTarget(name: "fuzz-kit", dependencies: ["FuzzDriver", "FuzzKitChecks"], path: "Fuzz/Harnesses/Kit"),
         .executableTarget(name: "fuzz-web", dependencies: ["FuzzDriver", "FuzzWebChecks"], path: "Fuzz/Harnesses/Web"),
+        .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "FuzzRecordsChecks"], exclude: ["Fuzz"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FuzzKitChecks", "FuzzWebChecks"],
                     exclude: ["Fuzz"]),
     ],
     swiftLanguageModes: [.v6]

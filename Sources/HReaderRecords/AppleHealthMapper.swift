@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// Apple Health export elements → entries (DESIGN.md §7), pure: the reader hands over elements, the

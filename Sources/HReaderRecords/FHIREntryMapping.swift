@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// FHIR R4 clinical resources as entries: what each supported resource type says in the fields of

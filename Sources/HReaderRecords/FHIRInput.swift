@@ -1,3 +1,5 @@
+import HReaderJSON
+
 /// The resources of a FHIR input, taken out of their Bundles, each with where it was found.
 struct FHIRInput {
     struct Resource {

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// Maps FHIR R4 JSON to patients and entries: a Bundle of any type (nested Bundles included), a
@@ -81,7 +82,9 @@ public struct FHIRMapper: Sendable {
         var input = FHIRInput()
         for (i, resource) in resources.enumerated() {
             let path = "resources[\(i)]"
-            guard let object = try JSONValue(foundation: resource, path: path).object else { continue }
+            let value: JSONValue
+            do { value = try JSONValue(foundation: resource, path: path) } catch { throw RecordsError.malformed(error.description) }
+            guard let object = value.object else { continue }
             try input.add(object, path: path, fullUrl: nil)
         }
         return map(input)

@@ -1,3 +1,4 @@
+import HReaderJSON
 import HReaderStore
 
 /// A source's raw FHIR resource, read so that it can be placed in a document of our own (the
@@ -31,7 +32,7 @@ public struct FHIRResourceText: Sendable {
         if let index = object.members.firstIndex(where: { $0.key == "id" }) {
             object.members[index].value = .string(id)
         } else {
-            object.members.insert(.init(key: "id", value: .string(id)), at: min(1, object.members.count))
+            object.members.insert((key: "id", value: .string(id)), at: min(1, object.members.count))
         }
     }
 
@@ -46,10 +47,10 @@ public struct FHIRResourceText: Sendable {
     public mutating func replace(_ key: String, with newKey: String, json: String) throws {
         let value = try JSONParser.parse(Array(json.utf8), what: "the replacement of \(key)")
         if let index = object.members.firstIndex(where: { $0.key == key }) {
-            object.members[index] = .init(key: newKey, value: value)
+            object.members[index] = (key: newKey, value: value)
             object.members.removeAll { $0.key == key && $0.key != newKey }
         } else {
-            object.members.append(.init(key: newKey, value: value))
+            object.members.append((key: newKey, value: value))
         }
     }
 
@@ -72,7 +73,7 @@ public struct FHIRResourceText: Sendable {
             } else {
                 object.members.remove(at: index)
                 let kept = ["display", "identifier", "type"].contains { object.present($0) != nil }
-                if !kept { object.members.insert(.init(key: "display", value: .string(reference)), at: index) }
+                if !kept { object.members.insert((key: "display", value: .string(reference)), at: index) }
             }
         }
         for index in object.members.indices {

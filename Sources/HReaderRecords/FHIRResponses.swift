@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// What a FHIR client needs to know of one response body before going on: its type, the Bundle's
 /// `next` link, and an OperationOutcome's message.
@@ -64,7 +65,7 @@ public struct FHIRResponseSet: Sendable {
         guard let entries = bundle["entry"]?.array else { return bundle }
         let kept = entries.filter { !isOutcomeEntry($0) }
         guard kept.count != entries.count else { return bundle }
-        return JSONObject(bundle.members.map { $0.key == "entry" ? JSONObject.Member(key: "entry", value: .array(kept)) : $0 })
+        return JSONObject(bundle.members.map { $0.key == "entry" ? (key: "entry", value: .array(kept)) : $0 })
     }
 
     private static func isOutcomeEntry(_ entry: JSONValue) -> Bool {

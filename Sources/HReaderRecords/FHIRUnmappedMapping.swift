@@ -1,3 +1,4 @@
+import HReaderJSON
 import HReaderStore
 
 extension FHIREntryMapping {

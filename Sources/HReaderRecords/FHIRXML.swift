@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// FHIR XML (a resource or a Bundle, namespace http://hl7.org/fhir) as the JSON the FHIR JSON path
 /// reads, by the rules of the FHIR specification (R4 xml.html and json.html):
@@ -37,7 +38,7 @@ public enum FHIRXML {
         guard element.name.first?.isUppercase == true else {
             throw RecordsError.malformed("FHIR XML: <\(element.name)> at line \(element.line) is not a resource")
         }
-        return JSONObject([.init(key: "resourceType", value: .string(element.name))] + (try members(of: element, path: element.name)))
+        return JSONObject([(key: "resourceType", value: .string(element.name))] + (try members(of: element, path: element.name)))
     }
 
     /// The JSON members for an element's child elements, grouped by name in the order they first occur.
@@ -60,13 +61,13 @@ public enum FHIRXML {
             let values = try nodes.map { try value(of: $0, parent: parent.name, path: childPath, primitive: primitive) }
             let companions = try nodes.map { primitive ? try companion(of: $0, path: childPath) : nil }
             if nodes.count > 1 || FHIRXMLElements.repeats(name, path: childPath, primitive: primitive, siblings: siblings) {
-                if values.contains(where: { $0 != nil }) { members.append(.init(key: name, value: .array(values.map { $0 ?? .null }))) }
+                if values.contains(where: { $0 != nil }) { members.append((key: name, value: .array(values.map { $0 ?? .null }))) }
                 if companions.contains(where: { $0 != nil }) {
-                    members.append(.init(key: "_\(name)", value: .array(companions.map { $0.map(JSONValue.object) ?? .null })))
+                    members.append((key: "_\(name)", value: .array(companions.map { $0.map(JSONValue.object) ?? .null })))
                 }
             } else {
-                if let value = values[0] { members.append(.init(key: name, value: value)) }
-                if let companion = companions[0] { members.append(.init(key: "_\(name)", value: .object(companion))) }
+                if let value = values[0] { members.append((key: name, value: value)) }
+                if let companion = companions[0] { members.append((key: "_\(name)", value: .object(companion))) }
             }
         }
         return members
@@ -89,7 +90,7 @@ public enum FHIRXML {
             guard let text = node.attribute("value") else { return nil }
             switch FHIRXMLElements.kind(node.name, parent: parent, path: path) {
             case .boolean where text == "true" || text == "false": return .bool(text == "true")
-            case .number where NumberText.isJSONNumber(text): return .number(text)
+            case .number where JSONNumber.isValid(text): return .number(text)
             default: return .string(text)  // as written; the mapper names a value of the wrong type
             }
         }
@@ -99,7 +100,7 @@ public enum FHIRXML {
             return .object(try resource(node.children[0]))
         }
         var members: [JSONObject.Member] = node.attributes.compactMap { attribute in
-            ["id", "url"].contains(attribute.name) ? .init(key: attribute.name, value: .string(attribute.value)) : nil
+            ["id", "url"].contains(attribute.name) ? (key: attribute.name, value: .string(attribute.value)) : nil
         }
         members += try self.members(of: node, path: path)
         return .object(JSONObject(members))
@@ -109,10 +110,10 @@ public enum FHIRXML {
     private static func companion(of node: XMLNode, path: String) throws -> JSONObject? {
         let extensions = node.children.filter { $0.name == "extension" }
         guard node.attribute("id") != nil || !extensions.isEmpty else { return nil }
-        var members: [JSONObject.Member] = node.attribute("id").map { [.init(key: "id", value: .string($0))] } ?? []
+        var members: [JSONObject.Member] = node.attribute("id").map { [(key: "id", value: .string($0))] } ?? []
         if !extensions.isEmpty {
             let converted = try extensions.map { try value(of: $0, parent: node.name, path: "\(path).extension", primitive: false) ?? .null }
-            members.append(.init(key: "extension", value: .array(converted)))
+            members.append((key: "extension", value: .array(converted)))
         }
         return JSONObject(members)
     }

@@ -1,3 +1,5 @@
+import HReaderJSON
+
 /// Typed, strict reading of a JSON object that knows where it is, so a wrong-typed field is reported
 /// as `Bundle.entry[2].resource.valueQuantity.value is a string, expected a number`.
 /// Absent and null members read as nil (or empty); a member of the wrong type throws.

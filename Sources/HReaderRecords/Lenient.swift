@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// Lenient reading for hData/RHEx documents, whose fields come as strings, numbers or small objects

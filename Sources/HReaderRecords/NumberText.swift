@@ -11,16 +11,6 @@ enum NumberText {
         return value
     }
 
-    /// The JSON number grammar (RFC 8259 §6).
-    static func isJSONNumber(_ text: String) -> Bool {
-        var rest = Substring(text)
-        if rest.first == "-" { rest = rest.dropFirst() }
-        let integer = rest.prefix(while: \.isASCIIDigit)
-        guard !integer.isEmpty, integer == "0" || integer.first != "0" else { return false }
-        rest = rest.dropFirst(integer.count)
-        return fractionAndExponent(&rest) && rest.isEmpty
-    }
-
     /// A looser grammar for values written by people and older systems: a sign, digits with an
     /// optional point (`.5`, `5.`), an optional exponent.
     static func isDecimal(_ text: String) -> Bool {
@@ -36,16 +26,6 @@ enum NumberText {
         }
         guard !integer.isEmpty || !fraction.isEmpty else { return false }
         return exponent(&rest) && rest.isEmpty
-    }
-
-    private static func fractionAndExponent(_ rest: inout Substring) -> Bool {
-        if rest.first == "." {
-            rest = rest.dropFirst()
-            let fraction = rest.prefix(while: \.isASCIIDigit)
-            guard !fraction.isEmpty else { return false }
-            rest = rest.dropFirst(fraction.count)
-        }
-        return exponent(&rest)
     }
 
     private static func exponent(_ rest: inout Substring) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// Maps an hData/RHEx patient record (the c32 JSON `GET /records/[id]/c32/[id].json` returns, as

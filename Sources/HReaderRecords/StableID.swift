@@ -1,3 +1,4 @@
+import HReaderJSON
 import HReaderStore
 
 /// Remote ids for entries that arrive without one: a hash of what the entry says, so the same entry

@@ -1,4 +1,4 @@
-import Foundation
+import HReaderJSON
 
 /// The `codes` column: a JSON object of code system → [codes], written with sorted keys.
 /// Hand-written because it is on the hot path of imports and reads (JSONEncoder/JSONDecoder per
@@ -14,11 +14,11 @@ enum CodesJSON {
         return out + "}"
     }
 
+    /// The column read back; text that is not such an object reads as no codes.
     static func decode(_ text: String?) -> [String: [String]] {
-        guard let text, text != "{}", let data = text.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        guard let text, text != "{}", let object = (try? JSONParser.parse(text))?.object else { return [:] }
         var codes: [String: [String]] = [:]
-        for (system, value) in object { codes[system] = (value as? [Any])?.compactMap { $0 as? String } ?? [] }
+        for (system, value) in object.members { codes[system] = value.array?.compactMap(\.string) ?? [] }
         return codes
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HTTPTypes
 import Hummingbird

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 import HTTPTypes
@@ -94,7 +95,7 @@ struct Routes {
             let series = try await gate.run { open in
                 try open.vitalSeries(patient: try Self.patient(reference, in: open), range: range, maximumPoints: points)
             }
-            return JSONResponse.make(.object([("start_date", .number(Double(range.start))), ("end_date", .number(Double(range.end))),
+            return JSONResponse.make(.object([("start_date", .int(range.start)), ("end_date", .int(range.end)),
                                               ("vitals", .array(series.map(\.json)))]))
         }
 
@@ -134,7 +135,8 @@ struct Routes {
         let postKey = TimelinePostKey(key)
         if postKey == .levels { try Self.checkLevels(data) }
         let reference = query.get("patient")
-        let posted = JSONValue(any: data)
+        let posted: JSONValue
+        do { posted = try JSONValue(foundation: data, path: "the body") } catch { throw WebError.badRequest(error.description) }
         let item = try await gate.run { open in
             try open.postTimelineItem(patient: try Self.patient(reference, in: open), key: postKey, data: posted)
         }
@@ -142,7 +144,7 @@ struct Routes {
             return Response.redirect(to: returnTo, type: .found)   // 302 after POST: the browser follows with GET
         }
         return JSONResponse.make(.object([("item", .object([("id", .string(item.uuid)), ("type", .string(item.type)),
-                                                            ("time", .number(Double(item.time)))]))]), status: .created)
+                                                            ("time", .int(item.time))]))]), status: .created)
     }
 
     /// Pain, mood and energy are whole numbers from 0 to 10 (the forms' sliders); other level keys pass as posted.

@@ -2,6 +2,7 @@
 // ratio means something on any machine. Nothing here is asserted; tests never time anything.
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -28,7 +29,14 @@ let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"
 say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 
 // HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6);
-// HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore.
+// HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore;
+// HREADER_BENCH_ONLY=json only the JSON parsers'.
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "json" {
+    try runJSONBenchmarks()
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "backup" {
     try runBackupBenchmarks(scratch: scratch, password: password)
     say("\nDone.")
@@ -189,5 +197,6 @@ try runServeBenchmarks(hreader: hreaderBinary, vault: timelineService.vault.root
 try await runImportBenchmarks(scratch: scratch, password: password)
 try runAppleHealthBenchmarks(scratch: scratch, password: password)
 try runBackupBenchmarks(scratch: scratch, password: password)
+try runJSONBenchmarks()
 
 say("\nDone.")

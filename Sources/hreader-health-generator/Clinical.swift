@@ -1,53 +1,5 @@
 import Foundation
-
-/// A tiny ordered JSON value (FHIR resources read best with `resourceType` first).
-indirect enum JSON {
-    case object([(String, JSON)])
-    case array([JSON])
-    case string(String)
-    case number(String)
-    case bool(Bool)
-
-    static func int(_ value: Int) -> JSON { .number(String(value)) }
-
-    func rendered(indent: Int = 0) -> String {
-        let pad = String(repeating: "  ", count: indent)
-        let inner = String(repeating: "  ", count: indent + 1)
-        switch self {
-        case .object(let members):
-            if members.isEmpty { return "{}" }
-            let body = members.map { "\(inner)\(JSON.quote($0.0)): \($0.1.rendered(indent: indent + 1))" }
-            return "{\n" + body.joined(separator: ",\n") + "\n\(pad)}"
-        case .array(let items):
-            if items.isEmpty { return "[]" }
-            let body = items.map { "\(inner)\($0.rendered(indent: indent + 1))" }
-            return "[\n" + body.joined(separator: ",\n") + "\n\(pad)]"
-        case .string(let text): return JSON.quote(text)
-        case .number(let text): return text
-        case .bool(let value): return value ? "true" : "false"
-        }
-    }
-
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-}
+import HReaderJSON
 
 /// One `<ClinicalRecord>` and the FHIR R4 resource file it points to.
 struct ClinicalSample {
@@ -78,7 +30,7 @@ struct ClinicalSample {
     let kind: Kind
     let id: String
     let received: Int64
-    let resource: JSON
+    let resource: JSONValue
 
     /// `/clinical-records/Observation-gen-….json`, the export's resourceFilePath.
     var resourceFilePath: String { "/clinical-records/\(kind.resourceType)-\(id).json" }
@@ -97,17 +49,17 @@ extension Synth {
         // Results reach the phone a little after they are recorded.
         let received = min(recorded + Int64(random.int(600...3 * 86400)), clock.exportEpoch - 60)
         let id = "gen-" + kind.resourceType.prefix(3).lowercased() + "-" + String(format: "%012llx", random.next() & 0xFFFF_FFFF_FFFF)
-        let patient = JSON.object([("reference", .string(Synth.patientReference)), ("display", .string("Zoë Generator"))])
+        let patient = JSONValue.object([("reference", .string(Synth.patientReference)), ("display", .string("Zoë Generator"))])
 
-        func coding(_ system: String, _ code: String, _ display: String) -> JSON {
+        func coding(_ system: String, _ code: String, _ display: String) -> JSONValue {
             .object([("system", .string(system)), ("code", .string(code)), ("display", .string(display))])
         }
-        func concept(_ system: String, _ code: String, _ display: String) -> JSON {
+        func concept(_ system: String, _ code: String, _ display: String) -> JSONValue {
             .object([("coding", .array([coding(system, code, display)])), ("text", .string(display))])
         }
         let snomed = "http://snomed.info/sct"
 
-        let resource: JSON
+        let resource: JSONValue
         switch kind {
         case .labResult:
             let tests: [(code: String, name: String, unit: String, low: Double, high: Double, places: Int)] = [
@@ -233,6 +185,6 @@ extension Synth {
     }
 
     func clinicalJSON(_ sample: ClinicalSample) -> Data {
-        Data((sample.resource.rendered() + "\n").utf8)
+        Data((sample.resource.serialized(pretty: true) + "\n").utf8)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import ZIPFoundation
 
 struct GeneratorError: Error, CustomStringConvertible {
@@ -188,16 +189,16 @@ struct ExportWriter {
     func countsJSON() -> Data {
         let plan = synth.plan
         let me = Me(seed: synth.seed)
-        var byType: [(String, JSON)] = []
+        var byType: JSONObject = []
         for (index, type) in Catalog.types.enumerated() where plan.counts[index] > 0 {
             byType.append((type.identifier, .int(plan.counts[index])))
         }
-        byType.sort { $0.0 < $1.0 }
-        var correlations: [(String, JSON)] = []
+        byType.members.sort { $0.key < $1.key }
+        var correlations: JSONObject = []
         if plan.bloodPressureReadings > 0 {
             correlations.append((Catalog.correlationBloodPressure, .int(plan.bloodPressureReadings)))
         }
-        let document = JSON.object([
+        let document = JSONValue.object([
             ("records_by_type", .object(byType)),
             ("correlations_by_type", .object(correlations)),
             ("workouts", .int(plan.workouts)),
@@ -205,6 +206,6 @@ struct ExportWriter {
             ("clinical_records", .int(plan.clinical)),
             ("me", .object([("birth_date", .string(me.birthDate)), ("sex", .string(me.sex))])),
         ])
-        return Data((document.rendered() + "\n").utf8)
+        return Data((document.serialized(pretty: true) + "\n").utf8)
     }
 }

@@ -1,3 +1,4 @@
+import HReaderJSON
 import NIOHTTP1
 
 /// What a FHIR request asks for, decided before it runs so that fault modes can intercept
@@ -175,7 +176,7 @@ struct FHIRAPI: Sendable {
         }
         let page = store.reading { $0.search(type: type, parameters: position.parameters, offset: position.offset, count: position.count) }
         let listing = "\(base.url)/\(type)"
-        var entries: [JSON] = []
+        var entries: [JSONValue] = []
         if let capped {
             let warning = FHIRResponse.operationOutcome(
                 severity: "warning", code: "processing",
@@ -185,7 +186,7 @@ struct FHIRAPI: Sendable {
         entries += page.resources.map { resource in
             ["fullUrl": .string("\(base.url)/\(resource.type)/\(resource.id)"), "resource": resource.json, "search": ["mode": "match"]]
         }
-        var links: [JSON] = [["relation": "self", "url": .string(position.parameters.isEmpty ? listing : "\(listing)?\(Self.encode(position.parameters))")]]
+        var links: [JSONValue] = [["relation": "self", "url": .string(position.parameters.isEmpty ? listing : "\(listing)?\(Self.encode(position.parameters))")]]
         if position.count > 0, position.offset + position.count < page.total {
             let next = SearchCursors.Position(type: type, parameters: position.parameters, offset: position.offset + position.count,
                                               count: position.count)
@@ -238,8 +239,8 @@ struct FHIRAPI: Sendable {
     // MARK: Shared with transactions
 
     /// A JSON object whose resourceType is `type`.
-    static func parseResource(_ body: [UInt8], type: String) throws(FHIRError) -> JSON {
-        let json: JSON
+    static func parseResource(_ body: [UInt8], type: String) throws(FHIRError) -> JSONValue {
+        let json: JSONValue
         do {
             json = try JSONParser.parse(body)
         } catch {
@@ -248,7 +249,7 @@ struct FHIRAPI: Sendable {
         return try checkResource(json, type: type)
     }
 
-    static func checkResource(_ json: JSON, type: String) throws(FHIRError) -> JSON {
+    static func checkResource(_ json: JSONValue, type: String) throws(FHIRError) -> JSONValue {
         guard json.object != nil else { throw FHIRError.invalid("The body is not a JSON object") }
         guard let resourceType = json["resourceType"]?.string else { throw FHIRError.invalid("The resource has no resourceType") }
         guard resourceType == type else {
@@ -278,15 +279,15 @@ struct FHIRAPI: Sendable {
 
     // MARK: Bundles
 
-    static func searchset(_ page: SearchPage, base: FHIRBase, listing: String, query: String, window: PageWindow) -> JSON {
-        let entries: [JSON] = page.resources.map { resource in
+    static func searchset(_ page: SearchPage, base: FHIRBase, listing: String, query: String, window: PageWindow) -> JSONValue {
+        let entries: [JSONValue] = page.resources.map { resource in
             [
                 "fullUrl": .string("\(base.url)/\(resource.type)/\(resource.id)"),
                 "resource": resource.json,
                 "search": ["mode": "match"],
             ]
         }
-        var links: [JSON] = [["relation": "self", "url": .string(query.isEmpty ? listing : "\(listing)?\(query)")]]
+        var links: [JSONValue] = [["relation": "self", "url": .string(query.isEmpty ? listing : "\(listing)?\(query)")]]
         if let next = window.nextOffset(total: page.total) {
             links.append(["relation": "next", "url": .string("\(listing)?\(replacingOffset(in: query, with: next))")])
         }

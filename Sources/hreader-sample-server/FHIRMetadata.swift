@@ -1,11 +1,13 @@
+import HReaderJSON
+
 /// `GET [base]/metadata`: what this server can do, for clients that check before they ask. Each
 /// profile's statement says what that profile does, no more.
 enum CapabilityStatement {
     /// `systemInteractions` replaces the profile's `rest.interaction` (for fault modes that lack some).
-    static func make(base: FHIRBase, profile: ServerProfile = .full, systemInteractions: [String]? = nil) -> JSON {
-        let interactions: JSON = .array(profile.interactions.map { ["code": .string($0)] })
-        let resources: [JSON] = profile.resourceTypes.map { type in
-            var resource: JSON = [
+    static func make(base: FHIRBase, profile: ServerProfile = .full, systemInteractions: [String]? = nil) -> JSONValue {
+        let interactions: JSONValue = .array(profile.interactions.map { ["code": .string($0)] })
+        let resources: [JSONValue] = profile.resourceTypes.map { type in
+            var resource: JSONValue = [
                 "type": .string(type),
                 "interaction": interactions,
             ]
@@ -21,7 +23,7 @@ enum CapabilityStatement {
             }
             return resource
         }
-        var rest: JSON = [
+        var rest: JSONValue = [
             "mode": "server",
             "resource": .array(resources),
         ]
@@ -30,7 +32,7 @@ enum CapabilityStatement {
             rest["interaction"] = .array(declared.map { ["code": .string($0)] })
         }
         if base.oauthSecured {
-            var oauthURIs: [JSON] = [
+            var oauthURIs: [JSONValue] = [
                 ["url": "token", "valueUri": .string("\(base.origin)/oauth/token")],
                 ["url": "revoke", "valueUri": .string("\(base.origin)/oauth/revoke")],
             ]

@@ -1,12 +1,13 @@
 import Foundation
+import HReaderJSON
 import NIOHTTP1
 
 /// FHIR's JSON answers: resources, Bundles and OperationOutcomes (errors are never HTML).
 enum FHIRResponse {
     static let contentType = "application/fhir+json; charset=utf-8"
 
-    static func json(_ json: JSON, status: HTTPResponseStatus = .ok, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, contentType: contentType, body: json.serialized(), headers: headers)
+    static func json(_ json: JSONValue, status: HTTPResponseStatus = .ok, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, contentType: contentType, body: json.serializedBytes(), headers: headers)
     }
 
     static func outcome(_ error: FHIRError, headers: [(String, String)] = []) -> HTTPResponse {
@@ -15,7 +16,7 @@ enum FHIRResponse {
             status: HTTPResponseStatus(statusCode: error.status), headers: headers)
     }
 
-    static func operationOutcome(severity: String, code: String, diagnostics: String) -> JSON {
+    static func operationOutcome(severity: String, code: String, diagnostics: String) -> JSONValue {
         [
             "resourceType": "OperationOutcome",
             "issue": [["severity": .string(severity), "code": .string(code), "diagnostics": .string(diagnostics)]],

@@ -1,3 +1,5 @@
+import HReaderJSON
+
 /// The FHIR resources, in memory. `FHIRStoreState` holds the data and its indexes; `FHIRStore`
 /// guards it with one lock, so every operation (a whole transaction too) is atomic.
 
@@ -25,7 +27,7 @@ enum FHIRTypes {
     static func isKnown(_ type: String) -> Bool { prefixes[type] != nil }
 
     /// The patient a resource belongs to: `subject` or `patient` (AllergyIntolerance, Immunization).
-    static func patientID(of resource: JSON) -> String? {
+    static func patientID(of resource: JSONValue) -> String? {
         for field in ["subject", "patient"] {
             if let reference = resource[field]?["reference"]?.string, reference.hasPrefix("Patient/") {
                 let id = reference.dropFirst("Patient/".count)
@@ -40,7 +42,7 @@ struct Identifier: Sendable {
     let system: String?
     let value: String?
 
-    static func all(in resource: JSON) -> [Identifier] {
+    static func all(in resource: JSONValue) -> [Identifier] {
         (resource["identifier"]?.array ?? []).map { Identifier(system: $0["system"]?.string, value: $0["value"]?.string) }
     }
 
@@ -65,7 +67,7 @@ struct StoredResource: Sendable {
     let id: String
     let version: Int
     let lastUpdated: String
-    let json: JSON
+    let json: JSONValue
     let patientID: String?
     let identifiers: [Identifier]
     /// Insertion order across all types, kept when a resource is updated.
@@ -174,7 +176,7 @@ struct FHIRStoreState {
 
     /// Stores `json` under type/id (creating or replacing), stamping id and meta.
     @discardableResult
-    mutating func put(type: String, id: String, json: JSON, lastUpdated: String) -> (resource: StoredResource, created: Bool) {
+    mutating func put(type: String, id: String, json: JSONValue, lastUpdated: String) -> (resource: StoredResource, created: Bool) {
         var table = tables[type] ?? TypeTable()
         tables[type] = nil  // mutate the table in place rather than a copy
         defer { tables[type] = table }
@@ -230,12 +232,12 @@ struct FHIRStoreState {
     }
 
     /// resourceType, id and meta first, then the resource's own members in their order.
-    static func stamp(_ json: JSON, id: String, version: Int, lastUpdated: String) -> JSON {
+    static func stamp(_ json: JSONValue, id: String, version: Int, lastUpdated: String) -> JSONValue {
         guard case .object(let original) = json else { return json }
         var meta = original["meta"]?.object ?? JSONObject()
         meta["versionId"] = .string(String(version))
         meta["lastUpdated"] = .string(lastUpdated)
-        var members: [(key: String, value: JSON)] = [
+        var members: [(key: String, value: JSONValue)] = [
             ("resourceType", original["resourceType"] ?? .null), ("id", .string(id)), ("meta", .object(meta)),
         ]
         members.reserveCapacity(original.members.count + 3)
@@ -316,7 +318,7 @@ private struct SearchQuery {
         return values
     }
 
-    private static func nameParts(_ patient: JSON, fields: [String]) -> [String] {
+    private static func nameParts(_ patient: JSONValue, fields: [String]) -> [String] {
         var texts: [String] = []
         for name in patient["name"]?.array ?? [] {
             for field in fields {

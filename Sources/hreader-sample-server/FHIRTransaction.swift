@@ -1,3 +1,4 @@
+import HReaderJSON
 import NIOHTTP1
 
 /// `POST [base]` with a Bundle: a `transaction` is all or nothing (every entry is checked before
@@ -5,11 +6,11 @@ import NIOHTTP1
 struct FHIRTransaction {
     let store: FHIRStore
     /// A batch entry this returns an error for fails on its own (the `batch-only` fault mode).
-    var refuse: (JSON) -> FHIRError? = { _ in nil }
+    var refuse: (JSONValue) -> FHIRError? = { _ in nil }
 
     private enum Action {
-        case create(type: String, resource: JSON, condition: [(name: String, value: String)]?)
-        case update(type: String, id: String, resource: JSON)
+        case create(type: String, resource: JSONValue, condition: [(name: String, value: String)]?)
+        case update(type: String, id: String, resource: JSONValue)
         case delete(type: String, id: String)
     }
 
@@ -28,7 +29,7 @@ struct FHIRTransaction {
 
     func run(request: HTTPRequest, base: FHIRBase, prefer: FHIRResponse.Return) -> HTTPResponse {
         do throws(FHIRError) {
-            let bundle: JSON
+            let bundle: JSONValue
             do {
                 bundle = try JSONParser.parse(request.body)
             } catch {
@@ -51,7 +52,7 @@ struct FHIRTransaction {
         }
     }
 
-    private static func entries(of bundle: JSON) throws(FHIRError) -> [JSON] {
+    private static func entries(of bundle: JSONValue) throws(FHIRError) -> [JSONValue] {
         switch bundle["entry"] {
         case nil: return []
         case .array(let items)?: return items
@@ -61,7 +62,7 @@ struct FHIRTransaction {
 
     // MARK: Transaction
 
-    private func transaction(_ entries: [JSON], base: FHIRBase, prefer: FHIRResponse.Return) throws(FHIRError) -> HTTPResponse {
+    private func transaction(_ entries: [JSONValue], base: FHIRBase, prefer: FHIRResponse.Return) throws(FHIRError) -> HTTPResponse {
         var planned: [Planned] = []
         for (index, entry) in entries.enumerated() {
             planned.append(try Self.plan(entry, index: index, base: base))
@@ -136,11 +137,11 @@ struct FHIRTransaction {
     }
 
     /// Replaces every `reference` that names another entry's fullUrl with `Type/id`.
-    private static func rewriteReferences(_ json: JSON, _ references: [String: String]) -> JSON {
+    private static func rewriteReferences(_ json: JSONValue, _ references: [String: String]) -> JSONValue {
         guard !references.isEmpty else { return json }
         switch json {
         case .object(let object):
-            var members: [(key: String, value: JSON)] = []
+            var members: [(key: String, value: JSONValue)] = []
             members.reserveCapacity(object.members.count)
             for member in object.members {
                 if member.key == "reference", let text = member.value.string, let target = references[text] {
@@ -160,8 +161,8 @@ struct FHIRTransaction {
     // MARK: Batch
 
     /// Entries succeed or fail on their own; a failure becomes that entry's outcome.
-    private func batch(_ entries: [JSON], base: FHIRBase, prefer: FHIRResponse.Return) -> HTTPResponse {
-        var responses: [JSON] = []
+    private func batch(_ entries: [JSONValue], base: FHIRBase, prefer: FHIRResponse.Return) -> HTTPResponse {
+        var responses: [JSONValue] = []
         for (index, entry) in entries.enumerated() {
             do throws(FHIRError) {
                 if let refusal = refuse(entry) { throw refusal }
@@ -185,7 +186,7 @@ struct FHIRTransaction {
 
     // MARK: Reading entries
 
-    private static func plan(_ entry: JSON, index: Int, base: FHIRBase) throws(FHIRError) -> Planned {
+    private static func plan(_ entry: JSONValue, index: Int, base: FHIRBase) throws(FHIRError) -> Planned {
         func fail(_ text: String) -> FHIRError { FHIRError.invalid("Bundle.entry[\(index)]: \(text)") }
         guard entry.object != nil else { throw fail("is not an object") }
         guard let method = entry["request"]?["method"]?.string else { throw fail("has no request.method") }
@@ -198,7 +199,7 @@ struct FHIRTransaction {
         guard FHIRTypes.isKnown(type) else { throw fail("unknown resource type '\(type)' in request.url") }
         let fullUrl = entry["fullUrl"]?.string
 
-        func resource() throws(FHIRError) -> JSON {
+        func resource() throws(FHIRError) -> JSONValue {
             guard let resource = entry["resource"] else { throw fail("has no resource") }
             do {
                 return try FHIRAPI.checkResource(resource, type: type)
@@ -232,15 +233,15 @@ struct FHIRTransaction {
 
     // MARK: Answering
 
-    private func response(type: String, outcomes: [Outcome], base: FHIRBase, prefer: FHIRResponse.Return) -> JSON {
+    private func response(type: String, outcomes: [Outcome], base: FHIRBase, prefer: FHIRResponse.Return) -> JSONValue {
         Self.bundle(type: type, entries: outcomes.map { Self.responseEntry($0, base: base, prefer: prefer) })
     }
 
-    private static func responseEntry(_ outcome: Outcome, base: FHIRBase, prefer: FHIRResponse.Return) -> JSON {
-        var response: JSON = ["status": .string(outcome.status)]
-        var entry: JSON = [:]
+    private static func responseEntry(_ outcome: Outcome, base: FHIRBase, prefer: FHIRResponse.Return) -> JSONValue {
+        var response: JSONValue = ["status": .string(outcome.status)]
+        var entry: JSONValue = [:]
         if let resource = outcome.resource {
-            response["location"] = outcome.location.map(JSON.string)
+            response["location"] = outcome.location.map(JSONValue.string)
             response["etag"] = .string(resource.etag)
             response["lastModified"] = .string(resource.lastUpdated)
             entry["fullUrl"] = .string("\(base.url)/\(resource.type)/\(resource.id)")
@@ -250,7 +251,7 @@ struct FHIRTransaction {
         return entry
     }
 
-    private static func bundle(type: String, entries: [JSON]) -> JSON {
+    private static func bundle(type: String, entries: [JSONValue]) -> JSONValue {
         [
             "resourceType": "Bundle",
             "id": .string(FHIRResponse.newBundleID()),

@@ -1,3 +1,4 @@
+import HReaderJSON
 import NIOHTTP1
 
 /// `/faults/<mode>/fhir/...` and `/faults/<mode>/rhex/...` (with --faults): the normal bases,
@@ -185,14 +186,14 @@ final class Faults: Sendable {
     private func hugeBundle(route: FHIRRoute, base: FHIRBase, api: FHIRAPI, withLength: Bool) -> HTTPResponse {
         let placeholder = "@@HUGE-VALUE@@"
         var patientID = "p1"
-        var entries: [JSON] = []
+        var entries: [JSONValue] = []
         if case .everything(let id) = route {
             patientID = id
             if case .found(let patient) = api.store.reading({ $0.read(type: "Patient", id: id) }) {
                 entries.append(["fullUrl": .string("\(base.url)/Patient/\(id)"), "resource": patient.json, "search": ["mode": "match"]])
             }
         }
-        let observation: JSON = [
+        let observation: JSONValue = [
             "resourceType": "Observation",
             "id": "huge-1",
             "status": "final",
@@ -201,10 +202,10 @@ final class Faults: Sendable {
             "valueString": .string(placeholder),
         ]
         entries.append(["fullUrl": .string("\(base.url)/Observation/huge-1"), "resource": observation, "search": ["mode": "match"]])
-        let bundle: JSON = [
+        let bundle: JSONValue = [
             "resourceType": "Bundle", "type": "searchset", "total": .int(entries.count), "entry": .array(entries),
         ]
-        let text = bundle.serialized()
+        let text = bundle.serializedBytes()
         let marker = Array(placeholder.utf8)
         guard let at = Self.find(marker, in: text) else { return FHIRResponse.json(bundle) }
         // The placeholder's quotes stay; the filler goes between them.

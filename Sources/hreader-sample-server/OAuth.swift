@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import NIOHTTP1
 
 /// OAuth2 tokens: refresh tokens rotate (each works once), access tokens expire.
@@ -38,7 +39,7 @@ final class OAuthServer: Sendable {
     }
 
     private func tokenResponse(_ issued: (access: String, refresh: String), _ grant: Grant) -> HTTPResponse {
-        var body: JSON = [
+        var body: JSONValue = [
             "access_token": .string(issued.access),
             "token_type": "Bearer",
             "expires_in": .int(lifetime),
@@ -46,7 +47,7 @@ final class OAuthServer: Sendable {
             "scope": .string(grant.scope),
         ]
         if let patient = grant.patient { body["patient"] = .string(patient) }
-        return HTTPResponse(status: .ok, contentType: "application/json", body: body.serialized(), headers: Self.noStore)
+        return HTTPResponse(status: .ok, contentType: "application/json", body: body.serializedBytes(), headers: Self.noStore)
     }
 
     func isValidAccessToken(_ token: String) -> Bool {
@@ -138,8 +139,8 @@ final class OAuthServer: Sendable {
     private static let noStore = [("Cache-Control", "no-store"), ("Pragma", "no-cache")]
 
     private static func error(_ status: HTTPResponseStatus, _ code: String, _ description: String) -> HTTPResponse {
-        let body: JSON = ["error": .string(code), "error_description": .string(description)]
-        return HTTPResponse(status: status, contentType: "application/json", body: body.serialized(), headers: noStore)
+        let body: JSONValue = ["error": .string(code), "error_description": .string(description)]
+        return HTTPResponse(status: status, contentType: "application/json", body: body.serializedBytes(), headers: noStore)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import NIOHTTP1
 
 /// `/probe/...`: lets a test see how a client spreads its requests (is a host's queue serial?)
@@ -79,7 +80,7 @@ final class Probe: Sendable {
     }
 
     private func stats() -> HTTPResponse {
-        let body: JSON = counters.withLock { counters in
+        let body: JSONValue = counters.withLock { counters in
             [
                 "max_in_flight": .int(counters.maxInFlight),
                 "in_flight": .int(counters.inFlight),
@@ -90,16 +91,16 @@ final class Probe: Sendable {
                 "requests_with_credentials": .int(counters.requestsWithCredentials),
                 "first_arrival": counters.firstArrival.map(Self.number) ?? .null,
                 "last_arrival": counters.lastArrival.map(Self.number) ?? .null,
-                "methods": .object(JSONObject(counters.methods.sorted { $0.key < $1.key }.map { (key: $0.key, value: JSON.int($0.value)) })),
+                "methods": .object(JSONObject(sortingKeysOf: counters.methods, JSONValue.int)),
                 "log": .array(counters.log.map { .string($0) }),
             ]
         }
         return Self.json(body)
     }
 
-    private static func number(_ value: Double) -> JSON { .decimal(value, places: 3) }
+    private static func number(_ value: Double) -> JSONValue { .decimal(value, places: 3) }
 
-    private static func json(_ body: JSON) -> HTTPResponse {
-        HTTPResponse(status: .ok, contentType: "application/json", body: body.serialized())
+    private static func json(_ body: JSONValue) -> HTTPResponse {
+        HTTPResponse(status: .ok, contentType: "application/json", body: body.serializedBytes())
     }
 }

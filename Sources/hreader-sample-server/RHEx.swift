@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import NIOHTTP1
 
 /// One hData c32 record, kept as the exact bytes served (files from --rhex-records are not rewritten).
@@ -13,7 +14,7 @@ struct RHExRecord: Sendable {
     /// "Last, First" for the feed; the id when the record names nobody.
     var title: String { first.isEmpty && last.isEmpty ? id : "\(last), \(first)" }
 
-    init(id: String, json: JSON?, bytes: [UInt8]) {
+    init(id: String, json: JSONValue?, bytes: [UInt8]) {
         self.id = id
         first = json?["first"]?.string ?? ""
         last = json?["last"]?.string ?? ""
@@ -120,8 +121,8 @@ struct RHExAPI: Sendable {
     }
 
     static func error(_ status: HTTPResponseStatus, _ code: String, _ description: String, headers: [(String, String)] = []) -> HTTPResponse {
-        let body: JSON = ["error": .string(code), "error_description": .string(description)]
-        return HTTPResponse(status: status, contentType: "application/json", body: body.serialized(), headers: headers)
+        let body: JSONValue = ["error": .string(code), "error_description": .string(description)]
+        return HTTPResponse(status: status, contentType: "application/json", body: body.serializedBytes(), headers: headers)
     }
 
     private static func unknown(_ id: String) -> HTTPResponse { error(.notFound, "not_found", "No record '\(id)'") }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import NIOHTTP1
 
 /// `--smart`: a SMART App Launch authorization server for tests and demos. A test drives it over
@@ -43,7 +44,7 @@ final class SmartAuthorizationServer: Sendable {
 
     /// `[fhir base]/.well-known/smart-configuration`.
     func configuration(origin: String) -> HTTPResponse {
-        let body: JSON = [
+        let body: JSONValue = [
             "authorization_endpoint": .string(origin + "/oauth/authorize"),
             "token_endpoint": .string(origin + "/oauth/token"),
             "revocation_endpoint": .string(origin + "/oauth/revoke"),
@@ -57,7 +58,7 @@ final class SmartAuthorizationServer: Sendable {
             ],
             "scopes_supported": ["openid", "fhirUser", "launch/patient", "offline_access", "patient/*.rs", "patient/*.read"],
         ]
-        return HTTPResponse(status: .ok, contentType: "application/json", body: body.serialized())
+        return HTTPResponse(status: .ok, contentType: "application/json", body: body.serializedBytes())
     }
 
     // MARK: - GET /oauth/authorize

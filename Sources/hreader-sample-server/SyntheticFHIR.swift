@@ -1,3 +1,5 @@
+import HReaderJSON
+
 /// Invented FHIR R4 patients and their records, the same for the same seed.
 struct SyntheticFHIR {
     /// Fixed, so two runs with one seed serve identical resources.
@@ -42,11 +44,11 @@ struct SyntheticFHIR {
     private mutating func addPatient(number: Int, entries: Int) {
         let female = random.chance(50)
         let given = random.pick(female ? Catalog.femaleNames : Catalog.maleNames)
-        var givenNames: [JSON] = [.string(given)]
+        var givenNames: [JSONValue] = [.string(given)]
         if random.chance(40) { givenNames.append(.string(random.pick(female ? Catalog.femaleNames : Catalog.maleNames))) }
         let birth = SampleDate(&random, years: 1938...2004)
         let id = "p\(number)"
-        let patient: JSON = [
+        let patient: JSONValue = [
             "resourceType": "Patient",
             "identifier": [["system": "urn:hreader-sample:mrn", "value": .string("MRN-\(Clock.pad(number, 4))")]],
             "active": true,
@@ -70,7 +72,7 @@ struct SyntheticFHIR {
 
     private mutating func add(_ kind: Kind, patient: String, when: SampleDate) {
         let type: String
-        var resource: JSON
+        var resource: JSONValue
         switch kind {
         case .bloodPressure, .heartRate, .weight, .height, .bmi, .oxygen, .respiratoryRate, .cholesterol, .hba1c, .glucose, .steps, .smoking:
             type = "Observation"
@@ -94,24 +96,24 @@ struct SyntheticFHIR {
         }
     }
 
-    private static func reference(_ patient: String) -> JSON { ["reference": .string("Patient/\(patient)")] }
+    private static func reference(_ patient: String) -> JSONValue { ["reference": .string("Patient/\(patient)")] }
 
-    private static func concept(_ system: String, _ code: String, _ display: String, text: String? = nil) -> JSON {
+    private static func concept(_ system: String, _ code: String, _ display: String, text: String? = nil) -> JSONValue {
         ["coding": [["system": .string(system), "code": .string(code), "display": .string(display)]], "text": .string(text ?? display)]
     }
 
-    private static func status(_ system: String, _ code: String) -> JSON {
+    private static func status(_ system: String, _ code: String) -> JSONValue {
         ["coding": [["system": .string("http://terminology.hl7.org/CodeSystem/\(system)"), "code": .string(code)]]]
     }
 
-    private mutating func quantity(_ measure: Catalog.Measure) -> JSON {
+    private mutating func quantity(_ measure: Catalog.Measure) -> JSONValue {
         [
             "value": .decimal(random.double(measure.range), places: measure.places),
             "unit": .string(measure.unit), "system": .string(Catalog.ucum), "code": .string(measure.ucum),
         ]
     }
 
-    private mutating func observation(_ kind: Kind, patient: String, when: SampleDate) -> JSON {
+    private mutating func observation(_ kind: Kind, patient: String, when: SampleDate) -> JSONValue {
         let measure: Catalog.Measure?
         let category: (code: String, display: String)
         switch kind {
@@ -128,7 +130,7 @@ struct SyntheticFHIR {
         case .bloodPressure: (measure, category) = (nil, ("vital-signs", "Vital Signs"))
         default: (measure, category) = (nil, ("social-history", "Social History"))
         }
-        var resource: JSON = [
+        var resource: JSONValue = [
             "resourceType": "Observation",
             "status": "final",
             "category": [
@@ -168,12 +170,12 @@ struct SyntheticFHIR {
         return resource
     }
 
-    private mutating func condition(patient: String, when: SampleDate) -> JSON {
+    private mutating func condition(patient: String, when: SampleDate) -> JSONValue {
         let problem = random.pick(Catalog.problems)
         let resolved = random.chance(25)
         // Onsets are often vague: a year, a month, or a day.
         let onset = random.pick([when.year.description, when.yearMonth, when.date, when.dateTime])
-        var resource: JSON = [
+        var resource: JSONValue = [
             "resourceType": "Condition",
             "clinicalStatus": Self.status("condition-clinical", resolved ? "resolved" : "active"),
             "verificationStatus": Self.status("condition-ver-status", "confirmed"),
@@ -193,7 +195,7 @@ struct SyntheticFHIR {
         return resource
     }
 
-    private mutating func allergy(patient: String, when: SampleDate) -> JSON {
+    private mutating func allergy(patient: String, when: SampleDate) -> JSONValue {
         let allergen = random.pick(Catalog.allergens)
         let reaction = random.pick(Catalog.reactions)
         let severity = random.pick(Catalog.severities).0
@@ -216,7 +218,7 @@ struct SyntheticFHIR {
         ]
     }
 
-    private static func dosage(_ drug: Catalog.Drug) -> JSON {
+    private static func dosage(_ drug: Catalog.Drug) -> JSONValue {
         [
             "text": .string(drug.instructions),
             "doseAndRate": [
@@ -230,7 +232,7 @@ struct SyntheticFHIR {
         ]
     }
 
-    private mutating func medicationRequest(patient: String, when: SampleDate) -> JSON {
+    private mutating func medicationRequest(patient: String, when: SampleDate) -> JSONValue {
         let drug = random.pick(Catalog.drugs)
         return [
             "resourceType": "MedicationRequest",
@@ -243,9 +245,9 @@ struct SyntheticFHIR {
         ]
     }
 
-    private mutating func medicationStatement(patient: String, when: SampleDate) -> JSON {
+    private mutating func medicationStatement(patient: String, when: SampleDate) -> JSONValue {
         let drug = random.pick(Catalog.drugs)
-        var resource: JSON = [
+        var resource: JSONValue = [
             "resourceType": "MedicationStatement",
             "status": .string(random.pick(["active", "completed"])),
             "medicationCodeableConcept": Self.concept(Catalog.rxnorm, drug.rxnorm, drug.display),
@@ -261,7 +263,7 @@ struct SyntheticFHIR {
         return resource
     }
 
-    private mutating func encounter(patient: String, when: SampleDate) -> JSON {
+    private mutating func encounter(patient: String, when: SampleDate) -> JSONValue {
         let visit = random.pick(Catalog.visits)
         return [
             "resourceType": "Encounter",
@@ -273,7 +275,7 @@ struct SyntheticFHIR {
         ]
     }
 
-    private mutating func immunization(patient: String, when: SampleDate) -> JSON {
+    private mutating func immunization(patient: String, when: SampleDate) -> JSONValue {
         let vaccine = random.pick(Catalog.vaccines)
         return [
             "resourceType": "Immunization",
@@ -285,9 +287,9 @@ struct SyntheticFHIR {
         ]
     }
 
-    private mutating func procedure(patient: String, when: SampleDate) -> JSON {
+    private mutating func procedure(patient: String, when: SampleDate) -> JSONValue {
         let procedure = random.pick(Catalog.procedures)
-        var resource: JSON = [
+        var resource: JSONValue = [
             "resourceType": "Procedure",
             "status": "completed",
             "code": Self.concept(Catalog.snomed, procedure.code, procedure.display),
@@ -301,7 +303,7 @@ struct SyntheticFHIR {
         return resource
     }
 
-    private mutating func diagnosticReport(patient: String, when: SampleDate) -> JSON {
+    private mutating func diagnosticReport(patient: String, when: SampleDate) -> JSONValue {
         [
             "resourceType": "DiagnosticReport",
             "status": "final",
@@ -316,7 +318,7 @@ struct SyntheticFHIR {
     }
 
     /// One per patient: a type a PHR importer may not map, to test that unknown types are kept.
-    private mutating func carePlan(patient: String, when: SampleDate) -> JSON {
+    private mutating func carePlan(patient: String, when: SampleDate) -> JSONValue {
         [
             "resourceType": "CarePlan",
             "status": "active",

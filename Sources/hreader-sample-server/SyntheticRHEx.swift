@@ -1,3 +1,5 @@
+import HReaderJSON
+
 /// Invented records in the hData c32 JSON shape that hReader (2013) imported from RHEx servers:
 /// epoch-second times (some null), `codes` keyed by hData's code-system names, string scalars.
 struct SyntheticRHEx {
@@ -18,17 +20,17 @@ struct SyntheticRHEx {
         let effective = SampleDate(&random, years: 2013...2013)
         let years = max(2004, birth.year + 1)...2013
 
-        func several(_ range: ClosedRange<Int>, _ make: (inout SyntheticRHEx) -> JSON) -> JSON {
+        func several(_ range: ClosedRange<Int>, _ make: (inout SyntheticRHEx) -> JSONValue) -> JSONValue {
             .array((0..<random.int(range)).map { _ in make(&self) })
         }
-        var vitals: [JSON] = []
+        var vitals: [JSONValue] = []
         for _ in 0..<random.int(2...4) { vitals += bloodPressure(years: years) }
         vitals.append(measured(Catalog.weight, years: years))
         vitals.append(measured(Catalog.height, years: years))
         vitals.append(measured(Catalog.bmi, years: years))
         vitals.append(measured(Catalog.heartRate, years: years))
 
-        let json: JSON = [
+        let json: JSONValue = [
             "_id": .string(id),
             "first": .string(random.pick(female ? Catalog.femaleNames : Catalog.maleNames)),
             "last": .string(random.pick(Catalog.familyNames)),
@@ -51,12 +53,12 @@ struct SyntheticRHEx {
             "care_goals": several(1...2) { $0.careGoal(years: years) },
             "social_history": several(1...2) { $0.socialHistory(years: years) },
         ]
-        return RHExRecord(id: id, json: json, bytes: json.serialized())
+        return RHExRecord(id: id, json: json, bytes: json.serializedBytes())
     }
 
     // MARK: Entries
 
-    private mutating func entry(_ type: String, _ description: String, codes: JSON, time: Int?) -> JSON {
+    private mutating func entry(_ type: String, _ description: String, codes: JSONValue, time: Int?) -> JSONValue {
         [
             "_id": .string(random.hex(24)),
             "_type": .string(type),
@@ -72,25 +74,28 @@ struct SyntheticRHEx {
         random.chance(12) ? nil : SampleDate(&random, years: years).epochSeconds
     }
 
-    private static func value(_ scalar: String, _ units: String) -> JSON { ["scalar": .string(scalar), "units": .string(units)] }
+    private static func value(_ scalar: String, _ units: String) -> JSONValue { ["scalar": .string(scalar), "units": .string(units)] }
 
-    private mutating func bloodPressure(years: ClosedRange<Int>) -> [JSON] {
+    /// hData writes scalars as text: `118.0` (the values drawn here are always finite).
+    private static func decimal(_ value: Double, places: Int) -> String { JSONNumber.decimal(value, places: places) ?? "" }
+
+    private mutating func bloodPressure(years: ClosedRange<Int>) -> [JSONValue] {
         // Systolic and diastolic as two entries at the same time, as hData split them.
         let when = SampleDate(&random, years: years).epochSeconds
         return [Catalog.systolic, Catalog.diastolic].map { measure in
             var item = entry("Entry", measure.display, codes: ["LOINC": [.string(measure.loinc)]], time: when)
-            item["value"] = Self.value(formatDecimal(random.double(measure.range), places: 1), measure.unit)
+            item["value"] = Self.value(Self.decimal(random.double(measure.range), places: 1), measure.unit)
             return item
         }
     }
 
-    private mutating func measured(_ measure: Catalog.Measure, years: ClosedRange<Int>) -> JSON {
+    private mutating func measured(_ measure: Catalog.Measure, years: ClosedRange<Int>) -> JSONValue {
         var item = entry("Entry", measure.display, codes: ["LOINC": [.string(measure.loinc)]], time: time(years))
-        item["value"] = Self.value(formatDecimal(random.double(measure.range), places: max(1, measure.places)), measure.unit)
+        item["value"] = Self.value(Self.decimal(random.double(measure.range), places: max(1, measure.places)), measure.unit)
         return item
     }
 
-    private mutating func encounter(years: ClosedRange<Int>) -> JSON {
+    private mutating func encounter(years: ClosedRange<Int>) -> JSONValue {
         let visit = random.pick(Catalog.visits)
         let start = SampleDate(&random, years: years)
         var item = entry("Encounter", visit.display, codes: ["CPT": [.string(visit.cpt)], "SNOMED-CT": [.string(visit.snomed)]], time: start.epochSeconds)
@@ -99,7 +104,7 @@ struct SyntheticRHEx {
         return item
     }
 
-    private mutating func condition(years: ClosedRange<Int>) -> JSON {
+    private mutating func condition(years: ClosedRange<Int>) -> JSONValue {
         let problem = random.pick(Catalog.problems)
         let active = random.chance(70)
         let start = SampleDate(&random, years: years).epochSeconds
@@ -110,7 +115,7 @@ struct SyntheticRHEx {
         return item
     }
 
-    private mutating func allergy(years: ClosedRange<Int>) -> JSON {
+    private mutating func allergy(years: ClosedRange<Int>) -> JSONValue {
         let allergen = random.pick(Catalog.allergens)
         var item = entry("Allergy", allergen.display, codes: [allergen.shortSystem: [.string(allergen.code)]], time: time(years))
         item["status"] = "active"
@@ -126,7 +131,7 @@ struct SyntheticRHEx {
         return item
     }
 
-    private mutating func medication(years: ClosedRange<Int>) -> JSON {
+    private mutating func medication(years: ClosedRange<Int>) -> JSONValue {
         let drug = random.pick(Catalog.drugs)
         let start = SampleDate(&random, years: years).epochSeconds
         var item = entry("Medication", drug.display, codes: ["RxNorm": [.string(drug.rxnorm)]], time: start)
@@ -134,35 +139,35 @@ struct SyntheticRHEx {
         item["status"] = active ? "active" : "completed"
         item["start_time"] = .int(start)
         item["end_time"] = active ? .null : .int(start + random.int(30...365) * 86_400)
-        item["dose"] = .string("\(formatDecimal(drug.dose, places: 0))\(drug.doseUnit)")
+        item["dose"] = .string("\(Self.decimal(drug.dose, places: 0))\(drug.doseUnit)")
         return item
     }
 
-    private mutating func procedure(years: ClosedRange<Int>) -> JSON {
+    private mutating func procedure(years: ClosedRange<Int>) -> JSONValue {
         let procedure = random.pick(Catalog.procedures)
         var item = entry("Procedure", procedure.display, codes: ["SNOMED-CT": [.string(procedure.code)]], time: time(years))
         item["status"] = "completed"
         return item
     }
 
-    private mutating func result(years: ClosedRange<Int>) -> JSON {
+    private mutating func result(years: ClosedRange<Int>) -> JSONValue {
         let measure = random.pick([Catalog.cholesterol, Catalog.hba1c, Catalog.glucose])
         var item = entry("LabResult", measure.display, codes: ["LOINC": [.string(measure.loinc)]], time: time(years))
         item["status"] = "completed"
-        item["value"] = Self.value(formatDecimal(random.double(measure.range), places: measure.places), measure.unit)
+        item["value"] = Self.value(Self.decimal(random.double(measure.range), places: measure.places), measure.unit)
         return item
     }
 
-    private mutating func immunization(years: ClosedRange<Int>) -> JSON {
+    private mutating func immunization(years: ClosedRange<Int>) -> JSONValue {
         let vaccine = random.pick(Catalog.vaccines)
         return entry("Immunization", vaccine.display, codes: ["CVX": [.string(vaccine.code)]], time: time(years))
     }
 
-    private mutating func careGoal(years: ClosedRange<Int>) -> JSON {
+    private mutating func careGoal(years: ClosedRange<Int>) -> JSONValue {
         entry("Entry", random.pick(Catalog.goals), codes: [:], time: time(years))
     }
 
-    private mutating func socialHistory(years: ClosedRange<Int>) -> JSON {
+    private mutating func socialHistory(years: ClosedRange<Int>) -> JSONValue {
         let status = random.pick(Catalog.smokingStatuses)
         return entry("Entry", status, codes: ["SNOMED-CT": [.string(Catalog.smokingCodes[status] ?? "")]], time: time(years))
     }

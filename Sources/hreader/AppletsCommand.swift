@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -50,7 +51,7 @@ struct AppletsCommand: ParsableCommand {
         }
 
         static func json(_ d: AppletDeclaration) -> JSONValue {
-            var members: [(String, JSONValue)] = [
+            var members: JSONObject = [
                 ("identifier", .string(d.identifier)), ("display_name", .string(d.displayName)), ("kind", .string(d.kind)),
                 ("available", .bool(d.isAvailable)),
             ]
@@ -80,7 +81,7 @@ struct AppletsCommand: ParsableCommand {
             if global.json {
                 print(JSONValue.object([
                     ("applets", .array(items.map { item in
-                        var members: [(String, JSONValue)] = [("position", .number(Double(item.position))), ("identifier", .string(item.identifier))]
+                        var members: JSONObject = [("position", .int(item.position)), ("identifier", .string(item.identifier))]
                         if let d = item.declaration {
                             members.append(("display_name", .string(d.displayName)))
                             members.append(("available", .bool(d.isAvailable)))

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderNet
 import HReaderStore
@@ -103,7 +104,7 @@ struct ImportCommand: AsyncParsableCommand {
         let summary = result.summary
         if global.json {
             print(JSONValue.object([("import", .object([("server", .string(url.description)), ("kind", .string(result.kind.rawValue)),
-                                                        ("resources", .number(Double(result.resources)))])),
+                                                        ("resources", .int(result.resources))])),
                                     ("summary", summary.jsonValue)]).serialized(pretty: true))
             return
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderNet
 import HReaderStore
@@ -77,7 +78,7 @@ struct SyncCommand: AsyncParsableCommand {
         let s = summary.imports
         let patients = s.patientCount
         if global.json {
-            print(JSONValue.object([("sync", .object([("sources", .number(Double(summary.sources))),
+            print(JSONValue.object([("sync", .object([("sources", .int(summary.sources)),
                                                       ("failures", .array(summary.failures.map {
                                                           .object([("patient", .string($0.patient)), ("error", .string($0.message))])
                                                       }))])),
@@ -110,9 +111,9 @@ struct SourcesListCommand: ParsableCommand {
         let sources = try global.open().sourcesList()
         if global.json {
             print(JSONValue.object([("sources", .array(sources.map { s in
-                .object([("id", .number(Double(s.id))), ("kind", .string(s.kind)), ("url", s.url.map { .string($0) } ?? .null),
+                .object([("id", .int(s.id)), ("kind", .string(s.kind)), ("url", s.url.map { .string($0) } ?? .null),
                          ("name", .string(s.name)), ("auth", .string(s.auth)), ("smart", .bool(s.smart)),
-                         ("login_patient", s.loginPatient.map { .string($0) } ?? .null), ("patients", .number(Double(s.patients))),
+                         ("login_patient", s.loginPatient.map { .string($0) } ?? .null), ("patients", .int(s.patients)),
                          ("last_sync", s.lastSync.map { .string($0) } ?? .null)])
             }))]).serialized(pretty: true))
             return

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -104,7 +105,7 @@ struct TimelineCommand: ParsableCommand {
             let item = try open.postTimelineItem(patient: try open.patient(patient), key: postKey, data: data, at: at?.time.date ?? Date())
             if global.json {
                 print(JSONValue.object([("item", .object([("id", .string(item.uuid)), ("type", .string(item.type)),
-                                                          ("time", .number(Double(item.time)))]))]).serialized(pretty: true))
+                                                          ("time", .int(item.time))]))]).serialized(pretty: true))
             } else {
                 global.note("Posted a \(item.type) item at \(RFC3339.utc(item.time)).")
             }

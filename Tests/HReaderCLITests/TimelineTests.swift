@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 import XCTest

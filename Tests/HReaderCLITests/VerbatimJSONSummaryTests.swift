@@ -1,3 +1,4 @@
+import HReaderJSON
 import HReaderKit
 import XCTest
 
@@ -6,7 +7,7 @@ import XCTest
 final class VerbatimJSONSummaryTests: XCTestCase {
     func testVerbatimTextIsWrittenAsItIsAndReindentedWhenPretty() throws {
         let raw = #"{"a":[1.50,{"b":"x, {y}: [z] \"q\" \\"}],"c":{},"d":[],"e":"\u00e9"}"#
-        let value: JSONValue = .object([("resource", .verbatim(raw)), ("n", .number(2))])
+        let value: JSONValue = .object([("resource", .verbatim(raw)), ("n", .int(2))])
         XCTAssertEqual(value.serialized(), #"{"resource":"# + raw + #","n":2}"#)
         let pretty = value.serialized(pretty: true)
         XCTAssertEqual(pretty, #"""

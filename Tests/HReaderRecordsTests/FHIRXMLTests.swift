@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HReaderJSON
 import HReaderStore
 @testable import HReaderRecords
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HReaderJSON
 import HReaderStore
 @testable import HReaderRecords
 
@@ -7,7 +8,7 @@ import HReaderStore
 // resource (member order, number literals, text), and clear errors.
 
 final class JSONParserTests: XCTestCase {
-    private func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Data(text.utf8)) }
+    private func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Data(text.utf8), what: "input") }
 
     func testRoundTripKeepsMemberOrderNumberLiteralsAndText() throws {
         let text = #"{"z":1,"a":[120.0,-0.5e-3,0,true,false,null],"s":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \n\t","e":{}}"#
@@ -49,7 +50,7 @@ final class JSONParserTests: XCTestCase {
                 XCTAssertEqual(error as? RecordsError, .malformed("input is not valid JSON: \(message)"), input)
             }
         }
-        XCTAssertThrowsError(try JSONParser.parse(Data([0x5B, 0x22, 0xFF, 0x22, 0x5D]))) { error in
+        XCTAssertThrowsError(try JSONParser.parse(Data([0x5B, 0x22, 0xFF, 0x22, 0x5D]), what: "input")) { error in
             XCTAssertEqual(error as? RecordsError, .malformed("input is not valid JSON: invalid UTF-8 in a string at line 1, column 2"))
         }
     }

@@ -4,8 +4,9 @@
 // and `make fuzz` passes -enable-testing -DFUZZING. A plain release build compiles this to nothing.
 #if DEBUG || FUZZING
 import Foundation
-@testable import HReaderRecords
 import FuzzDriver
+import HReaderJSON
+@testable import HReaderRecords
 
 public enum RecordsFuzzChecks {
     /// Harness name → check. The names are the folders of the regression inputs.
@@ -29,30 +30,50 @@ public enum RecordsFuzzChecks {
         }
     }
 
-    // MARK: 1. JSON core
+    // MARK: 1. JSON core (HReaderJSON)
 
-    /// parse → serialize → parse gives an equal value (also with sorted keys); errors are RecordsError;
-    /// nothing deeper than JSONParser.maxDepth is accepted.
+    /// The parser gives a value or a JSONError (its typed throws allows nothing else) and accepts
+    /// nothing deeper than its depth limit, nor more bytes than its size limit; parse → serialize →
+    /// parse gives an equal value, compact and pretty, and serializing is stable (also with sorted
+    /// keys); the streaming writer writes the tree serializer's bytes.
     public static func json(_ data: Data) throws {
-        guard let value = try expectingRecordsError("JSONParser.parse", { try JSONParser.parse(data) }) else { return }
-        let depth = nesting(value)
-        guard depth <= JSONParser.maxDepth else { throw FuzzViolation("accepted nesting \(depth) > maxDepth \(JSONParser.maxDepth)") }
-        let text = value.serialized()
-        let again: JSONValue
-        do { again = try JSONParser.parse(Array(text.utf8), what: "serialized") } catch {
-            throw FuzzViolation("the serialized value does not parse: \(error)\n\(text.prefix(500))")
+        let limits = JSONParser.Limits.default
+        let value: JSONValue
+        do { value = try JSONParser.parse(data) } catch {
+            if error.kind == .tooLarge { throw FuzzViolation("\(data.count) bytes refused as too large: \(error)") }
+            return
         }
-        guard again == value else { throw FuzzViolation("parse(serialize(v)) != v\n\(text.prefix(500))") }
-        guard again.serialized() == text else { throw FuzzViolation("serialization is not stable") }
+        let depth = nesting(value)
+        guard depth <= limits.maxDepth else { throw FuzzViolation("accepted nesting \(depth) > maxDepth \(limits.maxDepth)") }
+        if data.count > 1 {
+            let limited = Result { () throws(JSONError) in try JSONParser.parse(data, limits: .init(maxBytes: data.count - 1)) }
+            guard case .failure(let error) = limited, error.kind == .tooLarge else {
+                throw FuzzViolation("\(data.count) bytes not refused as too large with a limit of \(data.count - 1)")
+            }
+        }
+        for pretty in [false, true] {
+            let text = value.serialized(pretty: pretty)
+            let again: JSONValue
+            do { again = try JSONParser.parse(text) } catch {
+                throw FuzzViolation("the serialized value does not parse: \(error)\n\(text.prefix(500))")
+            }
+            guard again == value else { throw FuzzViolation("parse(serialize(v)) != v (pretty: \(pretty))\n\(text.prefix(500))") }
+            guard again.serialized(pretty: pretty) == text else { throw FuzzViolation("serialization is not stable (pretty: \(pretty))") }
+        }
         let sorted = value.serialized(sortingKeys: true)
-        guard let canonical = try? JSONParser.parse(Array(sorted.utf8)) else { throw FuzzViolation("the key-sorted form does not parse") }
+        guard let canonical = try? JSONParser.parse(sorted) else { throw FuzzViolation("the key-sorted form does not parse") }
         guard canonical.serialized(sortingKeys: true) == sorted else { throw FuzzViolation("the key-sorted form is not stable") }
+        var streamed: [UInt8] = []
+        var out = JSONByteWriter(chunkBytes: 1 + data.count % 13) { streamed.append(contentsOf: $0) }
+        out.value(value)
+        try out.flush()
+        guard streamed == value.serializedBytes() else { throw FuzzViolation("the streaming writer differs from the tree serializer") }
     }
 
     static func nesting(_ value: JSONValue) -> Int {
         switch value {
         case .array(let items): 1 + (items.map(nesting).max() ?? 0)
-        case .object(let object): 1 + (object.members.map { nesting($0.value) }.max() ?? 0)
+        case .object(let object): 1 + (object.map { nesting($0.value) }.max() ?? 0)
         default: 0
         }
     }

@@ -6,6 +6,7 @@ import Foundation
 import FuzzDriver
 import Hummingbird
 import HummingbirdCore
+import HReaderJSON
 import HReaderKit
 @testable import HReaderWeb
 
@@ -70,7 +71,7 @@ public enum WebFuzzChecks {
                 guard let n = Int(value), (0...10).contains(n) else { throw FuzzViolation("checkLevels let \(name)=\(value.debugDescription) pass") }
             }
         } catch is WebError {}
-        _ = JSONValue(any: object).serialized()
+        guard (try? JSONValue(foundation: object).serialized()) != nil else { throw FuzzViolation("form fields did not become a JSON object") }
     }
 
     // MARK: return_to: the redirect after a form post

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderRecords
 import HReaderStore
 
@@ -20,11 +21,11 @@ public struct AppleHealthSummary: Sendable {
     public var jsonValue: JSONValue {
         .object([
             ("member", .string(member)),
-            ("records_by_type", .object(recordsByType.keys.sorted().map { ($0, .number(Double(recordsByType[$0]!))) })),
-            ("correlations", .number(Double(correlations))), ("records_in_correlations", .number(Double(partOfCorrelation))),
-            ("workouts", .number(Double(workouts))), ("activity_summaries", .number(Double(activitySummaries))),
-            ("clinical_records", .number(Double(clinicalRecords))),
-            ("unknown_types", .object(unknownTypes.keys.sorted().map { ($0, .number(Double(unknownTypes[$0]!))) })),
+            ("records_by_type", .object(JSONObject(sortingKeysOf: recordsByType, JSONValue.int))),
+            ("correlations", .int(correlations)), ("records_in_correlations", .int(partOfCorrelation)),
+            ("workouts", .int(workouts)), ("activity_summaries", .int(activitySummaries)),
+            ("clinical_records", .int(clinicalRecords)),
+            ("unknown_types", .object(JSONObject(sortingKeysOf: unknownTypes, JSONValue.int))),
             ("summary", imports.jsonValue),
         ])
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// One applet declared in a property list: what it is called, what runs it, and its configuration.
@@ -50,7 +51,7 @@ public struct AppletDeclaration: Sendable {
     /// A number from the configuration (a plist `integer`, `real`, or a string that reads as one).
     public func configurationNumber(_ key: String) -> Double? {
         switch configurationValue(key) {
-        case let .number(n)?: return n
+        case let value? where value.number != nil: return value.number
         case let .string(s)?: return Double(s.trimmingCharacters(in: .whitespaces))
         default: return nil
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// The declared applets: the list built into the binary, then `$XDG_CONFIG_HOME/hreader/applets.plist`,
@@ -230,11 +231,11 @@ public struct AppletRegistry: Sendable {
         case let s as String: return .string(s)
         // Property lists hand booleans back as Bool (test it before NSNumber, which a Bool also casts to).
         case let b as Bool where type(of: value) == Bool.self: return .bool(b)
-        case let n as NSNumber: return .number(n.doubleValue)
+        case let n as NSNumber: return .double(n.doubleValue)
         case let d as Date: return .string(RFC3339.utc(Int64(d.timeIntervalSince1970.rounded(.down))))
         case let d as Data: return .string(d.base64EncodedString())
         case let a as [Any]: return .array(a.map(jsonValue))
-        case let o as [String: Any]: return .object(o.keys.sorted().map { ($0, jsonValue(o[$0]!)) })
+        case let o as [String: Any]: return .object(JSONObject(sortingKeysOf: o, jsonValue))
         default: return .null
         }
     }

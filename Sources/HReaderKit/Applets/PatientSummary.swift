@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderStore
 
 /// hReader's patient summary: who the patient is (name, age as hReader showed it, gender, relationship),
@@ -19,7 +20,7 @@ public struct PatientSummary: Sendable {
     public var json: JSONValue {
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
         let person: JSONValue = .object([
-            ("id", .number(Double(patient.id))), ("uuid", .string(patient.uuid)), ("name", .string(patient.displayName)),
+            ("id", .int(patient.id)), ("uuid", .string(patient.uuid)), ("name", .string(patient.displayName)),
             ("first_name", .string(patient.firstName)), ("last_name", .string(patient.lastName)),
             ("birth_date", text(patient.birthDate)), ("age", text(age)), ("gender", .string(gender)),
             ("relationship", .string(relationship)),

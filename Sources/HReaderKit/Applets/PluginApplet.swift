@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// An external applet (DESIGN.md §6, `docs/applets.md`): one JSON request on stdin, one JSON tile on
@@ -30,14 +31,14 @@ struct PluginApplet {
             (type.rawValue, JSONValue.array(entries.filter { $0.content.type == type && !$0.user.deleted }.map { Self.json($0, id: entryID($0)) }))
         }
         return .object([
-            ("protocol", .number(Double(Self.protocolVersion))),
+            ("protocol", .int(Self.protocolVersion)),
             ("applet", .object([("identifier", .string(declaration.identifier)), ("display_name", .string(declaration.displayName))])),
-            ("configuration", .object(declaration.configuration)),
+            ("configuration", .object(JSONObject(declaration.configuration))),
             ("patient", .string(patientToken)),
             ("now", .string(RFC3339.utc(Int64(now.timeIntervalSince1970.rounded(.down))))),
             ("entry_types", .array(granted.map { .string($0.rawValue) })),
-            ("entries", .object(byType)),
-            ("data", .object(data.keys.sorted().map { ($0, .string(data[$0]!)) })),
+            ("entries", .object(JSONObject(byType))),
+            ("data", .object(JSONObject(sortingKeysOf: data, JSONValue.string))),
         ])
     }
 
@@ -46,11 +47,11 @@ struct PluginApplet {
     static func json(_ entry: Entry, id: String) -> JSONValue {
         let c = entry.content
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
-        let value: JSONValue = c.valueNumber.map(JSONValue.number) ?? text(c.valueText)
+        let value: JSONValue = c.valueNumber.map(JSONValue.double) ?? text(c.valueText)
         return .object([
             ("id", .string(id)), ("type", .string(c.type.rawValue)), ("description", .string(c.description)),
             ("status", text(c.status)), ("date", text(c.date?.text)), ("start", text(c.start?.text)), ("end", text(c.end?.text)),
-            ("codes", .object(c.codes.keys.sorted().map { ($0, .array(c.codes[$0]!.map(JSONValue.string))) })),
+            ("codes", .object(JSONObject(sortingKeysOf: c.codes) { .array($0.map(JSONValue.string)) })),
             ("value", value), ("unit", text(c.unit)), ("dose", text(c.dose)), ("reaction", text(c.reaction)),
             ("severity", text(c.severity)),
         ])
@@ -141,10 +142,11 @@ struct PluginApplet {
             guard let known = Tile.Status(rawValue: status) else { throw AnswerError(reason: "'status' must be normal, attention or unknown") }
             tile.status = known
         }
-        switch object["value"].map(JSONValue.init(any:)) {
+        let value = object["value"].flatMap { try? JSONValue(foundation: $0) }
+        switch value {
         case nil, .null?: break
         case let .string(s)?: tile.value = Self.sanitized(s, limit: Self.maximumTextLength)
-        case let .number(n)?: tile.value = TileFormat.number(n)
+        case .number?: tile.value = TileFormat.number(value?.number ?? 0)
         default: throw AnswerError(reason: "'value' must be a string or a number")
         }
         tile.unit = try string("unit")

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// What an applet shows on a patient's summary (DESIGN.md §6): a headline value with its unit, whether it
 /// is in the normal range, a few lines of detail, and when the newest data behind it is from.
@@ -44,7 +45,7 @@ public struct Tile: Equatable, Sendable {
     }
 
     public var json: JSONValue {
-        var members: [(String, JSONValue)] = [
+        var members: JSONObject = [
             ("identifier", .string(identifier)), ("title", .string(title)), ("status", .string(status.rawValue)),
             ("value", value.map(JSONValue.string) ?? .null), ("unit", unit.map(JSONValue.string) ?? .null),
             ("lines", .array(lines.map(JSONValue.string))), ("updated", updated.map(JSONValue.string) ?? .null),

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderStore
 
 /// The FHIR R4 JSON that `hreader export` sends: the Patient, the Observations, the transaction
@@ -23,11 +24,11 @@ enum ExportResources {
     /// A Patient with hreader's identifier, the name, gender and birth date of the vault.
     static func patient(_ patient: Patient) -> JSONValue {
         let identifier = patientIdentifier(patient)
-        var members: [(String, JSONValue)] = [
+        var members: JSONObject = [
             ("resourceType", .string("Patient")),
             ("identifier", .array([.object([("system", .string(identifier.system)), ("value", .string(identifier.value))])])),
         ]
-        var name: [(String, JSONValue)] = []
+        var name: JSONObject = []
         let family = patient.lastName.trimmingCharacters(in: .whitespaces)
         let given = patient.firstName.trimmingCharacters(in: .whitespaces)
         if !family.isEmpty { name.append(("family", .string(family))) }
@@ -62,19 +63,19 @@ enum ExportResources {
     // MARK: Observation
 
     static func observation(_ draft: ObservationDraft, subject: String) -> JSONValue {
-        var members: [(String, JSONValue)] = [
+        var members: JSONObject = [
             ("resourceType", .string("Observation")),
             ("identifier", .array([.object([("system", .string(draft.identifier.system)), ("value", .string(draft.identifier.value))])])),
             ("status", .string("final")),
         ]
         if let category = draft.category {
-            var coding: [(String, JSONValue)] = [("system", .string(categorySystem)), ("code", .string(category))]
+            var coding: JSONObject = [("system", .string(categorySystem)), ("code", .string(category))]
             if let display = categoryDisplays[category] { coding.append(("display", .string(display))) }
             members.append(("category", .array([.object([("coding", .array([.object(coding)]))])])))
         }
         var codings: [JSONValue] = draft.loinc.isEmpty ? [] : [coding(loincSystem, draft.loinc, display: draft.display)]
         if let healthKit = draft.healthKitType { codings.append(coding(ObservationDraft.healthKitSystem, healthKit, display: nil)) }
-        var code: [(String, JSONValue)] = codings.isEmpty ? [] : [("coding", .array(codings))]
+        var code: JSONObject = codings.isEmpty ? [] : [("coding", .array(codings))]
         if !draft.text.isEmpty { code.append(("text", .string(draft.text))) }
         members.append(("code", .object(code)))
         members.append(("subject", .object([("reference", .string(subject))])))
@@ -106,15 +107,15 @@ enum ExportResources {
     }
 
     static func coding(_ system: String, _ code: String, display: String?) -> JSONValue {
-        var members: [(String, JSONValue)] = [("system", .string(system)), ("code", .string(code))]
+        var members: JSONObject = [("system", .string(system)), ("code", .string(code))]
         if let display, !display.isEmpty { members.append(("display", .string(display))) }
         return .object(members)
     }
 
     static func quantity(_ quantity: ObservationDraft.Quantity) -> JSONValue {
-        var members: [(String, JSONValue)] = [("value", .number(quantity.value))]
+        var members: JSONObject = [("value", .double(quantity.value))]
         if !quantity.unit.isEmpty { members.append(("unit", .string(quantity.unit))) }
-        if let ucum = quantity.ucum { members += [("system", .string(ucumSystem)), ("code", .string(ucum))] }
+        if let ucum = quantity.ucum { members.append(contentsOf: [("system", .string(ucumSystem)), ("code", .string(ucum))]) }
         return .object(members)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderRecords
 import HReaderStore
 
@@ -34,16 +35,16 @@ public struct ImportSummary: Sendable {
 
     public var jsonValue: JSONValue {
         .object([
-            ("patients", .object([("created", .number(Double(patientsCreated))), ("updated", .number(Double(patientsUpdated))),
-                                  ("unchanged", .number(Double(patientsUnchanged))), ("matched", .number(Double(patientsMatched))),
-                                  ("ids", .array(patientIDs.map { .number(Double($0)) }))])),
-            ("entries", .object([("inserted", .number(Double(inserted))), ("updated", .number(Double(updated))),
-                                 ("unchanged", .number(Double(unchanged))), ("marked_missing", .number(Double(markedMissing))),
-                                 ("by_type", .object(byType.keys.sorted().map { ($0, .number(Double(byType[$0]!))) }))])),
-            ("skipped", .object(skipped.keys.sorted().map { ($0, .number(Double(skipped[$0]!))) })),
-            ("kept_unmapped", .object(keptUnmapped.keys.sorted().map { ($0, .number(Double(keptUnmapped[$0]!))) })),
-            ("waiting", .object(waiting.keys.sorted().map { ($0, .number(Double(waiting[$0]!))) })),
-            ("filed_from_waiting", .number(Double(filedFromWaiting))),
+            ("patients", .object([("created", .int(patientsCreated)), ("updated", .int(patientsUpdated)),
+                                  ("unchanged", .int(patientsUnchanged)), ("matched", .int(patientsMatched)),
+                                  ("ids", .array(patientIDs.map { .int($0) }))])),
+            ("entries", .object([("inserted", .int(inserted)), ("updated", .int(updated)),
+                                 ("unchanged", .int(unchanged)), ("marked_missing", .int(markedMissing)),
+                                 ("by_type", .object(JSONObject(sortingKeysOf: byType, JSONValue.int)))])),
+            ("skipped", .object(JSONObject(sortingKeysOf: skipped, JSONValue.int))),
+            ("kept_unmapped", .object(JSONObject(sortingKeysOf: keptUnmapped, JSONValue.int))),
+            ("waiting", .object(JSONObject(sortingKeysOf: waiting, JSONValue.int))),
+            ("filed_from_waiting", .int(filedFromWaiting)),
             ("notes", .array(notes.map { .string($0) })),
         ])
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderRecords
 import HReaderStore
 
@@ -90,7 +91,7 @@ struct IPSDocument {
                 resource = .verbatim(raw.serialized())
             } else {
                 resource = mapped(item.entry, section: item.section, planner: planner)
-                if case .object(let members) = resource, case .string(let type)? = members.first?.1 { usedIDs.insert("\(type)/\(item.entry.uuid)") }
+                if case .object(let object) = resource, case .string(let type)? = object.members.first?.value { usedIDs.insert("\(type)/\(item.entry.uuid)") }
             }
             resources.append((item.fullURL, resource))
             sectionEntries[item.section, default: []].append(item.fullURL)
@@ -150,7 +151,7 @@ struct IPSDocument {
     func mapped(_ entry: Entry, section: SummarySection, planner: ExportPlanner) -> JSONValue {
         let c = entry.content
         let subject = Self.reference(patientURL)
-        var members: [(String, JSONValue)] = []
+        var members: JSONObject = []
         func time(_ key: String, _ value: ClinicalTime?) {
             if let value { members.append((key, .string(planner.fhirDateTime(value)))) }
         }
@@ -171,7 +172,7 @@ struct IPSDocument {
             time("onsetDateTime", c.start)
             time("recordedDate", c.date)
             if let reaction = c.reaction?.trimmingCharacters(in: .whitespacesAndNewlines), !reaction.isEmpty {
-                var detail: [(String, JSONValue)] = [("manifestation", .array([.object([("text", .string(reaction))])]))]
+                var detail: JSONObject = [("manifestation", .array([.object([("text", .string(reaction))])]))]
                 if let severity, ["mild", "moderate", "severe"].contains(severity) { detail.append(("severity", .string(severity))) }
                 members.append(("reaction", .array([.object(detail)])))
             }
@@ -191,7 +192,7 @@ struct IPSDocument {
             } else {
                 time("effectiveDateTime", c.date ?? c.end)
             }
-            var dosage: [(String, JSONValue)] = []
+            var dosage: JSONObject = []
             if let dose = (c.dose ?? entry.user.patientDose)?.trimmingCharacters(in: .whitespacesAndNewlines), !dose.isEmpty {
                 dosage.append(("text", .string(dose)))
             }
@@ -256,13 +257,13 @@ struct IPSDocument {
         }
         for key in keys {
             for code in content.codes[key] ?? [] where !code.trimmingCharacters(in: .whitespaces).isEmpty {
-                var coding: [(String, JSONValue)] = []
+                var coding: JSONObject = []
                 if let system = FHIRResourceText.systemURI(forKey: key) { coding.append(("system", .string(system))) }
                 coding.append(("code", .string(code.trimmingCharacters(in: .whitespaces))))
                 codings.append(.object(coding))
             }
         }
-        var members: [(String, JSONValue)] = []
+        var members: JSONObject = []
         if !codings.isEmpty { members.append(("coding", .array(codings))) }
         let text = content.description.trimmingCharacters(in: .whitespacesAndNewlines)
         members.append(("text", .string(text.isEmpty ? EntryLabel.name(content.type) : text)))
@@ -274,7 +275,7 @@ struct IPSDocument {
     }
 
     static func reference(_ url: String, display: String? = nil) -> JSONValue {
-        var members: [(String, JSONValue)] = [("reference", .string(url))]
+        var members: JSONObject = [("reference", .string(url))]
         if let display, !display.isEmpty { members.append(("display", .string(display))) }
         return .object(members)
     }

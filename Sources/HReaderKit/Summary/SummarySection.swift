@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// The sections of a clinician summary, in the order IPS lists them, with their LOINC section codes.
@@ -109,7 +110,7 @@ extension ClinicalSummary {
 
     /// "72 /min", "120/80 mm[Hg]", "109/? mm[Hg]", "Never smoker".
     static func text(of value: ObservationDraft.Value) -> String? {
-        func number(_ q: ObservationDraft.Quantity) -> String { JSONValue.format(q.value) }
+        func number(_ q: ObservationDraft.Quantity) -> String { JSONNumber.text(q.value) ?? "null" }
         func withUnit(_ text: String, _ unit: String) -> String { unit.isEmpty ? text : text + " " + unit }
         switch value {
         case .none: return nil

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// What the user posts to the timeline, as hReader's web view did with `POST timeline.json?key=…`.
@@ -31,7 +32,9 @@ extension OpenVault {
     /// Values of `levels` are kept as posted (hReader posted strings).
     public func postTimelineItem(patient: Patient, key: TimelinePostKey, data: [String: Any], at time: Date = Date()) throws -> TimelineItem {
         guard JSONSerialization.isValidJSONObject(data) else { throw HReaderError.badInput("the timeline item is not a JSON object") }
-        return try postTimelineItem(patient: patient, key: key, data: JSONValue(any: data), at: time)
+        let value: JSONValue
+        do { value = try JSONValue(foundation: data, path: "the timeline item") } catch { throw HReaderError.badInput(error.description) }
+        return try postTimelineItem(patient: patient, key: key, data: value, at: time)
     }
 
     public func postTimelineItem(patient: Patient, key: TimelinePostKey, data: JSONValue, at time: Date = Date()) throws -> TimelineItem {

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// Builds hReader's timeline JSON (DESIGN.md §5) for one patient and range.
@@ -166,16 +167,16 @@ public struct TimelineQuery {
     }
 
     func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary]) -> JSONValue {
-        let value: JSONValue = row.valueNumber.map(JSONValue.number) ?? row.valueText.map(JSONValue.string) ?? .null
-        var members: [(String, JSONValue)] = [
-            ("id", .string(row.uuid)), ("description", .string(row.description)), ("date", .number(Double(row.time))),
+        let value: JSONValue = row.valueNumber.map(JSONValue.double) ?? row.valueText.map(JSONValue.string) ?? .null
+        var members: JSONObject = [
+            ("id", .string(row.uuid)), ("description", .string(row.description)), ("date", .int(row.time)),
             ("measurement", .object([("value", value), ("unit", row.unit.map(JSONValue.string) ?? .null)])),
         ]
         if detail {
-            members.append(("entry_id", .number(Double(row.id))))
-            members.append(("codes", .object(row.codes.keys.sorted().map { ($0, .array(row.codes[$0]!.map(JSONValue.string))) })))
+            members.append(("entry_id", .int(row.id)))
+            members.append(("codes", .object(JSONObject(sortingKeysOf: row.codes) { .array($0.map(JSONValue.string)) })))
             if let source = sources[row.sourceID] {
-                var s: [(String, JSONValue)] = [("kind", .string(source.kind.rawValue)), ("name", .string(source.displayName))]
+                var s: JSONObject = [("kind", .string(source.kind.rawValue)), ("name", .string(source.displayName))]
                 if let url = source.baseURL { s.append(("url", .string(url))) }
                 members.append(("source", .object(s)))
             }
@@ -222,12 +223,13 @@ public struct TimelineQuery {
                 merged[key, default: []].append(value)
             }
         }
-        return .object(order.map { ($0, .array(merged[$0]!)) })
+        return .object(JSONObject(order.map { ($0, JSONValue.array(merged[$0]!)) }))
     }
 
+    /// A posted item's data as stored (an object, written by `postTimelineItem`), nil when it is not one.
     static func parsedObject(_ item: TimelineItem) -> JSONValue? {
-        guard let data = item.data.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
-        return JSONValue(any: object)
+        guard let value = try? JSONParser.parse(item.data), value.object != nil else { return nil }
+        return value
     }
 }
 
@@ -264,19 +266,19 @@ struct TimelinePayload {
     init(start: Int64, end: Int64) { self.start = start; self.end = end }
 
     var jsonValue: JSONValue {
-        var out: [(String, JSONValue)] = [("start_date", .number(Double(start))), ("end_date", .number(Double(end)))]
+        var out: JSONObject = [("start_date", .int(start)), ("end_date", .int(end))]
         for (key, member) in members {
             switch member {
             case let .json(value): out.append((key, value))
             case let .vitals(groups):
                 out.append((key, .array(groups.map { description, group in
-                    .object([("description", .string(description)), ("values", .array(group.values.map(JSONValue.number))),
+                    .object([("description", .string(description)), ("values", .array(group.values.map(JSONValue.double))),
                              ("units", group.units.map(JSONValue.string) ?? .null)])
                 })))
             case let .activity(days):
                 out.append((key, .array(days.map { d in
-                    .object([("date", .number(Double(d.day))), ("day", .string(d.dayText)), ("description", .string(d.description)),
-                             ("total", .number(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)])
+                    .object([("date", .int(d.day)), ("day", .string(d.dayText)), ("description", .string(d.description)),
+                             ("total", .double(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)])
                 })))
             }
         }
@@ -285,9 +287,9 @@ struct TimelinePayload {
 
     func write(to out: inout JSONByteWriter) throws {
         out.raw("{\"start_date\":")
-        out.number(Double(start))
+        out.int(start)
         out.raw(",\"end_date\":")
-        out.number(Double(end))
+        out.int(end)
         for (key, member) in members {
             out.raw(",")
             out.string(key)
@@ -304,7 +306,7 @@ struct TimelinePayload {
                     out.raw(",\"values\":[")
                     for (j, value) in group.values.enumerated() {
                         if j > 0 { out.raw(",") }
-                        out.number(value)
+                        out.double(value)
                         if j & 1023 == 0 { try out.flushIfFull() }
                     }
                     out.raw("],\"units\":")
@@ -317,13 +319,13 @@ struct TimelinePayload {
                 for (i, d) in days.enumerated() {
                     if i > 0 { out.raw(",") }
                     out.raw("{\"date\":")
-                    out.number(Double(d.day))
+                    out.int(d.day)
                     out.raw(",\"day\":")
                     out.string(d.dayText)
                     out.raw(",\"description\":")
                     out.string(d.description)
                     out.raw(",\"total\":")
-                    out.number(d.total)
+                    out.double(d.total)
                     out.raw(",\"unit\":")
                     if let unit = d.unit { out.string(unit) } else { out.raw("null") }
                     out.raw("}")

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
 /// One vital sign over a range, with the time of every reading: what a chart needs and the timeline's
@@ -22,8 +23,8 @@ public struct VitalSeries: Sendable, Equatable {
 
     public var json: JSONValue {
         .object([("description", .string(description)), ("unit", unit.map(JSONValue.string) ?? .null),
-                 ("readings", .number(Double(readings))), ("min", .number(minimum)), ("max", .number(maximum)),
-                 ("points", .array(points.map { .array([.number($0.time.rounded()), .number($0.value)]) }))])
+                 ("readings", .int(readings)), ("min", .double(minimum)), ("max", .double(maximum)),
+                 ("points", .array(points.map { .array([.double($0.time.rounded()), .double($0.value)]) }))])
     }
 
     /// Averages consecutive readings into at most `maximumPoints` buckets of equal time width, so a decade

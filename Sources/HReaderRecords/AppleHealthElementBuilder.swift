@@ -25,6 +25,8 @@ struct AppleHealthElementBuilder {
     init(splittingSamples: Bool = true) { self.splittingSamples = splittingSamples }
 
     var insideRoot: Bool { sawRoot && depth > 0 }
+    /// Elements open, the root included.
+    var depthOpen: Int { depth }
 
     /// The innermost element being kept, for "the export ends inside …".
     var openElement: (name: String, line: Int)? {

@@ -72,11 +72,24 @@ public final class AppleHealthReader {
 
     private let source: Source
     private let splittingSamples: Bool
+    private let fastPath: Bool
+
+    /// The fast path (`AppleHealthScanner`) gave up on this document: read it again without it
+    /// (`fastPath: false`), from the start; libxml2's reading is the authority.
+    public struct FastPathDeclined: Error, CustomStringConvertible {
+        public let reason: String
+        public let line: Int
+        public var description: String { "the fast reader declined at line \(line): \(reason)" }
+    }
 
     /// `splittingSamples: false` keeps every Record as text (for comparing the two forms).
-    public init(splittingSamples: Bool = true, source: @escaping Source) {
+    /// `fastPath`: after the prolog (read by libxml2), the body is read by `AppleHealthScanner`,
+    /// which throws `FastPathDeclined` (after handing over what it read) on anything outside the
+    /// subset it reads; the caller then starts again without it.
+    public init(splittingSamples: Bool = true, fastPath: Bool = false, source: @escaping Source) {
         self.source = source
         self.splittingSamples = splittingSamples
+        self.fastPath = fastPath
     }
 
     /// Elements handed from the parsing thread to the caller's at a time, and batches in flight:
@@ -136,18 +149,49 @@ public final class AppleHealthReader {
     }
 
     private func parse(_ handle: (AppleHealthElement) throws -> Void) throws {
-        let parser = try AppleHealthSAXParser(splittingSamples: splittingSamples)
+        let parser = try AppleHealthSAXParser(splittingSamples: splittingSamples, handingOffAtRoot: fastPath)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: Self.chunkBytes, alignment: 16)
         defer { chunk.deallocate() }
         var count = 0
-        repeat {
-            count = try source(chunk)
+        var pushed = 0   // bytes given to libxml2 before this chunk
+        func next() throws -> Int {
+            let count = try source(chunk)
             guard (0...chunk.count).contains(count) else {
                 throw RecordsError.malformed("the export's source returned \(count) bytes for a \(chunk.count)-byte buffer")
             }
+            return count
+        }
+        repeat {
+            count = try next()
             let failure = parser.push(UnsafeRawBufferPointer(rebasing: chunk[..<count]), final: count == 0)
             try parser.handOver(handle)
+            if let handOff = parser.handOff {
+                // libxml2 read the prolog and stopped at the end of the root's start tag: the rest is the scanner's.
+                let offset = handOff.offset - pushed
+                guard (0...count).contains(offset) else {
+                    throw FastPathDeclined(reason: "libxml2 stopped outside the bytes it was given", line: handOff.line)
+                }
+                var scanner = AppleHealthScanner(rootName: handOff.rootName, line: handOff.line)
+                defer { scanner.deallocate() }
+                try parser.withBuilder { builder in
+                    try scanner.feed(UnsafeRawBufferPointer(rebasing: chunk[offset..<count]), into: &builder)
+                }
+                try parser.handOver(handle)
+                while true {
+                    count = try next()
+                    try parser.withBuilder { builder in
+                        if count == 0 {
+                            try scanner.finish(into: &builder)
+                        } else {
+                            try scanner.feed(UnsafeRawBufferPointer(rebasing: chunk[..<count]), into: &builder)
+                        }
+                    }
+                    try parser.handOver(handle)
+                    if count == 0 { return }
+                }
+            }
             if let failure { throw failure }
+            pushed += count
         } while count > 0
     }
 }

@@ -11,7 +11,20 @@ final class AppleHealthSAXParser {
     /// Our own reason to stop (an entity declaration, a limit); it outranks libxml2's error.
     private var refusal: Error?
 
-    init(splittingSamples: Bool = true) throws {
+    /// Where libxml2 stopped for `AppleHealthScanner` to go on: the offset of the end of the root's
+    /// start tag (its `>`) in the bytes pushed, its line, and the root's name.
+    struct HandOff {
+        let offset: Int
+        let line: Int
+        let rootName: UnsafePointer<xmlChar>
+    }
+    private let handingOffAtRoot: Bool
+    private(set) var handOff: HandOff?
+
+    /// `handingOffAtRoot`: stop once the root's start tag is read (`handOff`), when the document
+    /// is one the scanner can go on with (UTF-8, no attribute the DTD makes other than CDATA).
+    init(splittingSamples: Bool = true, handingOffAtRoot: Bool = false) throws {
+        self.handingOffAtRoot = handingOffAtRoot
         builder = AppleHealthElementBuilder(splittingSamples: splittingSamples)
         var handler = Self.handler()
         // Unretained: the callbacks only run inside `push`, while this object is alive.
@@ -29,14 +42,20 @@ final class AppleHealthSAXParser {
     /// Parses the next bytes (`final` with the last, possibly empty, chunk). Returns why the
     /// document is refused, if it is; elements completed before that are still handed over.
     func push(_ bytes: UnsafeRawBufferPointer, final: Bool) -> Error? {
-        guard let context, refusal == nil else { return refusal }
+        guard let context, refusal == nil, handOff == nil else { return refusal }
         let status = xmlParseChunk(context, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count), final ? 1 : 0)
         if let refusal { return refusal }
+        if handOff != nil { return nil }
         if status != 0 || context.pointee.wellFormed == 0 { return malformed(context, final: final) }
         if final && !builder.sawRoot {
             return RecordsError.malformed("the file holds no <HealthData> element: not an Apple Health export")
         }
         return nil
+    }
+
+    /// The builder, for the scanner that goes on after the hand-off.
+    func withBuilder<T>(_ body: (inout AppleHealthElementBuilder) throws -> T) rethrows -> T {
+        try body(&builder)
     }
 
     /// Hands the elements completed so far to `handle`, in document order.
@@ -78,7 +97,20 @@ final class AppleHealthSAXParser {
             try builder.start(name, attributes: attributes, line: currentLine(context))
         } catch {
             refuse(error)
+            return
         }
+        if handingOffAtRoot, builder.depthOpen == 1, canHandOff(context) {
+            handOff = HandOff(offset: Int(xmlByteConsumed(context)), line: currentLine(context), rootName: name)
+            xmlStopParser(context)
+        }
+    }
+
+    /// Whether the scanner reads the rest as libxml2 would: the input is UTF-8 as it is (no
+    /// converter), and the DTD declared no attribute other than CDATA (libxml2 normalises those).
+    private func canHandOff(_ context: xmlParserCtxtPtr) -> Bool {
+        guard let input = context.pointee.input, input.pointee.buf?.pointee.encoder == nil else { return false }
+        if let special = context.pointee.attsSpecial, xmlHashSize(special) > 0 { return false }
+        return xmlByteConsumed(context) >= 0
     }
 
     private func endElement() {

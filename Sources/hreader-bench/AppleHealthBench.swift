@@ -42,6 +42,10 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
             String(format: "%.0f records/s, %.0f MB/s of XML (%d elements); parse floor %.1f s = %.0f%% of the import",
                    Double(size) / floor.seconds, Double(floor.bytes) / 1e6 / floor.seconds, floor.elements,
                    floor.seconds, 100 * floor.seconds / run.seconds))
+        let libxml2 = try appleHealthParseFloor(zip, fastPath: false)
+        row("      the same read by libxml2 alone", ms(libxml2.seconds),
+            String(format: "%.0f MB/s of XML; the fast path takes %.2fx its time", Double(libxml2.bytes) / 1e6 / libxml2.seconds,
+                   floor.seconds / libxml2.seconds))
         if let reference {
             let db = scratch.appendingPathComponent("reference-\(size).db")
             do {
@@ -128,7 +132,7 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
 /// The parse floor: the reader over the export with no database writes, through the same zip
 /// streaming path as the import (the member inflated on a second thread into a bounded pipe).
 /// Median of 3.
-func appleHealthParseFloor(_ zip: URL) throws -> (seconds: Double, elements: Int, bytes: Int) {
+func appleHealthParseFloor(_ zip: URL, fastPath: Bool = true) throws -> (seconds: Double, elements: Int, bytes: Int) {
     var times: [Double] = [], elements = 0, bytes = 0
     for _ in 0..<3 {
         (elements, bytes) = (0, 0)
@@ -140,7 +144,7 @@ func appleHealthParseFloor(_ zip: URL) throws -> (seconds: Double, elements: Int
                     bytes += count
                     return count
                 }
-                try AppleHealthReader(source: counting).read { _ in elements += 1 }
+                try AppleHealthReader(fastPath: fastPath, source: counting).read { _ in elements += 1 }
             }
         })
     }

@@ -163,6 +163,16 @@ public enum RecordsFuzzChecks {
         case (.some, .some): same = whole.elements.starts(with: small.elements) || small.elements.starts(with: whole.elements)
         default: same = false
         }
+        // The fast path reads what it does not decline exactly as libxml2 does (elements, lines, errors)
+        // given the same chunks (libxml2's own messages can differ with the chunking).
+        let fast = try readAppleHealth(data, chunk: 1 + data.count % 7, fastPath: true)
+        if fast.error != AppleHealthFuzzMarker.declined, fast.elements != small.elements || fast.error != small.error {
+            throw FuzzViolation("""
+                Apple Health: the fast path differs from libxml2:
+                 libxml2: \(small.elements.count) elements, \(small.error ?? "no error"); \(small.elements.suffix(2))
+                 fast: \(fast.elements.count) elements, \(fast.error ?? "no error"); \(fast.elements.suffix(2))
+                """)
+        }
         guard same else {
             throw FuzzViolation("""
                 Apple Health: chunked reading differs:
@@ -174,9 +184,9 @@ public enum RecordsFuzzChecks {
 
     /// Each element as text (kind, line, attributes, metadata, children), and the error if it failed.
     static func readAppleHealth(_ data: Data, chunk: Int, splittingSamples: Bool = true,
-                                concurrently: Bool = false) throws -> (elements: [String], error: String?) {
+                                concurrently: Bool = false, fastPath: Bool = false) throws -> (elements: [String], error: String?) {
         var offset = 0
-        let reader = AppleHealthReader(splittingSamples: splittingSamples) { buffer in
+        let reader = AppleHealthReader(splittingSamples: splittingSamples, fastPath: fastPath) { buffer in
             let count = min(buffer.count, chunk, data.count - offset)
             if count > 0 { data.copyBytes(to: buffer.bindMemory(to: UInt8.self), from: offset..<(offset + count)) }
             offset += count
@@ -191,6 +201,8 @@ public enum RecordsFuzzChecks {
                 guard element.line >= 1 else { throw FuzzViolation("an element at line \(element.line)") }
                 out.append(describe(element))
             }
+        } catch is AppleHealthReader.FastPathDeclined {
+            return (out, AppleHealthFuzzMarker.declined)
         } catch let error as RecordsError {
             return (out, error.description)
         } catch let violation as FuzzViolation {
@@ -200,5 +212,9 @@ public enum RecordsFuzzChecks {
         }
         return (out, nil)
     }
+}
+enum AppleHealthFuzzMarker {
+    /// The fast path declined the document (libxml2 reads it; nothing to compare).
+    static let declined = "(declined by the fast path)"
 }
 #endif

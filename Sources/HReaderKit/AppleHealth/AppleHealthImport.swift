@@ -41,8 +41,24 @@ extension OpenVault {
     }
 
     /// `pendingLimit`: blood-pressure Records that may wait in memory for their correlation (tests
-    /// make it small to exercise what happens past it).
-    func importAppleHealth(_ url: URL, into patient: Patient?, pendingLimit: Int, progress: (String) -> Void) throws -> AppleHealthSummary {
+    /// make it small to exercise what happens past it). The export is read with the fast path
+    /// (`AppleHealthScanner`); a document it declines is imported again, from the start, by libxml2
+    /// alone (the first attempt's transaction is rolled back).
+    func importAppleHealth(_ url: URL, into patient: Patient?, pendingLimit: Int, fastPath: Bool = true,
+                           progress: (String) -> Void) throws -> AppleHealthSummary {
+        // (The transaction turns whatever its body throws into an HReaderError: the flag says why it failed.)
+        var declined = false
+        do {
+            return try importAppleHealthOnce(url, into: patient, pendingLimit: pendingLimit, fastPath: fastPath, declined: &declined,
+                                             progress: progress)
+        } catch where declined {
+            return try importAppleHealthOnce(url, into: patient, pendingLimit: pendingLimit, fastPath: false, declined: &declined,
+                                             progress: progress)
+        }
+    }
+
+    private func importAppleHealthOnce(_ url: URL, into patient: Patient?, pendingLimit: Int, fastPath: Bool, declined: inout Bool,
+                                       progress: (String) -> Void) throws -> AppleHealthSummary {
         let source = try AppleHealthExportSource(url: url)
         var summary = AppleHealthSummary()
         summary.member = source.xmlName
@@ -178,7 +194,7 @@ extension OpenVault {
 
             do {
                 try source.withXML { bytes in
-                    try AppleHealthReader(source: bytes).read(concurrently: true, prepare: PreparedElement.init) { item in
+                    try AppleHealthReader(fastPath: fastPath, source: bytes).read(concurrently: true, prepare: PreparedElement.init) { item in
                         elements += 1
                         if elements % 10_000 == 0 { progress("\(elements) elements") }
                         let prepared: PreparedElement.Other
@@ -241,6 +257,9 @@ extension OpenVault {
                 try storePendingBloodPressure()
             } catch let error as RecordsError {
                 throw HReaderError.badInput("\(name): \(error.description)")
+            } catch let error as AppleHealthReader.FastPathDeclined {
+                declined = true
+                throw error
             }
 
             // Clinical records: the FHIR resources they point to, through the FHIR mapping.

@@ -1,0 +1,119 @@
+import Foundation
+@testable import HReaderRecords
+import XCTest
+
+/// The fast path (`AppleHealthScanner` after libxml2 has read the prolog) against libxml2 alone,
+/// on the same bytes: what it reads it reads the same (attributes, metadata, children, lines), and
+/// what it does not read it declines, so the importer reads the document again with libxml2.
+final class AppleHealthScannerTests: XCTestCase {
+    enum Outcome: Equatable {
+        case read([String])
+        case failed([String], String)
+        case declined([String])
+    }
+
+    static func read(_ xml: String, chunk: Int, fastPath: Bool) -> Outcome {
+        var elements: [String] = []
+        do {
+            try AppleHealthReader(fastPath: fastPath, source: AppleHealthReaderTests.source(xml, chunk: chunk)).read {
+                elements.append(AppleHealthReaderTests.describe($0))
+            }
+            return .read(elements)
+        } catch is AppleHealthReader.FastPathDeclined {
+            return .declined(elements)
+        } catch {
+            return .failed(elements, "\(error)")
+        }
+    }
+
+    /// A body with what real exports hold and what XML allows around it.
+    static let body = """
+        <HealthData locale="en_US">
+         <ExportDate value="2026-11-20 10:00:00 +0100"/>
+         <Record type="HKQuantityTypeIdentifierHeartRate"
+                 sourceName='Zoë’s "Watch" 📱' unit = "count/min"
+                 startDate="2026-03-01 09:05:00 +0100" endDate="2026-03-01 09:05:00 +0100" value="71" >
+          <MetadataEntry key="tab	and
+        newline" value="&#9;&#10;&#xE9;&#38;&amp;&lt;&gt;&apos;&quot;"/>
+         </Record >
+         <Record type="HKCategoryTypeIdentifierHeadache" sourceName="Cuff" startDate="2026-03-02 09:05:00 +0100" endDate="2026-03-02 10:05:00 +0100" value="HKCategoryValueSeverityModerate"/>
+         <Record type="HKQuantityTypeIdentifierStepCount" sourceName="Zoë’s iPhone" device="&lt;&lt;HKDevice: 0x2a8f52a90&gt;, name:iPhone, manufacturer:Apple Inc.&gt;" unit="count" startDate="2026-03-01 09:00:00 +0100" endDate="2026-03-01 09:10:00 +0100" value="1200"/>
+         <Workout workoutActivityType="HKWorkoutActivityTypeRunning" duration="31.5" durationUnit="min" sourceName="Watch" startDate="2026-03-01 18:00:00 +0100" endDate="2026-03-01 18:31:30 +0100">
+          <WorkoutEvent type="HKWorkoutEventTypeSegment" date="2026-03-01 18:10:00 +0100"><MetadataEntry key="ignored" value="deeper"/></WorkoutEvent>
+         </Workout>
+        </HealthData>
+
+        """
+
+    func testTheFastPathReadsWhatLibxml2Reads() {
+        for xml in [AppleHealthReaderTests.export, AppleHealthReaderTests.doctype + "\n" + Self.body, Self.body] {
+            let libxml2 = Self.read(xml, chunk: .max, fastPath: false)
+            guard case .read(let elements) = libxml2 else { return XCTFail("libxml2 refused the test document: \(libxml2)") }
+            XCTAssertGreaterThan(elements.count, 3)
+            for chunk in [1, 2, 3, 7, 64, 4096, .max] {
+                XCTAssertEqual(Self.read(xml, chunk: chunk, fastPath: true), libxml2, "chunks of \(chunk)")
+            }
+        }
+    }
+
+    func testWhatTheFastPathDoesNotReadItDeclines() {
+        let cases: [(String, String)] = [
+            ("a comment", "<!-- note -->"),
+            ("CDATA", "<Record type=\"x\"><![CDATA[text]]></Record>"),
+            ("text", "<Record type=\"x\">text</Record>"),
+            ("a processing instruction", "<?pi data?>"),
+            ("an entity the document does not declare", "<Record type=\"&nbsp;\"/>"),
+            ("a namespace", "<Record xmlns:a=\"urn:x\" a:type=\"x\"/>"),
+            ("a carriage return", "<Record type=\"x\"\r\n/>"),
+            ("a non-ASCII name", "<Récord type=\"x\"/>"),
+            ("bytes that are not UTF-8", "<Record type=\"\u{FFFD}\"/>".replacingOccurrences(of: "\u{FFFD}", with: "\u{1}")),
+        ]
+        for (what, markup) in cases {
+            let xml = Self.body.replacingOccurrences(of: " <ExportDate", with: " \(markup)\n <ExportDate")
+            let fast = Self.read(xml, chunk: 5, fastPath: true)
+            guard case .declined(let before) = fast else { XCTFail("\(what): \(fast)"); continue }
+            XCTAssertEqual(before, [], "\(what): nothing read before it")
+        }
+    }
+
+    func testMalformedDocumentsAreDeclinedSoThatLibxml2GivesTheMessage() {
+        let cases: [(String, String)] = [
+            ("truncated", String(Self.body.dropLast(30))),
+            ("a mismatched end tag", Self.body.replacingOccurrences(of: "</Record >", with: "</Recrd>")),
+            ("an attribute twice", Self.body.replacingOccurrences(of: "unit = \"count/min\"", with: "unit=\"a\" unit=\"b\"")),
+            ("attributes without space between", Self.body.replacingOccurrences(of: "unit = \"count/min\"\n", with: "unit=\"a\"value=\"b\"\n")),
+            ("a < in a value", Self.body.replacingOccurrences(of: "value=\"1200\"", with: "value=\"1<2\"")),
+            ("content after the root", Self.body + "<Extra/>\n"),
+            ("an unquoted value", Self.body.replacingOccurrences(of: "value=\"1200\"", with: "value=1200")),
+            ("a bad character reference", Self.body.replacingOccurrences(of: "&#9;", with: "&#1;")),
+        ]
+        for (what, xml) in cases {
+            let libxml2 = Self.read(xml, chunk: .max, fastPath: false)
+            guard case .failed(let read, _) = libxml2 else { XCTFail("\(what): libxml2 accepted it"); continue }
+            let fast = Self.read(xml, chunk: 3, fastPath: true)
+            guard case .declined(let before) = fast else { XCTFail("\(what): \(fast)"); continue }
+            XCTAssertTrue(read.starts(with: before), "\(what): what was read before is what libxml2 reads")
+        }
+    }
+
+    /// A document the scanner cannot go on with from the root (another encoding, an attribute the
+    /// DTD types) is read by libxml2 to the end, not declined.
+    func testDocumentsLibxml2MustReadAloneAreNotHandedOver() {
+        let latin1 = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n" + Self.body.replacingOccurrences(of: "’", with: "").replacingOccurrences(of: " 📱", with: "")
+        let typed = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE HealthData [
+            <!ATTLIST Record type NMTOKEN #REQUIRED>
+            ]>
+            <HealthData locale="en_US">
+             <Record type="  HKQuantityTypeIdentifierHeartRate  " startDate="2026-03-01 09:05:00 +0100" value="71"/>
+            </HealthData>
+
+            """
+        for xml in [latin1, typed] {
+            let libxml2 = Self.read(xml, chunk: .max, fastPath: false)
+            guard case .read = libxml2 else { XCTFail("libxml2: \(libxml2)"); continue }
+            XCTAssertEqual(Self.read(xml, chunk: 7, fastPath: true), libxml2)
+        }
+    }
+}

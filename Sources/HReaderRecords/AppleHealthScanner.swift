@@ -221,6 +221,8 @@ struct AppleHealthScanner {
             q += 1
             guard let value = try self.value(from: q, quote: quote, scratchUsed: &used, newlines: &newlines) else { return try incomplete(p) }
             q = value.after
+            // `xmlns` declares a namespace: libxml2 hands it over apart from the attributes.
+            guard strcmp(attributeName, "xmlns") != 0 else { throw declined("a namespace declaration") }
             // Each name once (libxml2 refuses a repeated attribute).
             for i in 0..<count where attributes[5 * i] == attributeName { throw declined("an attribute given twice") }
             guard count < attributeCapacity else { throw declined("more than \(attributeCapacity) attributes") }

@@ -159,6 +159,8 @@ public final class APIClient: @unchecked Sendable {
     static func retryAfter(_ response: HTTPResponse) -> Double? {
         guard let value = response.header("retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = Double(value), seconds >= 0 { return seconds }
+        // An HTTP date is ASCII; Foundation's DateFormatter traps on some other text (see FHIRTime).
+        guard value.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

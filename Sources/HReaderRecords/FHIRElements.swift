@@ -102,7 +102,9 @@ enum FHIRTime {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if let epoch = instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
         if let time = ClinicalTime.parse(text, timeZone: timeZone) { return time }
-        guard trimmed.contains("T") else { return nil }
+        // Foundation's DateFormatter traps (a fatal error, not nil) on some non-ASCII text, e.g. a
+        // combining mark after a digit (found by the fhir-ndjson fuzzer): a date-time is ASCII.
+        guard trimmed.contains("T"), trimmed.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let withoutFraction = trimmed.split(separator: ".", maxSplits: 1).first.map(String.init) ?? trimmed
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -48,6 +48,7 @@ final class PiecesTests: XCTestCase {
         XCTAssertEqual(APIClient.retryAfter(response("3")), 3)
         XCTAssertNil(APIClient.retryAfter(response(nil)))
         XCTAssertNil(APIClient.retryAfter(response("soon")))
+        XCTAssertNil(APIClient.retryAfter(response("Fri, 01 Mar 2024 08:00:0\u{0365} GMT")), "not ASCII: never given to DateFormatter")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")

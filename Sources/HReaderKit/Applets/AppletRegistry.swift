@@ -232,7 +232,12 @@ public struct AppletRegistry: Sendable {
         // Property lists hand booleans back as Bool (test it before NSNumber, which a Bool also casts to).
         case let b as Bool where type(of: value) == Bool.self: return .bool(b)
         case let n as NSNumber: return .double(n.doubleValue)
-        case let d as Date: return .string(RFC3339.utc(Int64(d.timeIntervalSince1970.rounded(.down))))
+        case let d as Date:
+            // Only the years RFC 3339 can write (a plist date can be any Double, and converting one
+            // past Int64 trapped: found by the applet-plist fuzzer).
+            let seconds = d.timeIntervalSince1970.rounded(.down)
+            guard (-62_135_596_800...253_402_300_799).contains(seconds) else { return .null }
+            return .string(RFC3339.utc(Int64(seconds)))
         case let d as Data: return .string(d.base64EncodedString())
         case let a as [Any]: return .array(a.map(jsonValue))
         case let o as [String: Any]: return .object(JSONObject(sortingKeysOf: o, jsonValue))

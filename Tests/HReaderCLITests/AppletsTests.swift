@@ -118,6 +118,9 @@ final class AppletsTests: CLITestCase {
                                             extra: "<key>entry_types</key><array><string>gossip</string></array>")]),
              ["entry 1", "org.example.c", "unknown entry type 'gossip'"]),
             ("malformed.plist", "<plist><array><dict><key>identifier</key>", ["not a readable property list"]),
+            // The OpenStep text format is not read (Foundation leaks every failed attempt at it on Linux).
+            ("openstep.plist", "( { identifier = org.example.d; display_name = D; class_name = HRBMIVitalAppletTile; } )",
+             ["not an XML or binary property list"]),
         ]
         for (name, contents, expected) in cases {
             let path = try file(name, contents)

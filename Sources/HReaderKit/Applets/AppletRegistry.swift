@@ -76,6 +76,12 @@ public struct AppletRegistry: Sendable {
         if Self.binaryPlistHasSet(data) {
             throw HReaderError.badInput("\(origin) is a binary property list holding a set, which hreader does not read; use arrays")
         }
+        // Only the two formats applets are declared in: Foundation would also try the old OpenStep text
+        // format on anything else, and on Linux it leaks the error of every failed attempt (the fuzzer
+        // ran out of memory on it after two million inputs).
+        guard Self.isXMLOrBinaryPlist(data) else {
+            throw HReaderError.badInput("\(origin) is not an XML or binary property list")
+        }
         let root: Any
         do {
             root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
@@ -97,6 +103,15 @@ public struct AppletRegistry: Sendable {
             declarations.append(declaration)
         }
         return declarations
+    }
+
+    /// Whether `data` starts as a binary plist (`bplist`) or as XML (`<`, after a byte order mark and
+    /// whitespace).
+    static func isXMLOrBinaryPlist(_ data: Data) -> Bool {
+        var bytes = data.prefix(4096)[...]
+        if bytes.starts(with: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74]) { return true }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        return bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == 0x3C
     }
 
     /// Whether `data` is a binary plist (bplist00) whose object table has a set (marker 0xCn). A damaged

@@ -11,14 +11,9 @@ import HReaderStore
 func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
     let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "200000,1000000")
         .split(separator: ",").compactMap { Int($0) }
-    let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let generator = binDir.appendingPathComponent("hreader-health-generator"), hreader = binDir.appendingPathComponent("hreader")
     say("\n== import --apple-health: generated exports (real format, streamed) ==")
-    guard FileManager.default.isExecutableFile(atPath: generator.path), FileManager.default.isExecutableFile(atPath: hreader.path) else {
-        say("  (hreader-health-generator or hreader not built beside hreader-bench; skipped)")
-        return
-    }
-    let packageRoot = binDir.deletingLastPathComponent().deletingLastPathComponent()
+    guard let (generator, hreader) = siblingBinaries() else { return }
+    let packageRoot = hreader.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let reference = [ProcessInfo.processInfo.environment["HREADER_HEALTHKIT_TO_SQLITE"],
                      packageRoot.appendingPathComponent(".build/pyenv/bin/healthkit-to-sqlite").path,
                      packageRoot.appendingPathComponent("pyenv/bin/healthkit-to-sqlite").path]

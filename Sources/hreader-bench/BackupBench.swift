@@ -9,13 +9,8 @@ import HReaderStore
 /// on this disk), with and without an fsync of the copy (a backup fsyncs, `cp` does not).
 func runBackupBenchmarks(scratch: URL, password: SecretBytes) throws {
     let records = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_BACKUP_RECORDS"] ?? "") ?? 1_000_000
-    let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let generator = binDir.appendingPathComponent("hreader-health-generator"), hreader = binDir.appendingPathComponent("hreader")
     say("\n== backup and restore: a vault of \(records) Apple Health samples, end to end ==")
-    guard FileManager.default.isExecutableFile(atPath: generator.path), FileManager.default.isExecutableFile(atPath: hreader.path) else {
-        say("  (hreader-health-generator or hreader not built beside hreader-bench; skipped)")
-        return
-    }
+    guard let (generator, hreader) = siblingBinaries() else { return }
     let root = scratch.appendingPathComponent("backup-bench")
     try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: root) }

@@ -55,3 +55,15 @@ private func highWaterKB(_ pid: pid_t) -> Int {
           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return 0 }
     return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
 }
+
+/// hreader and hreader-health-generator, built beside this benchmark; nil (after saying why the
+/// section is skipped) when either is missing.
+func siblingBinaries() -> (generator: URL, hreader: URL)? {
+    let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let generator = binDir.appendingPathComponent("hreader-health-generator"), hreader = binDir.appendingPathComponent("hreader")
+    guard FileManager.default.isExecutableFile(atPath: generator.path), FileManager.default.isExecutableFile(atPath: hreader.path) else {
+        say("  (hreader-health-generator or hreader not built beside hreader-bench; skipped)")
+        return nil
+    }
+    return (generator, hreader)
+}

@@ -1,4 +1,3 @@
-import CLibXML2
 import Foundation
 
 /// One element of an XML document, as `FHIRXMLReader` hands the tree over.
@@ -33,33 +32,23 @@ enum FHIRXMLReader {
         guard data.count <= maxBytes else {
             throw RecordsError.malformed("the FHIR XML is \(data.count) bytes, more than the \(maxBytes) hreader reads")
         }
-        if let line = doctypeLine(data) {
+        if let line = XMLTextReader.doctype(in: data)?.line {
             throw RecordsError.malformed("the FHIR XML has a DOCTYPE (line \(line)): refused (FHIR XML has none, and a DTD can declare entities)")
         }
-        // libxml2 reads from memory it does not own: a copy that lives as long as the reader.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: data.count, alignment: 1)
-        defer { buffer.deallocate() }
-        _ = data.copyBytes(to: buffer.bindMemory(to: UInt8.self))
-        let options = XMLPolicy.parserOptions | Int32(XML_PARSE_NOCDATA.rawValue)
-        XMLPolicy.prepareThread()
-        guard let reader = xmlReaderForMemory(buffer.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(data.count), nil, nil, options) else {
-            throw RecordsError.malformed("the FHIR XML cannot be read as XML")
-        }
-        defer { xmlFreeTextReader(reader) }
-
+        let reader = try XMLTextReader(data, what: "the FHIR XML")
         var stack: [XMLNode] = []
         var root: XMLNode?
         func finish(_ node: XMLNode) {
             if stack.isEmpty { root = node } else { stack[stack.count - 1].children.append(node) }
         }
-        while try advance(reader) {
-            switch xmlTextReaderNodeType(reader) {
-            case 1:  // element start
+        while try reader.read() {
+            switch reader.nodeType {
+            case .elementStart:
                 guard stack.count < maxDepth else {
-                    throw RecordsError.malformed("the FHIR XML nests elements deeper than \(maxDepth) (line \(line(reader)))")
+                    throw RecordsError.malformed("the FHIR XML nests elements deeper than \(maxDepth) (line \(reader.line))")
                 }
                 var node = element(reader)
-                let empty = xmlTextReaderIsEmptyElement(reader) == 1
+                let empty = reader.isEmptyElement
                 if node.namespace == xhtmlNamespace, node.name == "div", !stack.isEmpty {
                     node.xhtml = try xhtml(reader, empty: empty, depth: stack.count)
                     finish(node)
@@ -68,18 +57,17 @@ enum FHIRXMLReader {
                 } else {
                     stack.append(node)
                 }
-            case 15:  // element end
+            case .elementEnd:
                 finish(stack.removeLast())
-            case 3, 4:  // text, CDATA
-                let text = string(xmlTextReaderConstValue(reader)) ?? ""
-                if !text.allSatisfy(\.isWhitespace) {
+            case .text, .cdata:
+                if !reader.value.allSatisfy(\.isWhitespace) {
                     let inside = stack.last.map { "<\($0.name)>" } ?? "the document"
-                    throw RecordsError.malformed("the FHIR XML has text in \(inside) at line \(line(reader)): FHIR XML keeps values in value attributes")
+                    throw RecordsError.malformed("the FHIR XML has text in \(inside) at line \(reader.line): FHIR XML keeps values in value attributes")
                 }
-            case 5, 6:  // entity reference or declaration
-                throw RecordsError.malformed("the FHIR XML uses an entity at line \(line(reader)): refused")
-            case 10:  // DOCTYPE (when the byte scan could not see it, as in UTF-16)
-                throw RecordsError.malformed("the FHIR XML has a DOCTYPE (line \(line(reader))): refused")
+            case .entityReference, .entity:
+                throw RecordsError.malformed("the FHIR XML uses an entity at line \(reader.line): refused")
+            case .documentType:  // when the byte scan could not see it, as in UTF-16
+                throw RecordsError.malformed("the FHIR XML has a DOCTYPE (line \(reader.line)): refused")
             default:  // comments, processing instructions, whitespace
                 continue
             }
@@ -88,49 +76,33 @@ enum FHIRXMLReader {
         return root
     }
 
-    /// The next node; false at the end of the document.
-    private static func advance(_ reader: xmlTextReaderPtr) throws -> Bool {
-        let status = xmlTextReaderRead(reader)
-        if status < 0 { throw failure(reader) }
-        return status == 1
-    }
-
-    private static func element(_ reader: xmlTextReaderPtr) -> XMLNode {
-        var attributes: [(name: String, value: String)] = []
-        if xmlTextReaderHasAttributes(reader) == 1 {
-            while xmlTextReaderMoveToNextAttribute(reader) == 1 {
-                // Namespace declarations and attributes of other namespaces (xsi:schemaLocation) carry no FHIR data.
-                guard xmlTextReaderIsNamespaceDecl(reader) == 0, xmlTextReaderConstNamespaceUri(reader) == nil else { continue }
-                attributes.append((string(xmlTextReaderConstLocalName(reader)) ?? "", string(xmlTextReaderConstValue(reader)) ?? ""))
-            }
-            xmlTextReaderMoveToElement(reader)
-        }
-        return XMLNode(name: string(xmlTextReaderConstLocalName(reader)) ?? "", namespace: string(xmlTextReaderConstNamespaceUri(reader)),
-                       attributes: attributes, line: line(reader))
+    private static func element(_ reader: XMLTextReader) -> XMLNode {
+        // Namespace declarations and attributes of other namespaces (xsi:schemaLocation) carry no FHIR data.
+        let attributes = reader.attributes().filter { !$0.isNamespaceDeclaration && $0.namespaceURI == nil }.map { ($0.localName, $0.value) }
+        return XMLNode(name: reader.localName, namespace: reader.namespaceURI, attributes: attributes, line: reader.line)
     }
 
     /// An XHTML narrative written out as XML text, as FHIR JSON carries it: the `div` with its XHTML
     /// namespace declared, its descendants, their attributes and text (comments left out). Reads up
     /// to the end of the `div`.
-    private static func xhtml(_ reader: xmlTextReaderPtr, empty: Bool, depth: Int) throws -> String {
+    private static func xhtml(_ reader: XMLTextReader, empty: Bool, depth: Int) throws -> String {
         var out = "<div xmlns=\"\(xhtmlNamespace)\"" + xhtmlAttributes(reader) + (empty ? "/>" : ">")
         guard !empty else { return out }
-        let divDepth = xmlTextReaderDepth(reader)
-        while try advance(reader) {
-            let name = string(xmlTextReaderConstName(reader)) ?? ""
-            switch xmlTextReaderNodeType(reader) {
-            case 1:
-                guard depth + Int(xmlTextReaderDepth(reader) - divDepth) < maxDepth else {
-                    throw RecordsError.malformed("the FHIR XML nests elements deeper than \(maxDepth) (line \(line(reader)))")
+        let divDepth = reader.depth
+        while try reader.read() {
+            switch reader.nodeType {
+            case .elementStart:
+                guard depth + reader.depth - divDepth < maxDepth else {
+                    throw RecordsError.malformed("the FHIR XML nests elements deeper than \(maxDepth) (line \(reader.line))")
                 }
-                out += "<\(name)" + xhtmlAttributes(reader) + (xmlTextReaderIsEmptyElement(reader) == 1 ? "/>" : ">")
-            case 15:
-                out += "</\(name)>"
-                if xmlTextReaderDepth(reader) == divDepth { return out }
-            case 3, 4, 13, 14:
-                escape(string(xmlTextReaderConstValue(reader)) ?? "", into: &out, quote: false)
-            case 5, 6:
-                throw RecordsError.malformed("the FHIR XML uses an entity at line \(line(reader)): refused")
+                out += "<\(reader.name)" + xhtmlAttributes(reader) + (reader.isEmptyElement ? "/>" : ">")
+            case .elementEnd:
+                out += "</\(reader.name)>"
+                if reader.depth == divDepth { return out }
+            case .text, .cdata, .whitespace, .significantWhitespace:
+                escape(reader.value, into: &out, quote: false)
+            case .entityReference, .entity:
+                throw RecordsError.malformed("the FHIR XML uses an entity at line \(reader.line): refused")
             default:
                 continue
             }
@@ -139,16 +111,13 @@ enum FHIRXMLReader {
     }
 
     /// ` name="value"` for each attribute but namespace declarations.
-    private static func xhtmlAttributes(_ reader: xmlTextReaderPtr) -> String {
+    private static func xhtmlAttributes(_ reader: XMLTextReader) -> String {
         var out = ""
-        guard xmlTextReaderHasAttributes(reader) == 1 else { return out }
-        while xmlTextReaderMoveToNextAttribute(reader) == 1 {
-            guard xmlTextReaderIsNamespaceDecl(reader) == 0 else { continue }
-            out += " \(string(xmlTextReaderConstName(reader)) ?? "")=\""
-            escape(string(xmlTextReaderConstValue(reader)) ?? "", into: &out, quote: true)
+        for attribute in reader.attributes() where !attribute.isNamespaceDeclaration {
+            out += " \(attribute.name)=\""
+            escape(attribute.value, into: &out, quote: true)
             out += "\""
         }
-        xmlTextReaderMoveToElement(reader)
         return out
     }
 
@@ -162,38 +131,5 @@ enum FHIRXMLReader {
             default: out.append(character)
             }
         }
-    }
-
-    /// The line of a `<!DOCTYPE` in the prolog (before the root element), read from the bytes so the
-    /// parser never sees it.
-    static func doctypeLine(_ data: Data) -> Int? {
-        let bytes = [UInt8](data.prefix(64 << 10))
-        var i = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        func at(_ text: String) -> Bool { bytes[i...].starts(with: Array(text.utf8)) }
-        func skip(past end: String) { while i < bytes.count, !at(end) { i += 1 }; i += end.utf8.count }
-        while i < bytes.count {
-            if bytes[i] == UInt8(ascii: "<") {
-                if at("<?") { skip(past: "?>"); continue }
-                if at("<!--") { skip(past: "-->"); continue }
-                guard at("<!") else { return nil }  // the root element: the prolog is over
-                return bytes[..<i].filter { $0 == UInt8(ascii: "\n") }.count + 1
-            }
-            i += 1
-        }
-        return nil
-    }
-
-    private static func failure(_ reader: xmlTextReaderPtr) -> RecordsError {
-        var detail = ""
-        if let last = xmlGetLastError(), let message = last.pointee.message {
-            detail = ": " + String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        return .malformed("the FHIR XML is not well-formed at line \(line(reader))\(detail)")
-    }
-
-    private static func line(_ reader: xmlTextReaderPtr) -> Int { Int(xmlTextReaderGetParserLineNumber(reader)) }
-
-    private static func string(_ pointer: UnsafePointer<xmlChar>?) -> String? {
-        pointer.map { String(cString: $0) }
     }
 }

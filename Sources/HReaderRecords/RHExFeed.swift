@@ -1,4 +1,3 @@
-import CLibXML2
 import Foundation
 
 /// One patient of an RHEx server's Atom feed, read as hReader read it: the id is the entry's `<id>`,
@@ -16,53 +15,40 @@ public struct RHExFeedEntry: Sendable, Equatable {
     }
 }
 
-/// Parses an Atom feed with libxml2's streaming reader: no network access, no external entities,
-/// no DTD loading (a hostile feed cannot make it read files or URLs).
+/// Parses an Atom feed with libxml2's streaming reader (`XMLTextReader`, under `XMLPolicy`): no
+/// network access, no external entities, no DTD loading (a hostile feed cannot make it read files or URLs).
 public enum RHExFeed {
     public static func parse(_ data: Data) throws -> [RHExFeedEntry] {
         guard !data.isEmpty else { throw RecordsError.malformed("the patient feed is empty") }
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
-        XMLPolicy.prepareThread()
-        let reader: xmlTextReaderPtr? = data.withUnsafeBytes { raw in
-            xmlReaderForMemory(raw.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(data.count), nil, nil, options)
-        }
-        guard let reader else { throw RecordsError.malformed("the patient feed cannot be read as XML") }
-        defer { xmlFreeTextReader(reader) }
+        let reader = try XMLTextReader(data, what: "the patient feed")
 
         var entries: [RHExFeedEntry] = []
         var sawFeed = false
         var current: (id: String, title: String, alternate: String?)?
         var field: String?       // the entry child whose text is being read
         var text = ""
-        while true {
-            let status = data.withUnsafeBytes { _ in xmlTextReaderRead(reader) }   // keeps `data` alive while reading
-            if status == 0 { break }
-            guard status == 1 else { throw RecordsError.malformed("the patient feed is not well-formed XML (\(location(reader)))") }
-            let type = xmlTextReaderNodeType(reader)
-            let name = string(xmlTextReaderConstLocalName(reader)) ?? ""
-            switch type {
-            case 1:  // element start
+        while try reader.read() {
+            let name = reader.localName
+            switch reader.nodeType {
+            case .elementStart:
                 if name == "feed" { sawFeed = true }
                 if name == "entry" { current = ("", "", nil); continue }
                 guard current != nil else { continue }
                 if name == "id" || name == "title" {
                     field = name
                     text = ""
-                    if xmlTextReaderIsEmptyElement(reader) == 1 { field = nil }
+                    if reader.isEmptyElement { field = nil }
                 } else if name == "link" {
                     var rel = "alternate", href: String?
-                    while xmlTextReaderMoveToNextAttribute(reader) == 1 {
-                        let attribute = string(xmlTextReaderConstLocalName(reader))
-                        let value = string(xmlTextReaderConstValue(reader))
-                        if attribute == "rel" { rel = value ?? rel }
-                        if attribute == "href" { href = value }
+                    for attribute in reader.attributes() {
+                        if attribute.localName == "rel" { rel = attribute.value }
+                        if attribute.localName == "href" { href = attribute.value }
                     }
-                    xmlTextReaderMoveToElement(reader)
                     if rel == "alternate", let href { current?.alternate = href }
                 }
-            case 3, 4:  // text, CDATA
-                if field != nil { text += string(xmlTextReaderConstValue(reader)) ?? "" }
-            case 15:  // element end
+            case .text, .cdata:
+                if field != nil { text += reader.value }
+            case .elementEnd:
                 if name == "entry", let entry = current {
                     current = nil
                     var id = entry.id.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -83,13 +69,5 @@ public enum RHExFeed {
         }
         guard sawFeed else { throw RecordsError.malformed("the patient feed is XML but not an Atom feed") }
         return entries
-    }
-
-    private static func string(_ pointer: UnsafePointer<xmlChar>?) -> String? {
-        pointer.map { String(cString: $0) }
-    }
-
-    private static func location(_ reader: xmlTextReaderPtr) -> String {
-        "line \(xmlTextReaderGetParserLineNumber(reader))"
     }
 }

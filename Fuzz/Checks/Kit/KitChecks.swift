@@ -7,6 +7,7 @@ import FuzzDriver
 import HReaderJSON
 @testable import HReaderKit
 import HReaderRecords
+import HReaderStore
 
 public enum KitFuzzChecks {
     public static let all: [FuzzHarness] = [
@@ -16,7 +17,10 @@ public enum KitFuzzChecks {
     // MARK: 5. Applet registry
 
     /// Declarations or an HReaderError; every declaration is well formed and identifiers are unique.
+    /// First, the property list itself: a value or a RecordsError, and a value written back as an
+    /// XML plist reads as the same value (the XML and binary readers agree on whatever they read).
     public static func appletPlist(_ data: Data) throws {
+        try propertyListRoundTrip(data)
         let declarations: [AppletDeclaration]
         do {
             declarations = try AppletRegistry.parse(data, origin: "fuzz.plist", baseDirectory: URL(fileURLWithPath: "/nonexistent-fuzz"))
@@ -44,6 +48,29 @@ public enum KitFuzzChecks {
                 guard d.className == nil else { throw FuzzViolation("a plugin with a class_name") }
             }
             for (_, value) in d.configuration { _ = value.serialized() }
+        }
+    }
+
+    static func propertyListRoundTrip(_ data: Data) throws {
+        let value: PropertyList
+        do {
+            value = try PropertyList.read(data)
+        } catch is RecordsError {
+            return
+        } catch {
+            throw FuzzViolation("PropertyList.read threw \(type(of: error)): \(error)")
+        }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">"
+        guard PropertyListXMLWriter.write(value, into: &xml) else { return }  // a value XML cannot carry
+        xml += "</plist>\n"
+        let again: PropertyList
+        do {
+            again = try PropertyList.read(Data(xml.utf8))
+        } catch {
+            throw FuzzViolation("written back as XML, the property list does not read: \(error)\n\(xml)")
+        }
+        guard PropertyListXMLWriter.same(value, again) else {
+            throw FuzzViolation("written back as XML, the property list reads differently:\n\(value)\n\(again)")
         }
     }
 
@@ -92,6 +119,61 @@ public enum KitFuzzChecks {
         } catch is RecordsError {
         } catch {
             throw FuzzViolation("the Apple Health export threw \(type(of: error)): \(error)")
+        }
+    }
+}
+/// An XML plist writer for the round trip: false for a value XML 1.0 cannot carry (a control
+/// character in a string, a date outside years 1 to 9999 or between seconds).
+enum PropertyListXMLWriter {
+    static func write(_ value: PropertyList, into out: inout String) -> Bool {
+        switch value {
+        case .string(let text): return element("string", text, into: &out)
+        case .integer(let n): out += "<integer>\(n)</integer>"
+        case .real(let n): out += "<real>\(n)</real>"
+        case .bool(let b): out += b ? "<true/>" : "<false/>"
+        case .date(let since2001):
+            let seconds = since2001 + PropertyList.referenceDateOffset
+            guard seconds == seconds.rounded(.down), (-62_135_596_800...253_402_300_799).contains(seconds) else { return false }
+            out += "<date>\(RFC3339.utc(Int64(seconds)))</date>"
+        case .data(let bytes): out += "<data>\(Data(bytes).base64EncodedString())</data>"
+        case .array(let items):
+            out += "<array>"
+            for item in items { guard write(item, into: &out) else { return false } }
+            out += "</array>"
+        case .dictionary(let members):
+            out += "<dict>"
+            for (key, item) in members.sorted(by: { $0.key < $1.key }) {
+                guard element("key", key, into: &out), write(item, into: &out) else { return false }
+            }
+            out += "</dict>"
+        }
+        return true
+    }
+
+    private static func element(_ name: String, _ text: String, into out: inout String) -> Bool {
+        out += "<\(name)>"
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\r": out += "&#13;"  // a raw CR would be read as a line end
+            case "\t", "\n", "\u{20}"..."\u{D7FF}", "\u{E000}"..."\u{FFFD}", "\u{10000}"...: out.unicodeScalars.append(scalar)
+            default: return false
+            }
+        }
+        out += "</\(name)>"
+        return true
+    }
+
+    /// Equal, with any NaN equal to any other.
+    static func same(_ a: PropertyList, _ b: PropertyList) -> Bool {
+        switch (a, b) {
+        case let (.real(x), .real(y)): return x == y || (x.isNaN && y.isNaN)
+        case let (.array(x), .array(y)): return x.count == y.count && zip(x, y).allSatisfy { same($0, $1) }
+        case let (.dictionary(x), .dictionary(y)):
+            return x.count == y.count && x.allSatisfy { key, value in y[key].map { same(value, $0) } ?? false }
+        default: return a == b
         }
     }
 }

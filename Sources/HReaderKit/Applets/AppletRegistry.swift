@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderRecords
 import HReaderStore
 
 /// The declared applets: the list built into the binary, then `$XDG_CONFIG_HOME/hreader/applets.plist`,
@@ -69,26 +70,19 @@ public struct AppletRegistry: Sendable {
 
     static let reservedKeys: Set<String> = ["identifier", "display_name", "class_name", "executable", "entry_types"]
 
-    /// Parses an XML or binary property list: an array of applet dictionaries.
+    /// Parses an XML or binary property list (`PropertyList`, not Foundation's reader): an array of
+    /// applet dictionaries.
     static func parse(_ data: Data, origin: String, baseDirectory: URL?) throws -> [AppletDeclaration] {
-        // Foundation on Linux crashes (SIGSEGV, bridging NSSet) on a binary plist holding a set; no applet
-        // list has one (XML plists cannot say it), so it is refused first. Found by make fuzz (applet-plist).
-        if Self.binaryPlistHasSet(data) {
-            throw HReaderError.badInput("\(origin) is a binary property list holding a set, which hreader does not read; use arrays")
-        }
-        // Only the two formats applets are declared in: Foundation would also try the old OpenStep text
-        // format on anything else, and on Linux it leaks the error of every failed attempt (the fuzzer
-        // ran out of memory on it after two million inputs).
-        guard Self.isXMLOrBinaryPlist(data) else {
+        guard PropertyList.format(of: data) != nil else {
             throw HReaderError.badInput("\(origin) is not an XML or binary property list")
         }
-        let root: Any
+        let root: PropertyList
         do {
-            root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw HReaderError.badInput("\(origin) is not a readable property list (XML or binary); fix or remove it")
+            root = try PropertyList.read(data)
+        } catch let RecordsError.malformed(reason) {
+            throw HReaderError.badInput("\(origin) is not a readable property list: \(reason)")
         }
-        guard let items = root as? [Any] else {
+        guard case .array(let items) = root else {
             throw HReaderError.badInput("\(origin): the top level must be an array of applet dictionaries")
         }
         var declarations: [AppletDeclaration] = []
@@ -105,44 +99,14 @@ public struct AppletRegistry: Sendable {
         return declarations
     }
 
-    /// Whether `data` starts as a binary plist (`bplist`) or as XML (`<`, after a byte order mark and
-    /// whitespace).
-    static func isXMLOrBinaryPlist(_ data: Data) -> Bool {
-        var bytes = data.prefix(4096)[...]
-        if bytes.starts(with: [0x62, 0x70, 0x6C, 0x69, 0x73, 0x74]) { return true }
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        return bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == 0x3C
-    }
-
-    /// Whether `data` is a binary plist (bplist00) whose object table has a set (marker 0xCn). A damaged
-    /// trailer answers false and is left to PropertyListSerialization, which refuses it.
-    static func binaryPlistHasSet(_ data: Data) -> Bool {
-        let bytes = [UInt8](data)
-        guard bytes.count >= 8 + 32, bytes.starts(with: Array("bplist0".utf8)) else { return false }
-        let trailer = bytes.count - 32
-        func integer(at start: Int, size: Int) -> Int? {
-            guard size >= 1, size <= 8, start >= 0, start + size <= bytes.count else { return nil }
-            let value = bytes[start..<(start + size)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            return value <= UInt64(Int.max) ? Int(value) : nil
-        }
-        let offsetSize = Int(bytes[trailer + 6])
-        guard let count = integer(at: trailer + 8, size: 8), let table = integer(at: trailer + 24, size: 8),
-              offsetSize >= 1, offsetSize <= 8, table <= trailer else { return false }
-        for index in 0..<min(count, (trailer - table) / offsetSize) {
-            guard let offset = integer(at: table + index * offsetSize, size: offsetSize), offset < bytes.count else { continue }
-            if bytes[offset] >> 4 == 0xC { return true }
-        }
-        return false
-    }
-
-    static func parseEntry(_ item: Any, number: Int, origin: String, baseDirectory: URL?) throws -> AppletDeclaration {
+    static func parseEntry(_ item: PropertyList, number: Int, origin: String, baseDirectory: URL?) throws -> AppletDeclaration {
         func fail(_ what: String, _ name: String? = nil) -> HReaderError {
             HReaderError.badInput("\(origin): entry \(number)\(name.map { " ('\($0)')" } ?? ""): \(what)")
         }
-        guard let entry = item as? [String: Any] else { throw fail("is not a dictionary") }
+        guard case .dictionary(let entry) = item else { throw fail("is not a dictionary") }
         func string(_ key: String, _ name: String?) throws -> String? {
             guard let value = entry[key] else { return nil }
-            guard let text = value as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            guard case .string(let text) = value, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw fail("'\(key)' must be a non-empty string", name)
             }
             return text
@@ -192,7 +156,7 @@ public struct AppletRegistry: Sendable {
                                  configuration: configuration, origin: origin, entryNumber: number)
     }
 
-    static func pluginSpecification(_ entry: [String: Any], executable: String, baseDirectory: URL?,
+    static func pluginSpecification(_ entry: [String: PropertyList], executable: String, baseDirectory: URL?,
                                     fail: (String) -> HReaderError) throws -> PluginSpecification {
         let path: String
         if executable.hasPrefix("/") {
@@ -205,19 +169,24 @@ public struct AppletRegistry: Sendable {
         }
         var types: [EntryType] = []
         if let value = entry["entry_types"] {
-            guard let names = value as? [Any] else { throw fail("'entry_types' must be an array of entry types") }
+            guard case .array(let names) = value else { throw fail("'entry_types' must be an array of entry types") }
             for name in names {
-                guard let text = name as? String, let type = EntryType(rawValue: text) else {
+                guard case .string(let text) = name, let type = EntryType(rawValue: text) else {
                     let valid = EntryType.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw fail("unknown entry type '\(name)' in 'entry_types' (valid: \(valid))")
+                    let shown = if case .string(let text) = name { "unknown entry type '\(text)'" } else { "an entry type that is not a string" }
+                    throw fail("\(shown) in 'entry_types' (valid: \(valid))")
                 }
                 if !types.contains(type) { types.append(type) }
             }
         }
         func number(_ key: String) throws -> Double? {
-            guard let value = entry[key] else { return nil }
-            if type(of: value) != Bool.self, let n = value as? NSNumber { return n.doubleValue }
-            if let s = value as? String, let n = Double(s) { return n }
+            switch entry[key] {
+            case nil: return nil
+            case .integer(let n)?: return Double(n)
+            case .real(let n)? where n.isFinite: return n
+            case .string(let s)?: if let n = Double(s), n.isFinite { return n }
+            default: break
+            }
             throw fail("'\(key)' must be a number")
         }
         let timeout = try number("timeout") ?? PluginSpecification.defaultTimeout
@@ -241,22 +210,21 @@ public struct AppletRegistry: Sendable {
     }
 
     /// A plist value as JSON: dates become RFC 3339, data becomes base64.
-    static func jsonValue(_ value: Any) -> JSONValue {
+    static func jsonValue(_ value: PropertyList) -> JSONValue {
         switch value {
-        case let s as String: return .string(s)
-        // Property lists hand booleans back as Bool (test it before NSNumber, which a Bool also casts to).
-        case let b as Bool where type(of: value) == Bool.self: return .bool(b)
-        case let n as NSNumber: return .double(n.doubleValue)
-        case let d as Date:
+        case .string(let s): return .string(s)
+        case .bool(let b): return .bool(b)
+        case .integer(let n): return .int(n)
+        case .real(let n): return .double(n)
+        case .date(let since2001):
             // Only the years RFC 3339 can write (a plist date can be any Double, and converting one
             // past Int64 trapped: found by the applet-plist fuzzer).
-            let seconds = d.timeIntervalSince1970.rounded(.down)
+            let seconds = (since2001 + PropertyList.referenceDateOffset).rounded(.down)
             guard (-62_135_596_800...253_402_300_799).contains(seconds) else { return .null }
             return .string(RFC3339.utc(Int64(seconds)))
-        case let d as Data: return .string(d.base64EncodedString())
-        case let a as [Any]: return .array(a.map(jsonValue))
-        case let o as [String: Any]: return .object(JSONObject(sortingKeysOf: o, jsonValue))
-        default: return .null
+        case .data(let bytes): return .string(Data(bytes).base64EncodedString())
+        case .array(let items): return .array(items.map(jsonValue))
+        case .dictionary(let members): return .object(JSONObject(sortingKeysOf: members, jsonValue))
         }
     }
 }

@@ -111,7 +111,7 @@ public enum KitFuzzChecks {
         try data.write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         do {
-            let source = try AppleHealthExportSource(url: url)
+            let source = try AppleHealthExportSource(url: url, inflateStall: 2)
             try source.withXML { read in
                 try AppleHealthReader(source: read).read { _ in }
             }

@@ -15,20 +15,18 @@ public final class AppleHealthExportSource {
     /// Inflating never goes this long without a chunk on a sound zip. ZIPFoundation 0.9.20 spins forever
     /// on Linux on a truncated deflate stream (upstream PR #389), without calling us back: after this
     /// long the member is declared damaged (the spinning thread ends with the process). The fuzz
-    /// build waits 2 s: libFuzzer counts an input that takes 10 s as a timeout, and this one is known.
-    #if FUZZING
-    static let inflateStall: TimeInterval = 2
-    #else
-    static let inflateStall: TimeInterval = 10
-    #endif
+    /// harness gives 2 s: libFuzzer counts an input that takes 10 s as a timeout, and this one is known.
+    public static let defaultInflateStall: TimeInterval = 10
 
+    let inflateStall: TimeInterval
     let url: URL
     private let archive: Archive?
     private let xmlEntry: Entry?
     public let xmlName: String
 
-    public init(url: URL) throws {
+    public init(url: URL, inflateStall: TimeInterval = defaultInflateStall) throws {
         self.url = url
+        self.inflateStall = inflateStall
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
         let magic = (try? handle.read(upToCount: 4)) ?? Data()
         try? handle.close()
@@ -48,7 +46,7 @@ public final class AppleHealthExportSource {
         // The export by content, not by name: the Health app localises the file name.
         var found: Entry?
         for entry in archive where entry.type == .file && entry.path.lowercased().hasSuffix(".xml") {
-            guard let head = Self.head(of: entry, in: archive) else {
+            guard let head = Self.head(of: entry, in: archive, stall: inflateStall) else {
                 throw HReaderError.badInput("\(url.lastPathComponent): \(entry.path) does not inflate (its compressed data is damaged or truncated)")
             }
             if Self.isHealthData(head) { found = entry; break }
@@ -66,8 +64,8 @@ public final class AppleHealthExportSource {
     private struct Enough: Error {}
 
     /// The first bytes of a member: enough to see its DOCTYPE or root element; nil when inflating them
-    /// stalls (`inflateStall`).
-    private static func head(of entry: Entry, in archive: Archive) -> Data? {
+    /// stalls for `stall` seconds.
+    private static func head(of entry: Entry, in archive: Archive, stall: TimeInterval) -> Data? {
         let pipe = ChunkPipe(capacity: 8)
         let handoff = Handoff(archive: archive, entry: entry)
         let reader = Thread {
@@ -87,7 +85,7 @@ public final class AppleHealthExportSource {
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
         do {
             while true {
-                let count = try buffer.withUnsafeMutableBytes { try pipe.read(into: $0, stall: inflateStall) }
+                let count = try buffer.withUnsafeMutableBytes { try pipe.read(into: $0, stall: stall) }
                 if count == 0 { break }
                 data.append(contentsOf: buffer[0..<count])
             }
@@ -149,11 +147,12 @@ public final class AppleHealthExportSource {
             pipe.cancel()
             // A producer stuck inside the inflater never finishes; it is left behind (and the archive
             // with it, untouched here) rather than hang the import.
-            pipe.waitUntilFinished(timeout: Self.inflateStall)
+            pipe.waitUntilFinished(timeout: inflateStall)
         }
+        let stall = inflateStall
         return try body { buffer in
             do {
-                return try pipe.read(into: buffer, stall: Self.inflateStall)
+                return try pipe.read(into: buffer, stall: stall)
             } catch ChunkPipe.Cancelled.stalled {
                 throw HReaderError.badInput("\(name): \(entry.path) stopped inflating (its compressed data is damaged or truncated)")
             }

@@ -33,8 +33,12 @@ for h in "${harnesses[@]}"; do
 done
 start=$(date +%s)
 for p in "${products[@]}"; do
-  swift build "${flags[@]}" --product "$p" 2>&1 | grep -E "error|warning: unre|Compiling|Build of" | grep -v "^\[" || true
-  [ -x "$scratch/release/$p" ] || { echo "fuzz: building $p failed" >&2; exit 1; }
+  # A failed build must not leave an older binary to be fuzzed in its place.
+  if ! swift build "${flags[@]}" --product "$p" > "$scratch/build-$p.log" 2>&1; then
+    grep -E "error" "$scratch/build-$p.log" | head -20 >&2
+    echo "fuzz: building $p failed (log: $scratch/build-$p.log)" >&2; exit 1
+  fi
+  [ -x "$scratch/release/$p" ] || { echo "fuzz: building $p left no binary" >&2; exit 1; }
 done
 echo "fuzz: built ${products[*]} in $(( $(date +%s) - start )) s"
 if command -v python3 >/dev/null 2>&1; then python3 Fuzz/seeds.py "$scratch/seeds" >/dev/null; else echo "fuzz: no python3, no seeds" >&2; fi

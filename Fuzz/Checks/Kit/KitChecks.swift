@@ -132,8 +132,10 @@ enum PropertyListXMLWriter {
         case .real(let n): out += "<real>\(n)</real>"
         case .bool(let b): out += b ? "<true/>" : "<false/>"
         case .date(let since2001):
+            // XML dates are whole seconds: only a whole number of seconds since 2001 survives (adding
+            // the offset to 8e-303 gives a whole number too, by rounding).
             let seconds = since2001 + PropertyList.referenceDateOffset
-            guard seconds == seconds.rounded(.down), (-62_135_596_800...253_402_300_799).contains(seconds) else { return false }
+            guard since2001 == since2001.rounded(.down), (-62_135_596_800...253_402_300_799).contains(seconds) else { return false }
             out += "<date>\(RFC3339.utc(Int64(seconds)))</date>"
         case .data(let bytes): out += "<data>\(Data(bytes).base64EncodedString())</data>"
         case .array(let items):

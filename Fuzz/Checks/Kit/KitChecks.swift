@@ -129,7 +129,7 @@ enum PropertyListXMLWriter {
         switch value {
         case .string(let text): return element("string", text, into: &out)
         case .integer(let n): out += "<integer>\(n)</integer>"
-        case .real(let n): out += "<real>\(n)</real>"
+        case .real(let n): out += n.isNaN ? "<real>nan</real>" : "<real>\(n)</real>"  // Swift writes a NaN's payload
         case .bool(let b): out += b ? "<true/>" : "<false/>"
         case .date(let since2001):
             // XML dates are whole seconds: only a whole number of seconds since 2001 survives (adding

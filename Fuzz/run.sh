@@ -9,6 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}; shift || true
 scratch=.build/fuzz
+mkdir -p "$scratch"
 flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
        -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)   # gold fails on the sanitizer objects' debug info
 declare -A binary=(

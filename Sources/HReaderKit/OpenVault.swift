@@ -32,10 +32,15 @@ public final class OpenVault {
 
     /// Runs `body` in one transaction, translating errors for the user.
     func write<T>(_ body: () throws -> T) throws -> T {
-        do { return try db.transaction(body) } catch { throw HReaderError.from(db.diagnose(error)) }
+        try translatingErrors { try db.transaction(body) }
     }
 
-    func read<T>(_ body: () throws -> T) throws -> T {
+    func read<T>(_ body: () throws -> T) throws -> T { try translatingErrors(body) }
+
+    /// Runs `body`, turning what it throws into an `HReaderError` (a damaged database diagnosed
+    /// first). A use case that reacts to an error of its own inside a transaction runs
+    /// `db.transaction` within this, catching that error in between.
+    func translatingErrors<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch { throw HReaderError.from(db.diagnose(error)) }
     }
 

@@ -46,18 +46,18 @@ extension OpenVault {
     /// alone (the first attempt's transaction is rolled back).
     func importAppleHealth(_ url: URL, into patient: Patient?, pendingLimit: Int, fastPath: Bool = true,
                            progress: (String) -> Void) throws -> AppleHealthSummary {
-        // (The transaction turns whatever its body throws into an HReaderError: the flag says why it failed.)
-        var declined = false
-        do {
-            return try importAppleHealthOnce(url, into: patient, pendingLimit: pendingLimit, fastPath: fastPath, declined: &declined,
-                                             progress: progress)
-        } catch where declined {
-            return try importAppleHealthOnce(url, into: patient, pendingLimit: pendingLimit, fastPath: false, declined: &declined,
-                                             progress: progress)
+        try translatingErrors {
+            do {
+                return try importAppleHealthOnce(url, into: patient, pendingLimit: pendingLimit, fastPath: fastPath, progress: progress)
+            } catch is AppleHealthReader.FastPathDeclined {
+                return try importAppleHealthOnce(url, into: patient, pendingLimit: pendingLimit, fastPath: false, progress: progress)
+            }
         }
     }
 
-    private func importAppleHealthOnce(_ url: URL, into patient: Patient?, pendingLimit: Int, fastPath: Bool, declined: inout Bool,
+    /// One reading of the export in one transaction. Its errors are not translated yet: the caller
+    /// must see `FastPathDeclined` as it is.
+    private func importAppleHealthOnce(_ url: URL, into patient: Patient?, pendingLimit: Int, fastPath: Bool,
                                        progress: (String) -> Void) throws -> AppleHealthSummary {
         let source = try AppleHealthExportSource(url: url)
         var summary = AppleHealthSummary()
@@ -71,7 +71,7 @@ extension OpenVault {
         // (measured at 1M records: 4 MiB is 8% slower, 8 MiB no faster and 2 MB more resident).
         try db.execute("PRAGMA cache_size = -6144")
         defer { try? db.execute("PRAGMA cache_size = -2000") }
-        try write {
+        try db.transaction {
             let sources = SourceRepository(db)
             // With --patient the samples belong to that patient; with --as me to the patient the
             // export's <Me> describes (created once, found again by the next export). Either way the
@@ -257,9 +257,6 @@ extension OpenVault {
                 try storePendingBloodPressure()
             } catch let error as RecordsError {
                 throw HReaderError.badInput("\(name): \(error.description)")
-            } catch let error as AppleHealthReader.FastPathDeclined {
-                declined = true
-                throw error
             }
 
             // Clinical records: the FHIR resources they point to, through the FHIR mapping.

@@ -1,0 +1,75 @@
+import Foundation
+import HReaderCrypto
+@testable import HReaderStore
+import XCTest
+
+/// The sample writer keeps the series of the last few samples in memory (and the rest in a
+/// dictionary that is stale for those): with more series taking turns than it keeps, every series
+/// is still written once, every sample once, and each series' longest span reaches the vault.
+final class SampleWriterTests: XCTestCase {
+    private var root: URL!
+    private var db: Database!
+    private var sourceID: Int64 = 0
+    private var patientID: Int64 = 0
+
+    override func setUpWithError() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-samplewriter-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+        db = try Vault(root: root).openDatabase(key: try SecretBytes.random(count: 32), create: true)
+        sourceID = try SourceRepository(db).findOrCreate(kind: .appleHealth, baseURL: "apple-health:test",
+                                                         displayName: "Health", now: "2024-01-01T00:00:00Z")
+        patientID = try PatientRepository(db).add(NewPatient(firstName: "Ann", lastName: "Lee", raw: "{}")).id
+    }
+
+    override func tearDownWithError() throws {
+        db = nil
+        if let root { try? FileManager.default.removeItem(at: root) }
+    }
+
+    /// Records as the reader makes them: one interner, so a series' strings are shared objects.
+    private func records(sources: Int, rounds: Int) -> [SampleRecord] {
+        var interner = StringInterner()
+        var out: [SampleRecord] = []
+        for round in 0..<rounds {
+            for source in 0..<sources {
+                // Source s lasts s or s + 1 minutes, and s + 2 in the last round only: its longest
+                // span, (s + 2) minutes, is then known only to the series kept in memory.
+                let minutes = source + (round == rounds - 1 ? 2 : round % 2)
+                let attributes = [("type", "HKQuantityTypeIdentifierHeartRate"), ("sourceName", "Source \(source)"),
+                                  ("unit", "count/min"),
+                                  ("startDate", String(format: "2024-01-%02d 08:00:00 +0100", round + 1)),
+                                  ("endDate", String(format: "2024-01-%02d 08:%02d:00 +0100", round + 1, minutes)),
+                                  ("value", "\(60 + source)")]
+                var parser = SampleRecordParser()
+                for (name, value) in attributes {
+                    var value = value
+                    XCTAssertTrue(value.withUTF8 { parser.add(field: SampleLayout.code(name)!, $0, interner: &interner) })
+                }
+                out.append(parser.finish(interner: &interner)!)
+            }
+        }
+        return out
+    }
+
+    func testMoreSeriesTakingTurnsThanItKeepsAreEachWrittenOnceWithTheirLongestSpan() throws {
+        let sources = 12, rounds = 9
+        let all = records(sources: sources, rounds: rounds)
+        let mapping = { (_: String) in SeriesMapping(type: .vitalSign, description: "Heart rate", codes: [:]) }
+        for pass in 0..<2 {
+            try db.transaction {
+                let writer = try SampleWriter(db, patientID: patientID, sourceID: sourceID)
+                for record in all {
+                    let (outcome, type) = try writer.add(record, mapping: mapping)
+                    XCTAssertEqual(outcome, pass == 0 ? .inserted : .unchanged)
+                    XCTAssertEqual(type, .vitalSign)
+                }
+                try writer.finish()
+            }
+        }
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM samples"), Int64(sources * rounds))
+        XCTAssertEqual(try db.scalarInt("SELECT count(DISTINCT id) FROM samples"), Int64(sources * rounds))
+        let spans = try db.query("SELECT source_name, max_span FROM sample_series ORDER BY id", []) { ($0.string(0)!, $0.int64(1)!) }
+        XCTAssertEqual(spans.map(\.0), (0..<sources).map { "Source \($0)" })
+        XCTAssertEqual(spans.map(\.1), (0..<sources).map { Int64(($0 + 2) * 60) })
+    }
+}

@@ -53,8 +53,10 @@ enum XMLPropertyListReader {
             }
         }
 
-        /// A `<key>` names the next value of its dictionary.
-        func keyed(_ text: String, line: Int) {
+        /// A scalar element read whole: a `<key>` names the next value of its dictionary, any other
+        /// is a value.
+        func endScalar(_ name: String, _ text: String, line: Int) throws {
+            guard name == "key" else { return try deliver(try value(name, text, line: line), line: line) }
             if case .dictionary(let members, nil)? = stack.last?.frame {
                 stack[stack.count - 1].frame = .dictionary(members, key: (text, line))
             }
@@ -79,14 +81,13 @@ enum XMLPropertyListReader {
                 case "dict":
                     if empty { try deliver(.dictionary([:]), line: line) } else { stack.append((.dictionary([:], key: nil), line)) }
                 case _ where scalars.contains(name):
-                    if case .dictionary(_, let key)? = stack.last?.frame, (key == nil) != (name == "key") {
-                        throw fail(key == nil ? "has <\(name)> where a <dict> needs a <key>" : "has two <key>s in a row in a <dict>", line: line)
+                    if name == "key" {
+                        guard case .dictionary(_, let key)? = stack.last?.frame else { throw fail("has a <key> outside a <dict>", line: line) }
+                        guard key == nil else { throw fail("has two <key>s in a row in a <dict>", line: line) }
+                    } else if case .dictionary(_, nil)? = stack.last?.frame {
+                        throw fail("has <\(name)> where a <dict> needs a <key>", line: line)
                     }
-                    if name == "key", case .dictionary? = stack.last?.frame {} else if name == "key" {
-                        throw fail("has a <key> outside a <dict>", line: line)
-                    }
-                    let frame = Frame.scalar(name: name, text: "")
-                    if empty { try finish(frame, line: line, deliver: deliver, keyed: keyed) } else { stack.append((frame, line)) }
+                    if empty { try endScalar(name, "", line: line) } else { stack.append((.scalar(name: name, text: ""), line)) }
                 default:
                     throw fail("has an element <\(excerpt(name))> that property lists do not have", line: line)
                 }
@@ -98,7 +99,7 @@ enum XMLPropertyListReader {
                 case .array(let items): try deliver(.array(items), line: line)
                 case .dictionary(let members, nil): try deliver(.dictionary(members), line: line)
                 case .dictionary(_, let key?): throw fail("has the key '\(excerpt(key.text))' without a value", line: key.line)
-                case .scalar: try finish(frame, line: line, deliver: deliver, keyed: keyed)
+                case .scalar(let name, let text): try endScalar(name, text, line: line)
                 }
             case .text, .cdata, .whitespace, .significantWhitespace:
                 if case .scalar(let name, let text)? = stack.last?.frame {
@@ -120,33 +121,29 @@ enum XMLPropertyListReader {
         return root
     }
 
-    /// A scalar element's value, delivered (or, for a key, remembered by its dictionary).
-    private static func finish(_ frame: Frame, line: Int, deliver: (PropertyList, Int) throws -> Void,
-                               keyed: (String, Int) -> Void) throws {
-        guard case .scalar(let name, let text) = frame else { return }
+    /// The value of a scalar element other than `<key>`, from its text.
+    private static func value(_ name: String, _ text: String, line: Int) throws -> PropertyList {
         func bad(_ kind: String) -> RecordsError {
             RecordsError.malformed("the property list has <\(name)>\(excerpt(text))</\(name)>, which is not \(kind) (line \(line))")
         }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         switch name {
-        case "key": keyed(text, line)
-        case "string": try deliver(.string(text), line)
+        case "string": return .string(text)
         case "true", "false":
             guard trimmed.isEmpty else { throw bad("empty") }
-            try deliver(.bool(name == "true"), line)
+            return .bool(name == "true")
         case "integer":
             guard let value = integer(trimmed) else { throw bad("an integer of at most 64 bits") }
-            try deliver(.integer(value), line)
+            return .integer(value)
         case "real":
             guard let value = real(trimmed) else { throw bad("a number") }
-            try deliver(.real(value), line)
+            return .real(value)
         case "date":
             guard let value = date(trimmed) else { throw bad("a date such as 2011-03-04T05:06:07Z") }
-            try deliver(.date(value), line)
+            return .date(value)
         default:  // data
-            let base64 = text.filter { !$0.isWhitespace }
-            guard let bytes = Data(base64Encoded: base64) else { throw bad("base64") }
-            try deliver(.data([UInt8](bytes)), line)
+            guard let bytes = Data(base64Encoded: text.filter { !$0.isWhitespace }) else { throw bad("base64") }
+            return .data([UInt8](bytes))
         }
     }
 

@@ -118,7 +118,8 @@ public struct FHIRClient: Sendable {
     private func viaEverything(patientID: String, note: String, progress: @Sendable (Int) -> Void) async throws -> FHIRPatientRecord {
         var set = FHIRResponseSet()
         try await collect(url("Patient/\(Self.escape(patientID))/$everything"), into: &set, progress: progress)
-        return FHIRPatientRecord(set, strategy: .everything, notes: [note])
+        let requests = [(request: "Patient/\(patientID)/$everything", resources: 0..<set.resourceCount)]
+        return FHIRPatientRecord(set, patientID: patientID, base: base, requests: requests, strategy: .everything, notes: [note])
     }
 
     /// The Patient, then a search per patient-compartment type: those the statement lists, by the
@@ -127,6 +128,7 @@ public struct FHIRClient: Sendable {
     private func perTypeSearches(patientID: String, capability: FHIRCapability?, progress: @Sendable (Int) -> Void) async throws -> FHIRPatientRecord {
         var set = FHIRResponseSet()
         try await collect(url("Patient/\(Self.escape(patientID))"), into: &set)
+        var requests = [(request: "Patient/\(patientID)", resources: 0..<set.resourceCount)]
         var passedOver: [Int: [String]] = [:]
         var unsearchable: [String] = []
         for type in Self.fallbackTypes {
@@ -140,7 +142,9 @@ public struct FHIRClient: Sendable {
                 parameter = declared
             }
             do {
+                let first = set.resourceCount
                 try await collect(url(type, query: [(parameter, patientID), ("_count", Self.searchCount)]), into: &set, progress: progress)
+                requests.append((request: "\(type)?\(parameter)=\(patientID)", resources: first..<set.resourceCount))
             } catch let NetError.status(code, _, _) where capability == nil && Self.isClientError(code) {
                 passedOver[code, default: []].append(type)
             }
@@ -150,7 +154,8 @@ public struct FHIRClient: Sendable {
         for code in passedOver.keys.sorted() {
             notes.append("passed over the types whose search answered \(code): " + passedOver[code]!.joined(separator: ", "))
         }
-        return FHIRPatientRecord(set, strategy: .perTypeSearch(declared: capability != nil), notes: notes)
+        return FHIRPatientRecord(set, patientID: patientID, base: base, requests: requests,
+                                 strategy: .perTypeSearch(declared: capability != nil), notes: notes)
     }
 
     /// 404/405/501, or an OperationOutcome saying `not-supported`: the operation is missing, not failing.
@@ -382,11 +387,20 @@ public struct FHIRPatientRecord: Sendable {
     /// One line each: how the record was read, types passed over, what the server warned about.
     public var notes: [String]
 
+    /// Per request, the resources the server returned that were not about the patient asked for:
+    /// left out of `batch`, never filed under anyone.
+    public var rejected: [FHIRRejectedResources]
+
     public var usedFallback: Bool { strategy != .everything }
 
-    init(_ set: FHIRResponseSet, strategy: FHIRFetchStrategy, notes: [String]) {
-        batch = set.map()
+    /// `requests`: which resources of `set` each request read, so a server's fault is named by the
+    /// request that showed it.
+    init(_ set: FHIRResponseSet, patientID: String, base: URL, requests: [(request: String, resources: Range<Int>)],
+         strategy: FHIRFetchStrategy, notes: [String]) {
+        var set = set
         resources = set.resourceCount
+        rejected = set.keepOnly(aboutPatient: FHIRPatientCheck(patientID: patientID, base: base.absoluteString), requests: requests)
+        batch = set.map()
         self.strategy = strategy
         self.notes = notes + set.warnings.map { "the server said: \($0)" }
     }

@@ -41,11 +41,18 @@ public struct RHExClient: Sendable {
         let url = URL(string: "\(base.absoluteString)/records/\(escaped)/c32/\(escaped).json")!
         let response = try await client.send(HTTPRequest(url: url, headers: ["Accept": "application/json"]), auth: auth)
         try check(response, expecting: "a JSON record")
+        let record: MappedRecord
         do {
-            return (try RHExMapper().map(response.body, remoteID: id), response.body.count)
+            record = try RHExMapper().map(response.body, remoteID: id)
         } catch let error as RecordsError {
             throw NetError.malformed(url: url.redactedForDisplay, reason: error.description)
         }
+        // A server that answers with someone else's record must not have it filed under this id.
+        if let stated = record.patient.statedID, stated != id {
+            throw NetError.unexpectedResponse(url: url.redactedForDisplay,
+                                              reason: "the server answered with the record of another patient (\(stated)); it was not imported")
+        }
+        return (record, response.body.count)
     }
 
     func check(_ response: HTTPResponse, expecting: String) throws {

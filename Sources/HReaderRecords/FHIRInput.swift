@@ -68,6 +68,12 @@ struct FHIRInput {
         }
     }
 
+    /// Leaves these clinical resources (indices into `resources`) out. Medications are never about
+    /// one patient, so `medications` stays as it is.
+    mutating func removeResources(at indices: Set<Int>) {
+        resources = resources.enumerated().filter { !indices.contains($0.offset) }.map(\.element)
+    }
+
     /// An OperationOutcome's issues in one short line: "warning processing: _count capped at 20".
     static func issues(_ outcome: JSONObject) -> String {
         let parts = (outcome["issue"]?.array ?? []).compactMap(\.object).map { issue in

@@ -22,7 +22,7 @@ public struct FHIRPageInfo: Sendable, Equatable {
 /// FHIR responses gathered page by page (a searchset, `$everything`, per-type searches) and mapped
 /// together at the end, so that entries on later pages join the Patient of the first.
 public struct FHIRResponseSet: Sendable {
-    private var input = FHIRInput()
+    private(set) var input = FHIRInput()
     public private(set) var pages = 0
     public private(set) var resourceCount = 0
 
@@ -46,6 +46,11 @@ public struct FHIRResponseSet: Sendable {
         }
         pages += 1
         return info
+    }
+
+    /// Leaves these resources (indices in the order read) out of what `map` maps.
+    mutating func removeResources(at indices: Set<Int>) {
+        input.removeResources(at: indices)
     }
 
     /// `system|value` of every identifier on the resources of `type` read so far (for lookups).

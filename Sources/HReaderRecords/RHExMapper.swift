@@ -78,7 +78,9 @@ public struct RHExMapper: Sendable {
             firstName: first, lastName: last, gender: Self.gender(document["gender"]), birthDate: birthDate,
             race: Self.category(document["race"]), ethnicity: Self.category(document["ethnicity"]),
             remoteID: id, raw: raw)
-        return MappedPatient(remoteID: id, content: content)
+        var patient = MappedPatient(remoteID: id, content: content)
+        patient.statedID = Self.id(document)
+        return patient
     }
 
     /// "M"/"F" as FHIR's "male"/"female"; other values lower-cased.

@@ -20,6 +20,10 @@ enum FaultMode: String, CaseIterable, Sendable {
     /// No CapabilityStatement (404), `$everything` refused with a plain 400, and one type's search
     /// refused too: a server a client can only find out about by trying.
     case noMetadata = "no-metadata"
+    /// Like a small server seen in the wild: no CapabilityStatement (404), no `$everything` (404), and
+    /// searches that honour only `_id`, so `Observation?patient=A` lists every patient's Observations.
+    /// For RHEx, a record's document answers with the next patient's record.
+    case ignorePatientSearch = "ignore-patient-search"
     /// Declares `batch` and no `transaction` (a transaction answers 400); in a batch, an Observation
     /// whose `code.text` is "refused" fails on its own with 422 while the other entries are written.
     case batchOnly = "batch-only"
@@ -89,6 +93,18 @@ final class Faults: Sendable {
             default:
                 break
             }
+        case .ignorePatientSearch:
+            switch route {
+            case .metadata:
+                return FHIRResponse.outcome(.notFound("No CapabilityStatement here"))
+            case .everything:
+                return FHIRResponse.outcome(.notFound("Unknown operation: $everything"))
+            case let .search(type, parameters):
+                let honoured = parameters.filter { !["patient", "subject"].contains($0.name) }
+                return api.execute(.search(type: type, parameters: honoured), request: request, base: base)
+            default:
+                break
+            }
         case .noMetadata:
             switch route {
             case .metadata:
@@ -137,6 +153,11 @@ final class Faults: Sendable {
             return hugeRecord(record, withLength: mode == .hugeLength)
         case (.stall, _) where isListing:
             return HTTPResponse(status: .ok, body: .never(holdSeconds: Self.stallSeconds))
+        case (.ignorePatientSearch, .document(let id)):
+            // Someone else's record under this id: the next record of the feed, or the first.
+            let records = api.store.records
+            guard let at = records.firstIndex(where: { $0.id == id }), records.count > 1 else { break }
+            return HTTPResponse(status: .ok, contentType: "application/json", body: records[(at + 1) % records.count].bytes)
         case (.failOnce, .document(let id)):
             if api.store.record(id) != nil, firstTime(failed: "rhex:\(id)") {
                 return RHExAPI.error(.internalServerError, "server_error", "simulated failure")

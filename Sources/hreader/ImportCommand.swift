@@ -102,6 +102,7 @@ struct ImportCommand: AsyncParsableCommand {
                                                      credential: credential) { progress.update("importing \($0)") }
         progress.finish()
         let summary = result.summary
+        for warning in summary.warnings { Terminal.warning(warning) }
         if global.json {
             print(JSONValue.object([("import", .object([("server", .string(url.description)), ("kind", .string(result.kind.rawValue)),
                                                         ("resources", .int(result.resources))])),

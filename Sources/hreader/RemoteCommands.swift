@@ -77,6 +77,7 @@ struct SyncCommand: AsyncParsableCommand {
         progress.finish()
         let s = summary.imports
         let patients = s.patientCount
+        for warning in s.warnings { Terminal.warning(warning) }
         if global.json {
             print(JSONValue.object([("sync", .object([("sources", .int(summary.sources)),
                                                       ("failures", .array(summary.failures.map {

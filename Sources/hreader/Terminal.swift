@@ -36,6 +36,11 @@ enum Terminal {
         FileHandle.standardError.write(Data("hreader: \(TerminalText.clean(message))\n".utf8))
     }
 
+    /// What the user must see even with --quiet or --json (a server's fault that the import worked around).
+    static func warning(_ message: String) {
+        FileHandle.standardError.write(Data("hreader: warning: \(TerminalText.clean(message))\n".utf8))
+    }
+
     static func note(_ message: String) {
         FileHandle.standardError.write(Data("\(TerminalText.clean(message))\n".utf8))
     }

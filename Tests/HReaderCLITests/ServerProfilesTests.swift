@@ -6,23 +6,7 @@ import XCTest
 /// server's `--profile minimal` (read, search and plain create; capped pages behind cursors),
 /// `--profile readonly`, and a server without a CapabilityStatement (`/faults/no-metadata`), each a
 /// real process on 127.0.0.1, through the real binary.
-final class ServerProfilesTests: CLITestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try initVault()
-    }
-
-    /// hreader with the password, in UTC, on `vault` (default: the test's vault).
-    func cli(_ arguments: [String], vault: URL? = nil) throws -> CLIResult {
-        try hreader(withPassword(arguments + (vault.map { ["--vault", $0.path] } ?? [])), env: ["TZ": "UTC"])
-    }
-
-    func makeVault(_ name: String) throws -> URL {
-        let url = workDir.appendingPathComponent(name)
-        try ok(["init", "--vault", url.path, "--new-password-file", passwordFile] + CLITestCase.cheapKDF)
-        return url
-    }
-
+final class ServerProfilesTests: ServerCLITestCase {
     // MARK: Import
 
     /// A minimal server gives the same entries by per-type searches (over capped, cursor-paged
@@ -172,39 +156,6 @@ final class ServerProfilesTests: CLITestCase {
     }
 
     // MARK: Helpers
-
-    /// Every patient's entries, by name, as content (type, description, dates, value, unit,
-    /// codes, status, remote id): local ids and uuids differ between vaults.
-    func records(in vault: URL?) throws -> [String: [String]] {
-        let patients = try json(try cli(["patients", "list", "--json"], vault: vault))["patients"] as? [[String: Any]] ?? []
-        var result: [String: [String]] = [:]
-        for patient in patients {
-            let entries = try json(try cli(["entries", "list", "--patient", "\(patient["id"]!)", "--json"], vault: vault))["entries"]
-                as? [[String: Any]] ?? []
-            let content = entries.map { entry -> String in
-                let kept = entry.filter { ["type", "description", "date", "start", "end", "value", "unit", "codes", "status", "remote_id"].contains($0.key) }
-                let data = (try? JSONSerialization.data(withJSONObject: kept, options: [.sortedKeys])) ?? Data()
-                return String(decoding: data, as: UTF8.self)
-            }
-            result["\(patient["first_name"] ?? "") \(patient["last_name"] ?? "") \(patient["birth_date"] ?? "")", default: []] += content
-        }
-        return result.mapValues { $0.sorted() }
-    }
-
-    /// Resources matching `query` on the server, counted page by page (a minimal server gives no total).
-    func count(_ server: SampleServer, _ query: String) throws -> Int {
-        var path: String? = "/fhir/" + query
-        var total = 0
-        var pages = 0
-        while let next = path, pages < 1000 {
-            let bundle = try server.json(next)
-            total += (bundle["entry"] as? [[String: Any]] ?? []).filter { ($0["search"] as? [String: Any])?["mode"] as? String != "outcome" }.count
-            let link = (bundle["link"] as? [[String: Any]])?.first { $0["relation"] as? String == "next" }?["url"] as? String
-            path = link.map { String($0.dropFirst(server.base.absoluteString.count)) }
-            pages += 1
-        }
-        return total
-    }
 
     /// Ada with `n` heart rates, imported from a FHIR file in one run.
     func addPatientWithHeartRates(_ n: Int) throws {

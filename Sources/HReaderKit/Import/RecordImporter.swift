@@ -31,6 +31,11 @@ public struct ImportSummary: Sendable {
     public var filedFromWaiting = 0
     /// What the import wants the user to know once (a server without `$everything`, …).
     public var notes: [String] = []
+    /// What servers returned that was not about the patient asked for, per request: left out,
+    /// never filed under anyone.
+    public var rejected: [FHIRRejectedResources] = []
+    /// The sources' faults the user must see even when the import goes on, each named once (for stderr).
+    public var warnings: [String] { FHIRRejectedResources.warnings(rejected) }
     public var patientIDs: [Int64] = []
 
     public var jsonValue: JSONValue {
@@ -46,6 +51,11 @@ public struct ImportSummary: Sendable {
             ("waiting", .object(JSONObject(sortingKeysOf: waiting, JSONValue.int))),
             ("filed_from_waiting", .int(filedFromWaiting)),
             ("notes", .array(notes.map { .string($0) })),
+            ("warnings", .array(warnings.map { .string($0) })),
+            ("rejected", .array(rejected.map { rejected in
+                .object([("request", .string(rejected.request)), ("about_other_patients", .int(rejected.aboutOthers)),
+                         ("unchecked", .object(JSONObject(sortingKeysOf: rejected.unchecked, JSONValue.int)))])
+            })),
         ])
     }
 }

@@ -13,6 +13,8 @@ struct FetchedRecord: Sendable {
     var strategy: FHIRFetchStrategy?
     /// For the summary, once per import: the strategy in words, types passed over, server warnings.
     var notes: [String] = []
+    /// Per request, what the server returned that was not about this patient (left out).
+    var rejected: [FHIRRejectedResources] = []
 }
 
 /// What `sync` did: the import summary plus the patients that failed (the others are complete).
@@ -29,19 +31,27 @@ extension SourceConnection {
         case .fhir:
             let fetched = try await fhir().everything(patientID: remoteID)
             let batch = fetched.batch
-            guard var record = batch.records.first(where: { $0.patient.remoteID == remoteID }) ?? (batch.records.count == 1 ? batch.records.first : nil) else {
+            guard var record = batch.records.first(where: { $0.patient.fhirID == remoteID }) else {
+                if let other = batch.records.first {
+                    throw HReaderError(.network, "the server answered the request for Patient/\(remoteID) with Patient \(other.patient.remoteID); "
+                                       + "nothing was imported")
+                }
                 throw HReaderError.badInput("the server's record for patient \(remoteID) holds no Patient resource with that id")
             }
-            // $everything is the patient's compartment: entries whose reference the mapper could not
-            // resolve (absolute URLs of another form, contained patients) are still this patient's.
+            // What is left was checked against the patient (FHIRPatientCheck): entries the mapper
+            // could not attach (a reference by one of their identifiers) are this patient's too.
             record.entries += batch.unattached.map(\.entry)
             record.skipped += batch.skipped
             for other in batch.records where other.patient.remoteID != record.patient.remoteID {
                 record.skipped.append(Skip(kind: "Patient", remoteID: other.patient.remoteID,
                                            reason: "another Patient in the record of \(remoteID) (linked or related)"))
             }
+            if !fetched.rejected.isEmpty, record.entries.isEmpty {
+                throw HReaderError(.network, FHIRRejectedResources.warnings(fetched.rejected).joined(separator: "; ")
+                                   + "; nothing else the server returned is about patient \(remoteID), so nothing was imported for them")
+            }
             return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: fetched.resources,
-                                 strategy: fetched.strategy, notes: fetched.notes)
+                                 strategy: fetched.strategy, notes: fetched.notes, rejected: fetched.rejected)
         case .rhex:
             let (record, _) = try await rhex().record(id: remoteID)
             let count = record.entries.count + record.skipped.count + 1
@@ -106,6 +116,7 @@ extension OpenVault {
                 let fetched = try await connection.fetch(remoteID: id, sourceID: sourceID)
                 resources += fetched.resources
                 for note in fetched.notes where !summary.notes.contains(note) { summary.notes.append(note) }
+                summary.rejected += fetched.rejected
                 try guarded.run { _ in
                     try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
                 }
@@ -184,6 +195,7 @@ extension OpenVault {
             case let .fetched(fetched, scope):
                 progress("patient \(done) of \(total) (\(fetched.remoteID))")
                 for note in fetched.notes where !summary.imports.notes.contains(note) { summary.imports.notes.append(note) }
+                summary.imports.rejected += fetched.rejected
                 let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, scope: scope, isSnapshot: true)
                 do {
                     try guarded.run { _ in

@@ -259,12 +259,45 @@ final class PatientIdentityTests: CLITestCase {
         XCTAssertEqual(try contents().values.map(\.count), [0, 0])
     }
 
+    /// Real documents reuse identifiers: a provider's NPI given as the patient id of two women with
+    /// the same family name and birth date but different SSNs, and one test SSN on two people of
+    /// different names and birth dates. Such a match is reported and decides nothing.
+    func testAnIdentifierMatchThatTheRestOfTheRecordContradictsDecidesNothing() throws {
+        func person(_ id: String, _ given: String, _ family: String, _ born: String, _ identifiers: [(String, String)]) -> String {
+            var patient = InventedFHIR.patient(InventedFHIR.Person(id: id, given: given, family: family, birthDate: born, mrn: "-"))
+            patient["identifier"] = identifiers.map { ["system": $0.0, "value": $0.1] }
+            return InventedFHIR.text(patient)
+        }
+        let npi = "http://hl7.org/fhir/sid/us-npi", ssn = "http://hl7.org/fhir/sid/us-ssn"
+        try ok(withPassword(["import", "--file", try file("mary.json", person("m1", "Mary", "Okafor", "1970-03-02",
+                                                                               [(npi, "1234567893"), (ssn, "123-45-6789")]))]))
+        let second = try ok(withPassword(["import", "--file", try file("maria.json", person("m2", "Maria", "Okafor", "1970-03-02",
+                                                                                             [(npi, "1234567893"), (ssn, "987-65-4321")]))]))
+        XCTAssertTrue(second.stdout.contains("its identifier \(npi)|1234567893 names patient 1 of the vault, but their identifiers of \(ssn) differ"),
+                      second.stdout)
+        XCTAssertEqual(try contents().keys.sorted(), ["Maria Okafor", "Mary Okafor"], "two women, not one")
+
+        let third = try ok(withPassword(["import", "--file", try file("test-ssn.json", person("t1", "John", "Quist", "1951-09-09",
+                                                                                              [(ssn, "123-45-6789")]))]))
+        XCTAssertTrue(third.stdout.contains("but the birth date and the name differ"), third.stdout)
+        XCTAssertEqual(try contents().keys.sorted(), ["John Quist", "Maria Okafor", "Mary Okafor"])
+
+        // Mary's own file again is still Mary (her identifiers agree): no fourth person.
+        try ok(withPassword(["import", "--file", try file("mary-again.json", person("m1", "Mary", "Okafor", "1970-03-02",
+                                                                                     [(npi, "1234567893"), (ssn, "123-45-6789")]))]))
+        XCTAssertEqual(try contents().count, 3)
+    }
+
     func testAServersPatientIsFoundByIdentifierAndFilesNamingItByAbsoluteReferenceFindIt() throws {
         let server = try SampleServer([], workDir: workDir)
         defer { server.stop() }
-        // A portal download first: the sample server's patient p1, by the MRN the server also sends.
-        var mine = InventedFHIR.patient(InventedFHIR.ada)
-        mine["id"] = "portal-77"
+        // A portal download first: the sample server's patient p1 (its name and birth date), by the
+        // MRN the server also sends.
+        let p1 = try server.json("/fhir/Patient/p1")
+        let p1Name = try XCTUnwrap((p1["name"] as? [[String: Any]])?.first)
+        var mine = InventedFHIR.patient(InventedFHIR.Person(id: "portal-77", given: (p1Name["given"] as? [String])?.first ?? "",
+                                                            family: p1Name["family"] as? String ?? "",
+                                                            birthDate: p1["birthDate"] as? String ?? "", mrn: "MRN-0001"))
         mine["identifier"] = [["system": "urn:hreader-sample:mrn", "value": "MRN-0001"]]
         let download = InventedFHIR.text(["resourceType": "Bundle", "type": "collection", "entry": [
             ["resource": mine], ["resource": InventedFHIR.condition("c1", "Gout", subject: "Patient/portal-77", onset: "2020")]]])

@@ -48,6 +48,12 @@ struct PatientMatcher {
     /// one the same `Patient/<id>` names if nothing contradicts it (birth date, family name, an
     /// identifier of the same system), else a new patient.
     func match(_ patient: MappedPatient) throws -> Match {
+        var notes: [String] = []
+        return try match(patient, notes: &notes)
+    }
+
+    /// `match`, saying in `notes` which identifier matches were contradicted and so decided nothing.
+    func match(_ patient: MappedPatient, notes: inout [String]) throws -> Match {
         var byReference: Set<Int64> = []
         for identity in identities(of: patient) where identity.kind == .reference {
             byReference.formUnion(try identities.patients(identity))
@@ -58,7 +64,18 @@ struct PatientMatcher {
             return try one(byReference, else: "its id \(patient.remoteID) at \(scope) names")
         }
         var byIdentifier: Set<Int64> = []
-        for token in patient.identifiers { byIdentifier.formUnion(try identities.patients(Identity(.identifier, token))) }
+        for token in patient.identifiers {
+            for id in try identities.patients(Identity(.identifier, token)) where !byIdentifier.contains(id) {
+                // Real documents reuse identifiers (a provider's NPI as the patient id, one test SSN on
+                // two people): a match the rest of the record contradicts decides nothing.
+                if let stored = try patients.get(id: id), let why = try contradiction(stored, patient) {
+                    notes.append("Patient/\(patient.remoteID): its identifier \(token) names patient \(id) of the vault, but \(why); "
+                                 + "the identifier was not taken as the same person")
+                    continue
+                }
+                byIdentifier.insert(id)
+            }
+        }
         if !byIdentifier.isEmpty {
             return try one(byIdentifier, else: "its identifiers name")
         }
@@ -94,6 +111,30 @@ struct PatientMatcher {
             if let values = storedSystems[Self.system(token)], !values.contains(token) { return false }
         }
         return true
+    }
+
+    /// Why a stored patient, found by a shared identifier, is not the person a record describes: an
+    /// identifier of the same system with another value (two different SSNs), or both another
+    /// birth date and another name. Nil when nothing contradicts.
+    func contradiction(_ stored: Patient, _ incoming: MappedPatient) throws -> String? {
+        let storedSystems = Dictionary(grouping: try identities.identities(of: stored.id).filter { $0.kind == .identifier }.map(\.value),
+                                       by: Self.system)
+        let incomingSystems = Dictionary(grouping: incoming.identifiers, by: Self.system)
+        for (system, values) in incomingSystems {
+            if let known = storedSystems[system], Set(known).isDisjoint(with: values) {
+                return "their identifiers of \(system) differ"
+            }
+        }
+        func differ(_ a: String?, _ b: String?) -> Bool {
+            let a = (a ?? "").trimmingCharacters(in: .whitespaces), b = (b ?? "").trimmingCharacters(in: .whitespaces)
+            return !a.isEmpty && !b.isEmpty && a.caseInsensitiveCompare(b) != .orderedSame
+        }
+        let birthDatesDiffer: Bool = {
+            guard let a = stored.birthDate, let b = incoming.content.birthDate, !a.isEmpty, !b.isEmpty else { return false }
+            return !a.hasPrefix(b) && !b.hasPrefix(a)
+        }()
+        let namesDiffer = differ(stored.lastName, incoming.content.lastName) || differ(stored.firstName, incoming.content.firstName)
+        return birthDatesDiffer && namesDiffer ? "the birth date and the name differ" : nil
     }
 
     /// `remoteID`, or `remoteID#2`, `#3`… when another person from this source already has it.

@@ -109,7 +109,10 @@ struct RecordImporter {
                 if !summary.patientIDs.contains(patient.id) { summary.patientsMatched += 1 }
                 for alias in aliases { try identities.add(alias, patientID: patient.id) }
             case let .described(described):
-                switch try matcher.match(described) {
+                var notes: [String] = []
+                let match = try matcher.match(described, notes: &notes)
+                for note in notes where !summary.notes.contains(note) { summary.notes.append(note) }
+                switch match {
                 case let .ambiguous(reason):
                     summary.skipped["a Patient not imported: \(reason); nothing was filed under anyone", default: 0] += 1
                     summary.skipped["a resource of that Patient not imported", default: 0] += batch.entries.count

@@ -24,6 +24,9 @@ enum FaultMode: String, CaseIterable, Sendable {
     /// searches that honour only `_id`, so `Observation?patient=A` lists every patient's Observations.
     /// For RHEx, a record's document answers with the next patient's record.
     case ignorePatientSearch = "ignore-patient-search"
+    /// Answers a read of `Patient/<id>` (and its `$everything`) with another patient: the first
+    /// Patient of the server whose id is not `<id>`.
+    case otherPatient = "other-patient"
     /// Declares `batch` and no `transaction` (a transaction answers 400); in a batch, an Observation
     /// whose `code.text` is "refused" fails on its own with 422 while the other entries are written.
     case batchOnly = "batch-only"
@@ -105,6 +108,16 @@ final class Faults: Sendable {
             default:
                 break
             }
+        case .otherPatient:
+            let patientID: String
+            switch route {
+            case .read(type: "Patient", let id), .everything(let id): patientID = id
+            default: return api.execute(route, request: request, base: base)
+            }
+            let other = api.store.reading { $0.search(type: "Patient", parameters: []) }.first { $0.id != patientID }
+            guard let other else { break }
+            if case .everything = route { return api.execute(.everything(patientID: other.id), request: request, base: base) }
+            return FHIRResponse.json(other.json)
         case .noMetadata:
             switch route {
             case .metadata:

@@ -94,6 +94,18 @@ final class ServerPatientCheckTests: ServerCLITestCase {
         XCTAssertEqual(patients.count, 0, "nobody was created")
     }
 
+    /// A server that answers `Patient/p1` (and its `$everything`) with another patient: nothing is
+    /// imported, exit 6, one line naming both.
+    func testAnswerAboutAnotherPatientThanTheOneAskedForIsRefused() throws {
+        let base = server.base.absoluteString + "/faults/other-patient/fhir"
+        let result = try cli(["import", "--server", base, "--kind", "fhir", "--patient", "p1"])
+        XCTAssertEqual(result.status, 6, result.stderr)
+        XCTAssertTrue(result.stderr.contains("the server answered the request for Patient/p1 with Patient p2; nothing was imported"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        let patients = try json(try cli(["patients", "list", "--json"]))["patients"] as? [[String: Any]] ?? []
+        XCTAssertEqual(patients.count, 0)
+    }
+
     /// RHEx: the record document of one id answers with another patient's record (its `_id` says
     /// so). Exit 6, named, and nothing filed.
     func testRHExRecordOfAnotherPatientIsRefused() throws {

@@ -82,6 +82,34 @@ public enum RecordsFuzzChecks {
 
     public static func fhirBundle(_ data: Data) throws {
         try batch("mapBundle", data) { try FHIRMapper(timeZone: utc).mapBundle(data) }
+        try serverAnswer(data)
+    }
+
+    /// The same bytes as a server's answer for one patient (the first Patient's id, else "A"): after
+    /// `keepOnly`, no entry is left that names anyone else, and no more is left out than was read.
+    static func serverAnswer(_ data: Data) throws {
+        var set = FHIRResponseSet()
+        guard (try expectingRecordsError("FHIRResponseSet.add", { try set.add(data, what: "answer") })) != nil else { return }
+        let asked = set.input.resources.first { $0.type == "Patient" }?.object["id"]?.string ?? "A"
+        let read = set.input.resources.filter { $0.type != "Patient" }.count
+        let check = FHIRPatientCheck(patientID: asked, base: "https://fhir.example.org/r4")
+        let identity = check.identity(in: set.input.resources)
+        let rejected = set.keepOnly(aboutPatient: check, requests: [("answer", 0..<set.resourceCount)])
+        let leftOut = rejected.reduce(0) { $0 + $1.aboutOthers + $1.uncheckedCount }
+        guard leftOut <= read else { throw FuzzViolation("left out \(leftOut) of \(read) resources") }
+        let batch = set.map(timeZone: utc)
+        for record in batch.records where record.patient.fhirID != asked && !record.entries.isEmpty {
+            throw FuzzViolation("entries kept under Patient \(record.patient.remoteID), not the patient asked for (\(asked))")
+        }
+        for item in batch.unattached {
+            switch item.subject {
+            case let .reference(_, id)? where id == asked: continue
+            case let .identifier(token)? where identity.identifiers.contains(token): continue
+            default:
+                if let reference = item.patientReference, identity.fullUrls.contains(reference) { continue }
+                throw FuzzViolation("\(item.entry.remoteID) kept although it names \(item.subject?.description ?? "nobody"), not \(asked)")
+            }
+        }
     }
 
     public static func fhirNDJSON(_ data: Data) throws {

@@ -97,7 +97,8 @@ let package = Package(
             name: "hreader-health-generator",
             dependencies: ["HReaderJSON", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
-        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"]),
+        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON",
+                                                          "CLibXML2"]),
         // Fuzzing (docs/security.md, "Fuzzing"; make fuzz): libFuzzer harnesses over the parsers of untrusted
         // bytes. The checks (invariants) are libraries the tests replay Tests/*/Fuzz/ through; the harness
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.

@@ -30,7 +30,7 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 
 // HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6);
 // HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore;
-// HREADER_BENCH_ONLY=json only the JSON parsers'.
+// HREADER_BENCH_ONLY=json only the JSON parsers'; HREADER_BENCH_ONLY=ccda only the C-CDA import.
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "json" {
     try runJSONBenchmarks()
     say("\nDone.")
@@ -45,6 +45,12 @@ if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "backup" {
 }
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "apple-health" {
     try runAppleHealthBenchmarks(scratch: scratch, password: password)
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "ccda" {
+    try runCCDABenchmarks(scratch: scratch, password: password)
     say("\nDone.")
     try? FileManager.default.removeItem(at: scratch)
     exit(0)
@@ -196,6 +202,7 @@ try runServeBenchmarks(hreader: hreaderBinary, vault: timelineService.vault.root
 
 try await runImportBenchmarks(scratch: scratch, password: password)
 try runAppleHealthBenchmarks(scratch: scratch, password: password)
+try runCCDABenchmarks(scratch: scratch, password: password)
 try runBackupBenchmarks(scratch: scratch, password: password)
 try runJSONBenchmarks()
 

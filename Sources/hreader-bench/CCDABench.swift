@@ -1,0 +1,59 @@
+import CLibXML2
+import Foundation
+import HReaderCrypto
+import HReaderKit
+import HReaderStore
+
+/// `import --file` of a long C-CDA (a 5 MB CCD with years of results and vitals) against the
+/// parse floor: the same bytes read node by node by libxml2's streaming reader alone, with the
+/// options hreader reads XML with, doing nothing with them (goal: the import within 2x of it).
+func runCCDABenchmarks(scratch: URL, password: SecretBytes) throws {
+    let bytes = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_CCDA_BYTES"] ?? "") ?? 5_000_000
+    say("\n== import --file of a C-CDA document: a generated CCD of \(bytes / 1_000_000) MB ==")
+    guard let (_, hreader) = siblingBinaries() else { return }
+    let document = Data(CCDAGenerator.document(bytes: bytes).utf8)
+    let file = scratch.appendingPathComponent("long-ccd.xml")
+    try document.write(to: file)
+
+    var floors: [Double] = []
+    var nodes = 0
+    for _ in 0..<5 {
+        floors.append(seconds { nodes = libxml2Nodes(document) })
+    }
+    let floor = median(floors)
+    row("  libxml2 alone (streaming reader, every node)", ms(floor),
+        String(format: "%.0f MB/s, %d nodes (median of 5)", Double(document.count) / 1e6 / floor, nodes))
+
+    var imports: [Double] = [], peaks: [Int] = []
+    var entries = 0
+    for run in 0..<3 {
+        let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("ccda-\(run)")))
+        _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+        let token = try service.startSession(.password(password), for: 600).token
+        let env = ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]
+        let measured = try spawnMeasured(hreader, ["import", "--file", file.path, "--vault", service.vault.root.path, "--quiet"], environment: env)
+        imports.append(measured.seconds)
+        peaks.append(measured.peakKB)
+        if run == 0 { entries = try service.open(.session(token)).counts().entries }
+        try? FileManager.default.removeItem(at: service.vault.root)
+    }
+    let wall = median(imports)
+    row("  hreader import --file (with a session)", ms(wall),
+        String(format: "%d entries; %.2fx the libxml2 floor (goal <= 2x, process start and vault writes included); peak RSS %.0f MB (median of 3)",
+               entries, wall / floor, Double(peaks.sorted()[peaks.count / 2]) / 1024))
+    try? FileManager.default.removeItem(at: file)
+}
+
+/// Reads every node of `data` with libxml2's streaming reader and returns how many there were.
+func libxml2Nodes(_ data: Data) -> Int {
+    data.withUnsafeBytes { raw -> Int in
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
+        guard let reader = xmlReaderForMemory(raw.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(data.count), nil, nil, options) else {
+            return 0
+        }
+        defer { xmlFreeTextReader(reader) }
+        var count = 0
+        while xmlTextReaderRead(reader) == 1 { count += 1 }
+        return count
+    }
+}

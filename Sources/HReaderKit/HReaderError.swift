@@ -69,6 +69,8 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
             case let .cipherTooOld(v): return HReaderError(.failure, "SQLCipher \(v) is too old; hreader needs 4.5 or newer (run 'make deps')")
             case .cipherMissing: return HReaderError(.failure, "the SQLite library in use is not SQLCipher; hreader refuses to run without encryption")
             case .fileReplaced: return HReaderError(.failure, "vault.db was replaced while it was being opened (a rekey); try again")
+            case .fullTextSearchMissing:
+                return HReaderError(.failure, "this SQLCipher build has no FTS5 (full-text search), which the vault's search index needs; install a build with it ('make deps')")
             }
         case let e as Migrator.Failure:
             switch e {

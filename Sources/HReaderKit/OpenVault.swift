@@ -145,6 +145,8 @@ public final class OpenVault {
         public let auditEvents: Int
         /// Resources kept until their patient is imported.
         public let waiting: Int
+        /// Entries in the full-text search index.
+        public let searchIndexed: Int
     }
 
     public func counts() throws -> Counts {
@@ -152,7 +154,8 @@ public final class OpenVault {
             Counts(patients: try patients.count(), entries: try entries.count(),
                    timelineItems: Int(try db.scalarInt("SELECT count(*) FROM timeline_items") ?? 0),
                    auditEvents: try audit.count(),
-                   waiting: Int(try db.scalarInt("SELECT count(*) FROM pending_resources") ?? 0))
+                   waiting: Int(try db.scalarInt("SELECT count(*) FROM pending_resources") ?? 0),
+                   searchIndexed: try SearchRepository(db).indexedCount())
         }
     }
 

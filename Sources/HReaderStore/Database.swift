@@ -28,6 +28,8 @@ public final class Database {
         /// The file at the path was replaced (by `hreader rekey`) while this connection waited for its
         /// lock: the connection holds the old, unlinked file. Open again from the key file.
         case fileReplaced
+        /// The SQLCipher build lacks FTS5, which the vault's search index needs.
+        case fullTextSearchMissing
     }
 
     private init(handle: OpaquePointer, path: String) {
@@ -64,6 +66,7 @@ public final class Database {
         try? db.execute("PRAGMA cipher_log_source = NONE")
         let version = try db.cipherVersion()
         try checkCipherVersion(version)
+        guard hasFullTextSearch else { throw OpenFailure.fullTextSearchMissing }
 
         if let key {
             // The raw key literal x'…' (64 hex digits) skips SQLCipher's own KDF: the key is already random.
@@ -116,6 +119,10 @@ public final class Database {
     }
 
     public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+
+    /// Whether the linked SQLCipher was built with FTS5 (Debian's and Homebrew's are), which the
+    /// search index (schema/004_search.sql) needs.
+    public static var hasFullTextSearch: Bool { sqlite3_compileoption_used("ENABLE_FTS5") == 1 }
 
     /// The linked library's `cipher_version`, asked of a throw-away in-memory connection.
     public static func libraryCipherVersion() -> String? {

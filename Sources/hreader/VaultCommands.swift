@@ -122,6 +122,7 @@ struct StatusCommand: ParsableCommand {
                 object["counts"] = ["patients": counts.patients, "entries": counts.entries,
                                     "timeline_items": counts.timelineItems, "audit_events": counts.auditEvents,
                                     "waiting_for_their_patient": counts.waiting]
+                object["search"] = ["engine": "fts5", "indexed_entries": counts.searchIndexed]
             }
             Output.json(object)
             return
@@ -143,6 +144,7 @@ struct StatusCommand: ParsableCommand {
             rows.append(["patients:", "\(counts.patients)"])
             rows.append(["entries:", "\(counts.entries)"])
             rows.append(["timeline items:", "\(counts.timelineItems)"])
+            rows.append(["search:", "FTS5 index of \(counts.searchIndexed) entries, inside the encrypted database"])
             if counts.waiting > 0 {
                 rows.append(["waiting:", "\(counts.waiting) imported resource(s) wait for their patient (import the file that holds that Patient)"])
             }

@@ -16,6 +16,9 @@ final class SecrecyTests: CLITestCase {
         try ok(["entries", "comment", "1", "--text", "PLAINTEXT-CANARY", "--directions", "Hidden-Directions"], env: session)
         let listed = try ok(["entries", "list", "--patient", "1"], env: session)
         XCTAssertTrue(listed.stdout.contains("PLAINTEXT-CANARY"), "the data is really there: \(listed.stdout)")
+        // The search index holds these words too (inside the encrypted database).
+        let found = try ok(["search", "xenodochial", "canary", "--json"], env: session)
+        XCTAssertTrue(found.stdout.contains("Xenodochial fever"), found.stdout)
         try ok(["status"], env: session)
 
         let secrets = ["Zebulon", "Quixotic", "PLAINTEXT-CANARY", "Xenodochial", "SECRETCODE123", "Hidden-Directions",

@@ -121,9 +121,9 @@ final class VaultLifecycleTests: CLITestCase {
         let dbURL = vaultDir.appendingPathComponent("vault.db")
         var bytes = try Data(contentsOf: dbURL)
         XCTAssertGreaterThan(bytes.count, 4096 * 4)
-        // Inside the entries table's pages (not the first page), well clear of the page header.
-        let offset = bytes.count - 4096 + 1500
-        bytes[offset] ^= 0x40
+        // Inside every page but the first (the entries table's among them, beside the search
+        // index's), well clear of the page header.
+        for page in 1..<(bytes.count / 4096) { bytes[page * 4096 + 1500] ^= 0x40 }
         try bytes.write(to: dbURL)
         let listed = try hreader(withPassword(["entries", "list", "--patient", "1"]))
         XCTAssertFalse(listed.signaled)

@@ -145,6 +145,36 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try reopened.scalarInt("SELECT count(*) FROM sources"), 1)
     }
 
+    /// A vault from before the search index (schema 3) is indexed by its migration; later writes
+    /// keep the index current through the triggers (insert, update of a comment, delete).
+    func testSearchIndexCoversAnOlderVaultAndFollowsEveryWrite() throws {
+        let key = try SecretBytes.random(count: 32)
+        let db = try Database.open(path: dbPath, key: key, create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version <= 3 }).migrate(db)
+        let patient = try PatientRepository(db).add(NewPatient(firstName: "Ada", lastName: "Quill"))
+        let entries = EntryRepository(db)
+        let old = try entries.add(patientID: patient.id, content: EntryContent(type: .medication, description: "Metformin 500 mg oral tablet"))
+        _ = try Migrator().migrate(db)
+        let search = SearchRepository(db)
+        XCTAssertEqual(try search.search(SearchQuery("metf")).map(\.entryID), [old.id], "the migration indexed what was there")
+
+        let café = try entries.add(patientID: patient.id, content: EntryContent(type: .observation, description: "Café-au-lait macule"))
+        XCTAssertEqual(try search.search(SearchQuery("cafe")).map(\.entryID), [café.id], "accents and case do not matter")
+        try entries.setUserFields(id: old.id, UserFields(comments: "take with breakfast"))
+        XCTAssertEqual(try search.search(SearchQuery("breakfast metformin")).map(\.entryID), [old.id], "a comment is found with the words it joins")
+        XCTAssertEqual(try search.search(SearchQuery("breakfast lunch")), [], "every word must match")
+        let hit = try XCTUnwrap(try search.search(SearchQuery("breakfast")).first)
+        XCTAssertTrue(hit.snippet.contains("\(SearchQuery.markStart)breakfast\(SearchQuery.markEnd)"), hit.snippet)
+        try db.execute("DELETE FROM entries WHERE id = ?", [café.id])
+        XCTAssertEqual(try search.search(SearchQuery("cafe")), [])
+        XCTAssertEqual(try search.indexedCount(), 1)
+        // What a person types is never FTS5 syntax: quotes, operators and stars are only text.
+        for hostile in [#"" OR *"#, "NEAR(a b)", "metformin -x", "col:metformin", "\"unbalanced", "*", "AND"] {
+            XCTAssertNoThrow(try search.search(SearchQuery(hostile)), hostile)
+        }
+        XCTAssertEqual(try db.integrityProblems(), [])
+    }
+
     func testASchemaOneVaultGainsPatientIdentitiesAndOneFileSourceInPlace() throws {
         let key = try SecretBytes.random(count: 32)
         let db = try Database.open(path: dbPath, key: key, create: true)

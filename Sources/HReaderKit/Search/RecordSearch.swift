@@ -1,0 +1,15 @@
+import Foundation
+import HReaderStore
+
+extension OpenVault {
+    /// `hreader search`: the entries that mention every word of `text` (a word of three letters or
+    /// more also as the start of a longer one), best first, for one patient or the whole family;
+    /// struck entries left out. The index lives in the encrypted database (SearchRepository).
+    public func search(_ text: String, patient: Patient? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [SearchRepository.Hit] {
+        let query = SearchQuery(text)
+        guard !query.words.isEmpty else {
+            throw HReaderError.usage("give a word to search for (letters or digits)")
+        }
+        return try read { try SearchRepository(db).search(query, patientID: patient?.id, type: type, limit: limit) }
+    }
+}

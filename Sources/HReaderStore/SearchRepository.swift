@@ -1,0 +1,74 @@
+import Foundation
+
+/// Full-text search over the entries of the vault (schema/004_search.sql: an FTS5 index kept
+/// current by triggers): descriptions, values written as text, doses and reactions, codes, and the
+/// user's own comments and directions. Ranked by BM25, descriptions weighing most.
+///
+///     let hits = try SearchRepository(db).search(SearchQuery("metformin"), patientID: 1)
+///     for hit in hits { print(hit.description, hit.snippet) }
+public struct SearchRepository {
+    let db: Database
+
+    public init(_ db: Database) { self.db = db }
+
+    public struct Hit: Sendable, Equatable {
+        public var entryID: Int64
+        public var patientID: Int64
+        public var type: EntryType
+        public var description: String
+        /// The entry's date, else start, else end, as stored (RFC 3339 or a partial date).
+        public var date: String?
+        /// A short passage around the matches, each match between `SearchQuery.markStart` and `markEnd`.
+        public var snippet: String
+    }
+
+    /// The best `limit` entries matching `query`, struck entries left out; nil patient: everyone.
+    public func search(_ query: SearchQuery, patientID: Int64? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [Hit] {
+        guard let match = query.ftsExpression else { return [] }
+        var sql = """
+            SELECT e.id, e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
+                   snippet(entries_search, -1, ?, ?, '…', 12)
+            FROM entries_search JOIN entries e ON e.id = entries_search.rowid
+            WHERE entries_search MATCH ? AND e.user_deleted = 0
+            """
+        var arguments: [DatabaseValueConvertible?] = [SearchQuery.markStart, SearchQuery.markEnd, match]
+        if let patientID { sql += " AND e.patient_id = ?"; arguments.append(patientID) }
+        if let type { sql += " AND e.type = ?"; arguments.append(type.rawValue) }
+        // Column weights: description, value, comments, directions, dose, reaction, codes.
+        sql += " ORDER BY bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0), e.id LIMIT ?"
+        arguments.append(Int64(max(1, limit)))
+        return try db.query(sql, arguments) { s in
+            Hit(entryID: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
+                description: s.string(3) ?? "", date: s.string(4), snippet: s.string(5) ?? "")
+        }
+    }
+
+    /// Entries in the index (it should equal the number of entries).
+    public func indexedCount() throws -> Int {
+        Int(try db.scalarInt("SELECT count(*) FROM entries_search") ?? 0)
+    }
+}
+
+/// What a person typed, as an FTS5 query that cannot be a syntax error: each word a quoted phrase
+/// (quotes inside doubled), all of them required, and a word of three letters or more also
+/// matching as a prefix ("metf" finds "metformin"). FTS5's own operators are not offered.
+public struct SearchQuery: Sendable, Equatable {
+    public static let markStart = "\u{2039}"   // ‹
+    public static let markEnd = "\u{203A}"     // ›
+
+    public let words: [String]
+
+    public init(_ text: String) {
+        words = text.split(whereSeparator: { $0.isWhitespace }).map { word in
+            String(word.unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) })
+        }.filter { word in word.contains { $0.isLetter || $0.isNumber } }
+    }
+
+    var ftsExpression: String? {
+        guard !words.isEmpty else { return nil }
+        return words.map { word in
+            let phrase = "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            return word.count >= 3 ? phrase + " *" : phrase
+        }.joined(separator: " ")
+    }
+}

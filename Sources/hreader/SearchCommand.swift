@@ -1,0 +1,41 @@
+import ArgumentParser
+import Foundation
+import HReaderKit
+import HReaderStore
+
+struct SearchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search",
+        abstract: "Find entries by the words in them: descriptions, values, doses, codes and your own comments.",
+        discussion: """
+            Every word must appear (a word of three letters or more also matches longer words it starts:
+            'metf' finds metformin); accents and case do not matter. Best matches first, across the whole
+            family unless --patient is given; struck entries are left out. Matches are marked ‹so›.
+            Example: hreader search metformin --type medication
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The words to look for.") var words: [String]
+    @Option(help: "Only this patient (local id or uuid).") var patient: String?
+    @Option(help: ArgumentHelp("Only this type: \(EntryType.allCases.map(\.rawValue).joined(separator: ", ")).")) var type: EntryType?
+    @Option(help: "At most this many hits (1–1000).") var limit: Int = 50
+
+    func run() throws {
+        guard (1...1000).contains(limit) else { throw HReaderError.usage("--limit must be between 1 and 1000") }
+        let open = try global.open()
+        let only = try patient.map { try open.patient($0) }
+        let hits = try open.search(words.joined(separator: " "), patient: only, type: type, limit: limit)
+        if global.json {
+            Output.json(["hits": hits.map { hit -> [String: Any] in
+                ["kind": "entry", "id": hit.entryID, "patient_id": hit.patientID, "type": hit.type.rawValue,
+                 "title": hit.description, "snippet": hit.snippet, "date": hit.date as Any? ?? NSNull()]
+            }])
+            return
+        }
+        if hits.isEmpty { global.note("No entries match."); return }
+        let names = Dictionary(uniqueKeysWithValues: try open.allPatients().map { ($0.id, "\($0.firstName) \($0.lastName)") })
+        Output.table([["ID", "PATIENT", "DATE", "TYPE", "DESCRIPTION", "MATCH"]] + hits.map { hit in
+            [String(hit.entryID), names[hit.patientID] ?? String(hit.patientID), hit.date ?? "", hit.type.rawValue, hit.description, hit.snippet]
+        })
+    }
+}

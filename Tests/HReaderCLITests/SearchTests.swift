@@ -1,0 +1,76 @@
+import Foundation
+import XCTest
+
+/// `hreader search` through the real binary: every word, prefixes, accents, comments; one patient
+/// or the family; types; struck entries; the index follows imports that change a description.
+final class SearchTests: CLITestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Quill", "--birth-date", "1961-04-12"]))
+        try ok(withPassword(["patients", "add", "--first", "Bo", "--last", "Tern", "--birth-date", "1990-11-30"]))
+        for (patient, type, description, date) in [("1", "medication", "Metformin 500 mg oral tablet", "2019-03-01"),
+                                                   ("1", "condition", "Type 2 diabetes mellitus", "2018-06-01"),
+                                                   ("2", "medication", "Metformin 850 mg oral tablet", "2021-01-05"),
+                                                   ("2", "immunization", "Tétanos booster", "2020-09-09")] {
+            try ok(withPassword(["entries", "add", "--patient", patient, "--type", type, "--description", description, "--date", date]))
+        }
+        try ok(withPassword(["entries", "comment", "2", "--text", "Diagnosed after the fasting glucose test"]))
+    }
+
+    func hits(_ arguments: [String]) throws -> [[String: Any]] {
+        try json(try ok(withPassword(["search"] + arguments + ["--json"])))["hits"] as? [[String: Any]] ?? []
+    }
+
+    func testFindsEntriesByTheirWordsAcrossTheFamilyOrForOnePatient() throws {
+        let all = try hits(["metformin"])
+        XCTAssertEqual(all.map { $0["id"] as? Int }.sorted { ($0 ?? 0) < ($1 ?? 0) }, [1, 3])
+        XCTAssertEqual(Set(all.map { $0["patient_id"] as? Int }), [1, 2])
+        let first = try XCTUnwrap(all.first)
+        XCTAssertEqual(first["kind"] as? String, "entry")
+        XCTAssertNotNil(first["title"] as? String)
+        XCTAssertTrue((first["snippet"] as? String ?? "").contains("‹Metformin›"), "\(first)")
+        XCTAssertNotNil(first["date"] as? String)
+
+        XCTAssertEqual(try hits(["metf", "--patient", "2"]).map { $0["id"] as? Int }, [3], "a prefix, one patient")
+        XCTAssertEqual(try hits(["tetanos"]).map { $0["id"] as? Int }, [4], "accents do not matter")
+        XCTAssertEqual(try hits(["glucose"]).map { $0["id"] as? Int }, [2], "your comments are searched")
+        XCTAssertEqual(try hits(["metformin", "--type", "condition"]).count, 0)
+        XCTAssertEqual(try hits(["metformin", "850"]).map { $0["id"] as? Int }, [3], "every word must match")
+
+        let table = try ok(withPassword(["search", "diabetes"]))
+        XCTAssertTrue(table.stdout.contains("Ada Quill"), table.stdout)
+        XCTAssertTrue(table.stdout.contains("‹diabetes›"), table.stdout)
+    }
+
+    func testStruckEntriesAreLeftOutAndComeBackWhenRestored() throws {
+        try ok(withPassword(["entries", "strike", "3"]))
+        XCTAssertEqual(try hits(["metformin"]).map { $0["id"] as? Int }, [1])
+        try ok(withPassword(["entries", "strike", "3", "--undo"]))
+        XCTAssertEqual(try hits(["metformin"]).count, 2)
+    }
+
+    func testOddQueriesAreTextNotSyntax() throws {
+        for query in [#""unbalanced"#, "NEAR(a b)", "a OR b", "-metformin", "col:metformin", "metformin*"] {
+            let result = try hreader(["search", "--password-file", passwordFile, "--", query])
+            XCTAssertEqual(result.status, 0, "\(query): \(result.stderr)")
+        }
+        let none = try hreader(["search", "--password-file", passwordFile, "--", "***"])
+        XCTAssertEqual(none.status, 2, none.stderr)
+        XCTAssertTrue(none.stderr.contains("give a word to search for"), none.stderr)
+        let nothing = try ok(withPassword(["search", "zyzzyva"]))
+        XCTAssertTrue(nothing.stderr.contains("No entries match."), nothing.stderr)
+    }
+
+    /// A re-import that changes a description: the old words no longer find it, the new ones do.
+    func testTheIndexFollowsAnImportThatChangesAnEntry() throws {
+        func condition(_ text: String) -> String {
+            #"{"resourceType":"Bundle","type":"collection","entry":[{"resource":{"resourceType":"Patient","id":"p9","name":[{"family":"Vale","given":["Cy"]}],"birthDate":"1950-01-01"}},{"resource":{"resourceType":"Condition","id":"c1","subject":{"reference":"Patient/p9"},"code":{"text":"\#(text)"},"onsetDateTime":"2020-02-02"}}]}"#
+        }
+        try ok(withPassword(["import", "--file", try file("record.json", condition("Sprained ankle"))]))
+        XCTAssertEqual(try hits(["ankle"]).count, 1)
+        try ok(withPassword(["import", "--file", try file("record.json", condition("Fractured wrist"))]))
+        XCTAssertEqual(try hits(["ankle"]).count, 0)
+        XCTAssertEqual(try hits(["wrist"]).count, 1)
+    }
+}

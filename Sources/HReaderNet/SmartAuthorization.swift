@@ -95,7 +95,7 @@ public struct SmartAuthorization: Sendable {
     static func queryEncode(_ text: String) -> String { Authenticator.formEncode(text) }
 
     /// Server-chosen text for a message: no control characters, at most 200 characters.
-    static func printable(_ text: String) -> String {
+    public static func printable(_ text: String) -> String {
         let clean = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
         return clean.count > 200 ? String(clean.prefix(200)) + "…" : clean
     }

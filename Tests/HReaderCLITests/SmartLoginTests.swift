@@ -407,7 +407,12 @@ final class OnTerminal {
         return false
     }
 
-    func type(_ text: String) { input.fileHandleForWriting.write(Data(text.utf8)) }
+    /// Types into the terminal; nothing when hreader has already ended (no SIGPIPE for the tests).
+    func type(_ text: String) {
+        guard process.isRunning else { return }
+        signal(SIGPIPE, SIG_IGN)
+        try? input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+    }
 
     /// Waits for the end and returns the exit status.
     func finish() -> Int32 {

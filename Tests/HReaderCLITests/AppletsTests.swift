@@ -642,6 +642,35 @@ final class AppletsTests: CLITestCase {
         XCTAssertEqual(again.status, 2, "an approval is for one identifier: \(again.stderr)")
     }
 
+    /// On a terminal `applets add` shows the program, its SHA-256 and what it reads, and asks.
+    func testOnATerminalAddShowsTheProgramAndItsHashAndAsks() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Tess", "--last", "Terminal"]))
+        let plugin = try script("asked.sh", "echo '{\"status\": \"normal\", \"value\": 1}'")
+        let digest = try XCTUnwrap(SHA256Hex.of(file: plugin))
+        let list = try file("asked.plist", plist([pluginEntry("org.example.asked", "asked.sh", types: ["vital_sign"])]))
+        func add(answering answer: String) throws -> (status: Int32, output: String) {
+            let terminal = try OnTerminal(Self.binary, withPassword(["applets", "add", "org.example.asked", "--patient", "1", "--applets", list]),
+                                          workDir: workDir, environment: environment())
+            defer { terminal.stop() }
+            XCTAssertTrue(terminal.wait { $0.contains("Approve it to run in this vault? [y/N]") }, terminal.outputText)
+            terminal.type(answer + "\n")
+            let status = terminal.finish()
+            return (status, terminal.outputText)
+        }
+        let declined = try add(answering: "n")
+        XCTAssertEqual(declined.status, 1, declined.output)
+        XCTAssertTrue(declined.output.contains("program  \(plugin)"), declined.output)
+        XCTAssertTrue(declined.output.contains("SHA-256  \(digest)"), declined.output)
+        XCTAssertTrue(declined.output.contains("reads    vital_sign"), declined.output)
+        XCTAssertEqual(try appletList("1").identifiers.count, 2, "nothing added")
+
+        let accepted = try add(answering: "y")
+        XCTAssertEqual(accepted.status, 0, accepted.output)
+        XCTAssertEqual(try appletList("1").identifiers.last, "org.example.asked")
+        XCTAssertEqual(tiles(try summary("1", ["--applets", list]))["org.example.asked"]?["value"] as? String, "1")
+    }
+
     /// A shell or an interpreter as the program would run the request as code: refused unless allowed.
     func testShellsAndInterpretersAreRefusedUnlessExplicitlyAllowed() throws {
         try initVault()
@@ -660,5 +689,20 @@ final class AppletsTests: CLITestCase {
         try addPlugin("org.example.shell", patient: "1", list: list, ["--allow-interpreter"])
         let tile = tiles(try summary("1", ["--applets", list]))["org.example.shell"]
         XCTAssertFalse((tile?["error"] as? String ?? "").contains("refused"), "allowed explicitly, it runs: \(tile ?? [:])")
+    }
+}
+
+/// The SHA-256 of a file as `sha256sum` prints it (coreutils, a separate implementation).
+enum SHA256Hex {
+    static func of(file path: String) throws -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init)
     }
 }

@@ -40,7 +40,8 @@ struct AppletsCommand: ParsableCommand {
             let registry = try lists.registry()
             if global.json {
                 print(JSONValue.object([("applets", .array(registry.declarations.map(Self.json))),
-                                        ("sources", .array(registry.sources.map(JSONValue.string)))]).serialized(pretty: true))
+                                        ("sources", .array(registry.sources.map(JSONValue.string))),
+                                        ("plugins_directory", registry.pluginsDirectory.map { .string($0.path) } ?? .null)]).serialized(pretty: true))
                 return
             }
             Output.table([["IDENTIFIER", "NAME", "KIND", "AVAILABLE"]] + registry.declarations.map { d in
@@ -48,6 +49,9 @@ struct AppletsCommand: ParsableCommand {
             })
             let available = registry.declarations.filter(\.isAvailable).count
             global.note("\(available) of \(registry.declarations.count) available; lists read: \(registry.sources.joined(separator: ", ")).")
+            if let directory = registry.pluginsDirectory, registry.declarations.contains(where: { if case .plugin = $0.implementation { true } else { false } }) {
+                global.note("Plugins run only from \(directory.path), once approved with 'hreader applets add'.")
+            }
         }
 
         static func json(_ d: AppletDeclaration) -> JSONValue {

@@ -105,7 +105,7 @@ final class SmartLoginTests: CLITestCase {
 
     // MARK: - The login
 
-    /// The whole flow: the authorization URL holds only public values, the redirect comes back to
+    /// The whole flow: the authorization URL holds no credential, the redirect comes back to
     /// the listener, the tokens land encrypted in the vault, and `import --server` with no
     /// `--patient` imports the patient chosen at login (and `sync` keeps it current).
     func testLoginThenImportTheTokensPatientWithoutPatientOption() throws {
@@ -114,7 +114,7 @@ final class SmartLoginTests: CLITestCase {
         let (login, url) = try logIn(server.fhir, at: server)
 
         let items = try XCTUnwrap(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems)
-        XCTAssertEqual(Set(items.map(\.name)), Self.publicParameters, "what xdg-open would get in argv: public values only")
+        XCTAssertEqual(Set(items.map(\.name)), Self.publicParameters, "the URL holds these parameters and no credential")
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
         XCTAssertEqual(value("client_id"), "hreader")
         XCTAssertEqual(value("aud"), server.fhir)

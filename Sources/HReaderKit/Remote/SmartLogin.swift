@@ -32,7 +32,8 @@ public struct SmartLoginRequest: Sendable {
     }
 }
 
-/// The step the user must take: open this URL (it holds only public values).
+/// The step the user must take: open this URL. It holds no credential, but its `state` must stay
+/// the user's: print it for them, never put it on a command line.
 public struct SmartLoginPrompt: Sendable {
     public var authorizationURL: URL
     public var redirectURI: String

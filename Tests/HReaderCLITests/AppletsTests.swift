@@ -566,6 +566,9 @@ final class AppletsTests: CLITestCase {
         let unasked = try hreader(withPassword(["summary", "--patient", "1"]), env: ["XDG_CONFIG_HOME": workDir.appendingPathComponent("config").path])
         XCTAssertEqual(unasked.status, 5, unasked.stderr)
         XCTAssertTrue(unasked.stderr.contains("is a built-in applet"), unasked.stderr)
+        let served = try hreader(withPassword(["serve"]), env: ["XDG_CONFIG_HOME": workDir.appendingPathComponent("config").path], timeout: 20)
+        XCTAssertEqual(served.status, 5, "serve refuses the list before it serves anything: \(served.stderr)")
+        XCTAssertTrue(served.stderr.contains("is a built-in applet"), served.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "the setting's $(…) was run")
 
         // Reconfiguring a built-in with its class stays allowed (hReader's own list does it).

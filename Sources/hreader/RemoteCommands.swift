@@ -213,7 +213,9 @@ struct SourcesLoginCommand: AsyncParsableCommand {
                 Terminal.note("The tokens are for \(identity.description).")
                 return true
             }
-            let answer = try Terminal.readVisibleLine(prompt: "The tokens are for \(identity.description). Store them? [y/N] ", allowEmpty: true)
+            // The server's words (the patient's id and name) go through the terminal filter, as every message does.
+            let question = TerminalText.clean("The tokens are for \(identity.description). Store them? [y/N] ")
+            let answer = try Terminal.readVisibleLine(prompt: question, allowEmpty: true)
             return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
         })
         if global.json {

@@ -8,6 +8,36 @@ public enum SHA256 {
         precondition(ok == 1 && length == 32, "EVP_Digest(SHA-256) failed")
         return out
     }
+
+    /// A SHA-256 over bytes that arrive in pieces (a file read in chunks).
+    ///
+    ///     let hasher = SHA256.Incremental()
+    ///     hasher.update(chunk)
+    ///     let digest = hasher.finish()
+    public final class Incremental {
+        private let context: OpaquePointer
+
+        public init() {
+            guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+                preconditionFailure("EVP_DigestInit_ex(SHA-256) failed")
+            }
+            self.context = context
+        }
+
+        deinit { EVP_MD_CTX_free(context) }
+
+        public func update(_ bytes: [UInt8]) {
+            precondition(EVP_DigestUpdate(context, bytes, bytes.count) == 1, "EVP_DigestUpdate(SHA-256) failed")
+        }
+
+        /// The digest; call once.
+        public func finish() -> [UInt8] {
+            var out = [UInt8](repeating: 0, count: 32)
+            var length: UInt32 = 0
+            precondition(EVP_DigestFinal_ex(context, &out, &length) == 1 && length == 32, "EVP_DigestFinal_ex(SHA-256) failed")
+            return out
+        }
+    }
 }
 
 /// SHA-1, only to check digests that other formats give (an IHE XDM package's document hashes);

@@ -8,8 +8,9 @@ import Darwin
 
 /// The redirect target of a native app's login (RFC 8252 §7.3): a listener on 127.0.0.1 that
 /// waits for the browser's one `GET /callback?…`, answers it with a small page and stops. Other
-/// paths and methods get a 404 and the wait goes on; nothing but the loopback interface can reach
-/// it.
+/// paths and methods get a 404 or 405, a callback its `answer` refuses (another login's `state`)
+/// a 400, and the wait goes on: any local user can reach the port, so a stray or forged request
+/// must not end the login. At most `maximumRejected` such requests are answered; then the wait ends.
 ///
 ///     let listener = try LoopbackListener(port: 0)           // a free port
 ///     // send the browser to …&redirect_uri=\(listener.redirectURI)
@@ -28,9 +29,16 @@ public final class LoopbackListener: @unchecked Sendable {
 
     /// What the browser is shown: the login went through, or did not (and why).
     public enum Page: Sendable {
+        /// The login's redirect: answered 200, and the wait ends.
         case done(title: String, message: String)
+        /// The login's redirect, but the login did not go through: answered 400, and the wait ends.
         case failed(title: String, message: String)
+        /// Not this login's redirect (another `state`): answered 400, and the wait goes on.
+        case rejected(title: String, message: String)
     }
+
+    /// Requests that are not the login's redirect answered before the wait ends.
+    public static let maximumRejected = 20
 
     /// Binds 127.0.0.1:`port` (0: any free port) and listens.
     public init(port: Int = 0) throws {
@@ -81,11 +89,15 @@ public final class LoopbackListener: @unchecked Sendable {
 
     /// Waits for `GET /callback?…` until `timeout` seconds have passed, answers it with the page
     /// `answer` makes of its query, and returns the query (names and values decoded). Anything
-    /// else that arrives meanwhile gets a 404. The listener stops either way.
-    public func awaitCallback(timeout: Double, answer: ([(name: String, value: String)]) -> Page) throws -> [(name: String, value: String)] {
+    /// else that arrives meanwhile gets a 404 (a 400 when `answer` rejects it) and the wait goes on,
+    /// up to `maximumRejected` times. The listener stops either way.
+    public func awaitCallback(timeout: Double, maximumRejected: Int = LoopbackListener.maximumRejected,
+                              answer: ([(name: String, value: String)]) -> Page) throws -> [(name: String, value: String)] {
         defer { stop() }
         let deadline = Date().addingTimeInterval(timeout)
+        var rejected = 0
         while true {
+            guard rejected < maximumRejected else { throw SmartError.tooManyRejectedRedirects(count: rejected) }
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { throw SmartError.timedOut(seconds: timeout) }
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -106,22 +118,29 @@ public final class LoopbackListener: @unchecked Sendable {
             let parts = line.split(separator: " ")
             guard parts.count == 3, parts[0] == "GET" else {
                 Self.reply(client, status: "405 Method Not Allowed", page: .failed(title: "Not here", message: "Only the login's redirect is answered here."))
+                rejected += 1
                 continue
             }
             let target = parts[1]
             let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             guard path == Self.callbackPath else {
                 Self.reply(client, status: "404 Not Found", page: .failed(title: "Not here", message: "Only the login's redirect is answered here."))
+                rejected += 1
                 continue
             }
             let query = target.firstIndex(of: "?").map { Self.parseQuery(String(target[target.index(after: $0)...])) } ?? []
             let page = answer(query)
-            if case .failed = page {
-                Self.reply(client, status: "400 Bad Request", page: page)
-            } else {
+            switch page {
+            case .done:
                 Self.reply(client, status: "200 OK", page: page)
+                return query
+            case .failed:
+                Self.reply(client, status: "400 Bad Request", page: page)
+                return query
+            case .rejected:
+                Self.reply(client, status: "400 Bad Request", page: page)
+                rejected += 1
             }
-            return query
         }
     }
 
@@ -172,7 +191,7 @@ public final class LoopbackListener: @unchecked Sendable {
         let (title, message, color): (String, String, String)
         switch page {
         case let .done(t, m): (title, message, color) = (t, m, "#1a7f37")
-        case let .failed(t, m): (title, message, color) = (t, m, "#b42318")
+        case let .failed(t, m), let .rejected(t, m): (title, message, color) = (t, m, "#b42318")
         }
         let html = """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><title>hreader: \(escape(title))</title></head>

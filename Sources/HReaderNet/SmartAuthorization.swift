@@ -10,8 +10,10 @@ import Foundation
 ///     let code = try login.code(fromRedirect: query)
 ///     let tokens = try await login.exchange(code: code)
 ///
-/// The URL holds only public values (client id, redirect URI, scopes, state, challenge, aud); the
-/// PKCE verifier never leaves this value until it goes to the token endpoint.
+/// The URL holds no credential (client id, redirect URI, scopes, state, challenge, aud), but its
+/// `state` is what tells this login's redirect from a forged one: show it to the user, never put it
+/// on a command line (`BrowserHandoff`). The PKCE verifier never leaves this value until it goes to
+/// the token endpoint.
 public struct SmartAuthorization: Sendable {
     public let configuration: SmartConfiguration
     public let fhirBase: URL
@@ -95,7 +97,7 @@ public struct SmartAuthorization: Sendable {
     static func queryEncode(_ text: String) -> String { Authenticator.formEncode(text) }
 
     /// Server-chosen text for a message: no control characters, at most 200 characters.
-    static func printable(_ text: String) -> String {
+    public static func printable(_ text: String) -> String {
         let clean = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7f }.map(Character.init))
         return clean.count > 200 ? String(clean.prefix(200)) + "…" : clean
     }

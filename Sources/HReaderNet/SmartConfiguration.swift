@@ -136,6 +136,8 @@ public enum SmartError: Error, Sendable, Equatable, CustomStringConvertible {
     case timedOut(seconds: Double)
     /// The redirect's `state` is not this login's.
     case stateMismatch
+    /// Too many requests to the redirect address were not this login's redirect.
+    case tooManyRejectedRedirects(count: Int)
     /// The authorization server said no (`error=access_denied`, …).
     case authorizationRefused(error: String, description: String?)
     /// The redirect carried neither a code nor an error.
@@ -158,6 +160,9 @@ public enum SmartError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no answer from the browser within \(Self.duration(seconds)); run the login again (raise --login-timeout if you need longer)"
         case .stateMismatch:
             return "the login's redirect carried a state that is not this login's; refused (run the login again)"
+        case let .tooManyRejectedRedirects(count):
+            return "\(count) requests to the login's redirect address were not this login's redirect (another state, path or method); "
+                + "stopped waiting, nothing was stored; run the login again"
         case let .authorizationRefused(error, description):
             let reason = error == "access_denied" ? "access was denied" : "the authorization server answered \(error)"
             return reason + (description.map { " (\($0))" } ?? "") + "; nothing was stored"

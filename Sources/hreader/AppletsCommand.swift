@@ -40,7 +40,8 @@ struct AppletsCommand: ParsableCommand {
             let registry = try lists.registry()
             if global.json {
                 print(JSONValue.object([("applets", .array(registry.declarations.map(Self.json))),
-                                        ("sources", .array(registry.sources.map(JSONValue.string)))]).serialized(pretty: true))
+                                        ("sources", .array(registry.sources.map(JSONValue.string))),
+                                        ("plugins_directory", registry.pluginsDirectory.map { .string($0.path) } ?? .null)]).serialized(pretty: true))
                 return
             }
             Output.table([["IDENTIFIER", "NAME", "KIND", "AVAILABLE"]] + registry.declarations.map { d in
@@ -48,6 +49,9 @@ struct AppletsCommand: ParsableCommand {
             })
             let available = registry.declarations.filter(\.isAvailable).count
             global.note("\(available) of \(registry.declarations.count) available; lists read: \(registry.sources.joined(separator: ", ")).")
+            if let directory = registry.pluginsDirectory, registry.declarations.contains(where: { if case .plugin = $0.implementation { true } else { false } }) {
+                global.note("Plugins run only from \(directory.path), once approved with 'hreader applets add'.")
+            }
         }
 
         static func json(_ d: AppletDeclaration) -> JSONValue {
@@ -106,25 +110,67 @@ struct AppletsCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a declared applet to a patient's summary.")
+        static let configuration = CommandConfiguration(
+            commandName: "add", abstract: "Add a declared applet to a patient's summary (a plugin: approve its program for this vault).",
+            discussion: """
+                A plugin runs only from the plugins directory ($XDG_CONFIG_HOME/hreader/plugins, else \
+                ~/.config/hreader/plugins), and only once approved here: 'add' shows its program and SHA-256 \
+                and asks on a terminal (give --trust-plugin otherwise). A program that changed since is \
+                refused until it is added again. See docs/applets.md.
+                """)
         @OptionGroup var global: GlobalOptions
         @OptionGroup var lists: AppletListOptions
         @Option(help: "Local id or uuid (default: the selected patient).") var patient: String?
         @Option(name: .customLong("at"), help: "Position (1 = first; default: last).") var position: Int?
+        @Flag(help: "Approve a plugin's program without asking (for scripts: no terminal to ask on).") var trustPlugin = false
+        @Flag(help: "Allow a plugin whose program is a shell or an interpreter (sh, python3, env, …): it runs what it is sent as code.")
+        var allowInterpreter = false
         @Argument(help: "The applet's identifier (see 'hreader applets available').") var identifier: String
 
         func run() throws {
             let registry = try lists.registry()
             let open = try global.open()
             let p = try open.patient(patient)
-            if try open.addApplet(identifier, to: p, at: position, registry: registry) {
+            var approval = try open.pluginApproval(identifier, registry: registry, allowInterpreter: allowInterpreter)
+            if let pending = approval {
+                if pending.isCurrent && !allowInterpreter {
+                    approval = nil
+                } else if !trustPlugin {
+                    try Self.ask(pending)
+                }
+            }
+            let added = try open.addApplet(identifier, to: p, at: position, registry: registry, approving: approval)
+            let approved = approval.map { " Approved \($0.program.path) (SHA-256 \($0.program.sha256.prefix(16))…) to run in this vault." } ?? ""
+            if added {
                 if let reason = registry.declaration(identifier)?.unavailableReason {
                     global.note("Added \(identifier), but it is not available here (\(reason)): its tile will say so.")
                 } else {
-                    global.note("Added \(identifier).")
+                    global.note("Added \(identifier).\(approved)")
                 }
+            } else if approval != nil {
+                global.note("\(identifier) is already in the list.\(approved)")
             } else {
                 global.note("\(identifier) is already in the list; use 'hreader applets move' to reorder it.")
+            }
+        }
+
+        /// Shows what would run and asks; without a terminal, --trust-plugin must say it.
+        static func ask(_ approval: PluginApproval) throws {
+            let types = approval.entryTypes.isEmpty ? "no entries" : approval.entryTypes.map(\.rawValue).joined(separator: ", ")
+            var lines = ["\(approval.identifier) (\(approval.displayName)) is a plugin: it runs as you, for every summary that shows it.",
+                         "  program  \(approval.program.path)", "  SHA-256  \(approval.program.sha256)", "  reads    \(types)"]
+            if let interpreter = approval.program.interpreter { lines.append("  warning  it is a shell or interpreter (\(interpreter)): it runs what it is sent as code") }
+            if let previous = approval.previous {
+                lines.append("  replaces the approval of \(previous.approved): \(previous.path) (SHA-256 \(previous.sha256.prefix(16))…)")
+            }
+            guard Terminal.stdinIsTerminal else {
+                throw HReaderError.usage("\(approval.identifier) is a plugin that runs \(approval.program.path) (SHA-256 \(approval.program.sha256)); "
+                                         + "approve it with --trust-plugin, or run this on a terminal to be asked")
+            }
+            for line in lines { Terminal.note(line) }
+            let answer = try Terminal.readVisibleLine(prompt: "Approve it to run in this vault? [y/N] ", allowEmpty: true)
+            guard ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased()) else {
+                throw HReaderError(.failure, "\(approval.identifier) was not approved; nothing was changed")
             }
         }
     }

@@ -196,17 +196,29 @@ struct SourcesLoginCommand: AsyncParsableCommand {
         try network.apply()
         let open = try global.open()
         let scopes = scope.flatMap { $0.split(separator: " ").map(String.init) }
+        // A browser only when a person is looking (stdout is a terminal).
         let request = SmartLoginRequest(server: url, clientID: credentials.clientId ?? SmartLoginRequest.defaultClientID,
                                         scopes: scopes.isEmpty ? nil : scopes, redirectPort: redirectPort ?? 0,
-                                        timeout: loginTimeout.seconds, check: !noCheck)
-        let openBrowser = !noBrowser
-        let outcome = try await open.smartLogin(request) { prompt in
+                                        timeout: loginTimeout.seconds, check: !noCheck,
+                                        openBrowser: !noBrowser && Terminal.stdoutIsTerminal)
+        let outcome = try await open.smartLogin(request, prompt: { prompt in
             // The URL is the one thing the user must see, --quiet or not (it is on stderr, like a prompt).
             Terminal.note("Open this URL in a browser to log in to \(url) (scopes: \(prompt.scopes.joined(separator: " "))):")
             Terminal.note("  \(prompt.authorizationURL.absoluteString)")
+            if let problem = prompt.browserProblem { Terminal.note("(the browser was not started: \(problem))") }
             Terminal.note("Waiting up to \(loginTimeout.text) for the browser to come back to \(prompt.redirectURI) …")
-            if openBrowser { Browser.open(prompt.authorizationURL) }
-        }
+        }, confirm: { identity in
+            // On a terminal the patient sees whom the tokens are for before they are kept: a login
+            // finished by someone else's code would show their name here.
+            guard Terminal.stdinIsTerminal else {
+                Terminal.note("The tokens are for \(identity.description).")
+                return true
+            }
+            // The server's words (the patient's id and name) go through the terminal filter, as every message does.
+            let question = TerminalText.clean("The tokens are for \(identity.description). Store them? [y/N] ")
+            let answer = try Terminal.readVisibleLine(prompt: question, allowEmpty: true)
+            return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
+        })
         if global.json {
             print(JSONValue.object([("login", .object([
                 ("server", .string(outcome.server)), ("method", .string("smart")),

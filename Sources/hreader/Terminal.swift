@@ -47,6 +47,9 @@ enum Terminal {
 
     static var stdinIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
+    /// A person is looking at the output (a browser may be started for them).
+    static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
     /// Reads a line with echo off from the terminal. Fails at once when there is no terminal.
     static func readSecret(prompt: String) throws -> SecretBytes {
         try readLine(prompt: prompt, echo: false)
@@ -136,23 +139,5 @@ final class ProgressLine {
         if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         shown = false
         last = nil
-    }
-}
-
-/// Opens a URL in the user's browser with xdg-open, when there is one and a person is looking
-/// (stdout is a terminal). The URL goes in argv, so it must hold nothing secret.
-enum Browser {
-    static func open(_ url: URL) {
-        guard isatty(STDOUT_FILENO) == 1 else { return }
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-            .map { "\($0)/xdg-open" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let path else { return }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = [url.absoluteString]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
     }
 }

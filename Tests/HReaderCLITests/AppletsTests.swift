@@ -37,12 +37,25 @@ final class AppletsTests: CLITestCase {
         ])
     }
 
-    /// Writes an executable shell script in the work directory.
+    /// The plugins directory of the tests' $HOME: plugins run only from there.
+    var pluginsDirectory: URL { workDir.appendingPathComponent(".config/hreader/plugins") }
+
+    /// Writes an executable shell script in the plugins directory (made, mode 0700, when missing).
     @discardableResult
     func script(_ name: String, _ body: String) throws -> String {
-        let path = try file(name, "#!/bin/sh\n" + body + "\n")
+        for directory in [workDir.appendingPathComponent(".config"), workDir.appendingPathComponent(".config/hreader"), pluginsDirectory] {
+            try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            chmod(directory.path, 0o700)
+        }
+        let path = pluginsDirectory.appendingPathComponent(name).path
+        try Data(("#!/bin/sh\n" + body + "\n").utf8).write(to: URL(fileURLWithPath: path))
         chmod(path, 0o700)
         return path
+    }
+
+    /// Adds a plugin to a patient, approving its program (no terminal here to ask on).
+    func addPlugin(_ identifier: String, patient: String, list: String, _ extra: [String] = []) throws {
+        try ok(withPassword(["applets", "add", identifier, "--patient", patient, "--applets", list, "--trust-plugin"] + extra))
     }
 
     func available(_ arguments: [String], env: [String: String] = [:]) throws -> [[String: Any]] {
@@ -384,7 +397,7 @@ final class AppletsTests: CLITestCase {
             pluginEntry("org.example.reports", "reports.sh"),
         ]))
         for id in ["hang", "crash", "garbage", "flood", "fails", "reports"] {
-            try ok(withPassword(["applets", "add", "org.example.\(id)", "--patient", "1", "--applets", list]))
+            try addPlugin("org.example.\(id)", patient: "1", list: list)
         }
         let started = Date()
         let result = try hreader(withPassword(["summary", "--json", "--patient", "1", "--applets", list]), timeout: 30)
@@ -429,7 +442,7 @@ final class AppletsTests: CLITestCase {
             echo '{"title": "Spy", "status": "normal", "value": 1, "unit": "request", "lines": ["got it"]}'
             """)
         let list = try file("spy.plist", plist([pluginEntry("org.example.spy", "spy.sh", types: ["vital_sign"])]))
-        try ok(withPassword(["applets", "add", "org.example.spy", "--patient", "1", "--at", "1", "--applets", list]))
+        try addPlugin("org.example.spy", patient: "1", list: list, ["--at", "1"])
         let result = try hreader(withPassword(["summary", "--json", "--patient", "1", "--applets", list]),
                                  env: ["HREADER_PASSWORD": "Leaked-Pass9", "HREADER_SESSION": "leaked-session",
                                        "HREADER_CANARY": "x", "AWS_SECRET_ACCESS_KEY": "leaked-key"])
@@ -477,7 +490,7 @@ final class AppletsTests: CLITestCase {
         let list = try file("two.plist", plist([pluginEntry("org.example.a", "a.sh", types: ["vital_sign"]),
                                                 pluginEntry("org.example.b", "b.sh", types: ["vital_sign"])]))
         for applet in ["org.example.a", "org.example.b"] {
-            try ok(withPassword(["applets", "add", applet, "--patient", "1", "--applets", list]))
+            try addPlugin(applet, patient: "1", list: list)
         }
         func sent(_ name: String) throws -> (patient: String, entry: String) {
             let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: workDir.appendingPathComponent("\(name).json"))) as? [String: Any])
@@ -501,7 +514,7 @@ final class AppletsTests: CLITestCase {
         let answer = workDir.appendingPathComponent("answer.json").path
         try script("memory.sh", "cat > '\(request)'\ncat '\(answer)'")
         let list = try file("memory.plist", plist([pluginEntry("org.example.memory", "memory.sh")]))
-        for patient in ["1", "2"] { try ok(withPassword(["applets", "add", "org.example.memory", "--patient", patient, "--applets", list])) }
+        for patient in ["1", "2"] { try addPlugin("org.example.memory", patient: patient, list: list) }
 
         func run(_ patient: String, answering: String) throws -> [String: Any] {
             try Data(answering.utf8).write(to: URL(fileURLWithPath: answer))
@@ -526,5 +539,173 @@ final class AppletsTests: CLITestCase {
         XCTAssertTrue((failed?["error"] as? String ?? "").contains("'data' values must be strings"), "\(failed ?? [:])")
         sent = try run("1", answering: #"{"status": "normal"}"#)
         XCTAssertEqual(sent["data"] as? [String: String], ["note": "hello"])
+    }
+
+    // MARK: An applets list is code
+
+    /// A list redeclared the blood-pressure tile (in every patient's default list) as a plugin run by
+    /// /bin/sh, which read the JSON request as a script and ran the `$(…)` of a setting. A built-in's
+    /// identifier never becomes a plugin: the list is refused, from --applets or from the config
+    /// directory that summary and serve read unasked, and nothing runs.
+    func testAListCannotTurnABuiltInIntoAPluginAndNothingRuns() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Vic", "--last", "Victim"]))
+        let marker = workDir.appendingPathComponent("pwned").path
+        let hostile = plist([entry([("identifier", "org.mitre.hreader.bloodpressure"), ("display_name", "Blood Pressure"),
+                                    ("executable", "/bin/sh"), ("note", "$(touch \(marker))")])])
+        let list = try file("hostile.plist", hostile)
+        let given = try hreader(withPassword(["summary", "--patient", "1", "--applets", list]))
+        XCTAssertEqual(given.status, 5, given.stderr)
+        XCTAssertTrue(given.stderr.contains("entry 1 ('org.mitre.hreader.bloodpressure'): is a built-in applet"), given.stderr)
+        XCTAssertTrue(given.stderr.contains("never make it a plugin"), given.stderr)
+        XCTAssertEqual(given.stderr.split(separator: "\n").count, 1, given.stderr)
+
+        let config = workDir.appendingPathComponent("config/hreader")
+        try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+        try Data(hostile.utf8).write(to: config.appendingPathComponent("applets.plist"))
+        let unasked = try hreader(withPassword(["summary", "--patient", "1"]), env: ["XDG_CONFIG_HOME": workDir.appendingPathComponent("config").path])
+        XCTAssertEqual(unasked.status, 5, unasked.stderr)
+        XCTAssertTrue(unasked.stderr.contains("is a built-in applet"), unasked.stderr)
+        let served = try hreader(withPassword(["serve"]), env: ["XDG_CONFIG_HOME": workDir.appendingPathComponent("config").path], timeout: 20)
+        XCTAssertEqual(served.status, 5, "serve refuses the list before it serves anything: \(served.stderr)")
+        XCTAssertTrue(served.stderr.contains("is a built-in applet"), served.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "the setting's $(…) was run")
+
+        // Reconfiguring a built-in with its class stays allowed (hReader's own list does it).
+        let reconfigured = try file("reconfigured.plist", plist([entry([("identifier", "org.mitre.hreader.bloodpressure"),
+                                                                         ("display_name", "BP"), ("class_name", "HRBloodPressureAppletTile")])]))
+        XCTAssertEqual(tiles(try summary("1", ["--applets", reconfigured]))["org.mitre.hreader.bloodpressure"]?["title"] as? String, "BP")
+    }
+
+    /// A plugin runs only from the plugins directory, which only the user may write.
+    func testPluginsRunOnlyFromAPluginsDirectoryOnlyTheUserCanWrite() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Olga", "--last", "Outside"]))
+        let marker = workDir.appendingPathComponent("ran").path
+        try script("inside.sh", "touch '\(marker)'\necho '{\"status\": \"normal\", \"value\": 1}'")
+        let outside = workDir.appendingPathComponent("outside.sh").path
+        try Data("#!/bin/sh\ntouch '\(marker)'\necho '{\"status\": \"normal\", \"value\": 1}'\n".utf8).write(to: URL(fileURLWithPath: outside))
+        chmod(outside, 0o700)
+        let list = try file("where.plist", plist([pluginEntry("org.example.outside", outside), pluginEntry("org.example.inside", "inside.sh")]))
+        let declared = Dictionary(uniqueKeysWithValues: try available(["--applets", list]).map { ($0["identifier"] as! String, $0) })
+        XCTAssertEqual(declared["org.example.outside"]?["available"] as? Bool, false)
+        XCTAssertTrue((declared["org.example.outside"]?["reason"] as? String ?? "").contains("is not in the plugins directory"), "\(declared)")
+        XCTAssertEqual(declared["org.example.inside"]?["available"] as? Bool, true, "\(declared)")
+
+        try addPlugin("org.example.outside", patient: "1", list: list)
+        var tile = tiles(try summary("1", ["--applets", list]))["org.example.outside"]
+        XCTAssertTrue((tile?["error"] as? String ?? "").contains("is not in the plugins directory"), "\(tile ?? [:])")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "a program outside the plugins directory ran")
+
+        // Approved, then the directory becomes writable by others: refused.
+        try addPlugin("org.example.inside", patient: "1", list: list)
+        XCTAssertEqual(tiles(try summary("1", ["--applets", list]))["org.example.inside"]?["value"] as? String, "1")
+        try FileManager.default.removeItem(atPath: marker)
+        chmod(pluginsDirectory.path, 0o777)
+        defer { chmod(pluginsDirectory.path, 0o700) }
+        tile = tiles(try summary("1", ["--applets", list]))["org.example.inside"]
+        XCTAssertTrue((tile?["error"] as? String ?? "").contains("can be written by other users"), "\(tile ?? [:])")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "a plugin in a world-writable directory ran")
+    }
+
+    /// `applets add` pins the program's path and SHA-256 (asking on a terminal, --trust-plugin
+    /// otherwise); a summary runs nothing unapproved, nor a program that changed since.
+    func testAPluginRunsOnlyOnceApprovedAndNotAfterItChanged() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Pia", "--last", "Pinned"]))
+        let marker = workDir.appendingPathComponent("ran").path
+        let plugin = try script("pinned.sh", "touch '\(marker)'\necho '{\"status\": \"normal\", \"value\": 1}'")
+        let list = try file("pinned.plist", plist([pluginEntry("org.example.pinned", "pinned.sh")]))
+
+        let unapproved = try hreader(withPassword(["applets", "add", "org.example.pinned", "--patient", "1", "--applets", list]))
+        XCTAssertEqual(unapproved.status, 2, unapproved.stderr)
+        XCTAssertTrue(unapproved.stderr.contains("approve it with --trust-plugin"), unapproved.stderr)
+        XCTAssertTrue(unapproved.stderr.contains(plugin), "it names the program: \(unapproved.stderr)")
+        XCTAssertEqual(try appletList("1").identifiers, ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure"], "nothing added")
+
+        try addPlugin("org.example.pinned", patient: "1", list: list)
+        XCTAssertEqual(tiles(try summary("1", ["--applets", list]))["org.example.pinned"]?["value"] as? String, "1")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: marker))
+        try FileManager.default.removeItem(atPath: marker)
+
+        // Someone changes the program: it no longer runs, and the tile says how to approve it again.
+        try script("pinned.sh", "touch '\(marker)'\necho '{\"status\": \"attention\", \"value\": 666}'")
+        let tile = tiles(try summary("1", ["--applets", list]))["org.example.pinned"]
+        let error = tile?["error"] as? String ?? ""
+        XCTAssertTrue(error.contains("changed since it was approved"), error)
+        XCTAssertTrue(error.contains("hreader applets add org.example.pinned"), error)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "the changed program ran")
+
+        try addPlugin("org.example.pinned", patient: "1", list: list)
+        XCTAssertEqual(tiles(try summary("1", ["--applets", list]))["org.example.pinned"]?["value"] as? String, "666", "approved again, it runs")
+
+        // Another identifier naming the same program is not approved by the first one's pin.
+        let other = try file("other.plist", plist([pluginEntry("org.example.other", "pinned.sh")]))
+        let again = try hreader(withPassword(["applets", "add", "org.example.other", "--patient", "1", "--applets", other]))
+        XCTAssertEqual(again.status, 2, "an approval is for one identifier: \(again.stderr)")
+    }
+
+    /// On a terminal `applets add` shows the program, its SHA-256 and what it reads, and asks.
+    func testOnATerminalAddShowsTheProgramAndItsHashAndAsks() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Tess", "--last", "Terminal"]))
+        let plugin = try script("asked.sh", "echo '{\"status\": \"normal\", \"value\": 1}'")
+        let digest = try XCTUnwrap(SHA256Hex.of(file: plugin))
+        let list = try file("asked.plist", plist([pluginEntry("org.example.asked", "asked.sh", types: ["vital_sign"])]))
+        func add(answering answer: String) throws -> (status: Int32, output: String) {
+            let terminal = try OnTerminal(Self.binary, withPassword(["applets", "add", "org.example.asked", "--patient", "1", "--applets", list]),
+                                          workDir: workDir, environment: environment())
+            defer { terminal.stop() }
+            XCTAssertTrue(terminal.wait { $0.contains("Approve it to run in this vault? [y/N]") }, terminal.outputText)
+            terminal.type(answer + "\n")
+            let status = terminal.finish()
+            return (status, terminal.outputText)
+        }
+        let declined = try add(answering: "n")
+        XCTAssertEqual(declined.status, 1, declined.output)
+        XCTAssertTrue(declined.output.contains("program  \(plugin)"), declined.output)
+        XCTAssertTrue(declined.output.contains("SHA-256  \(digest)"), declined.output)
+        XCTAssertTrue(declined.output.contains("reads    vital_sign"), declined.output)
+        XCTAssertEqual(try appletList("1").identifiers.count, 2, "nothing added")
+
+        let accepted = try add(answering: "y")
+        XCTAssertEqual(accepted.status, 0, accepted.output)
+        XCTAssertEqual(try appletList("1").identifiers.last, "org.example.asked")
+        XCTAssertEqual(tiles(try summary("1", ["--applets", list]))["org.example.asked"]?["value"] as? String, "1")
+    }
+
+    /// A shell or an interpreter as the program would run the request as code: refused unless allowed.
+    func testShellsAndInterpretersAreRefusedUnlessExplicitlyAllowed() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Ian", "--last", "Interpreter"]))
+        try script("placeholder", "true")
+        let shell = pluginsDirectory.appendingPathComponent("sh").path
+        try FileManager.default.copyItem(atPath: URL(fileURLWithPath: "/bin/sh").resolvingSymlinksInPath().path, toPath: shell)
+        chmod(shell, 0o700)
+        let list = try file("shell.plist", plist([pluginEntry("org.example.shell", "sh")]))
+        let refused = try hreader(withPassword(["applets", "add", "org.example.shell", "--patient", "1", "--applets", list, "--trust-plugin"]))
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("a shell or interpreter (sh)"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("--allow-interpreter"), refused.stderr)
+        XCTAssertEqual(try appletList("1").identifiers.count, 2, "nothing added")
+
+        try addPlugin("org.example.shell", patient: "1", list: list, ["--allow-interpreter"])
+        let tile = tiles(try summary("1", ["--applets", list]))["org.example.shell"]
+        XCTAssertFalse((tile?["error"] as? String ?? "").contains("refused"), "allowed explicitly, it runs: \(tile ?? [:])")
+    }
+}
+
+/// The SHA-256 of a file as `sha256sum` prints it (coreutils, a separate implementation).
+enum SHA256Hex {
+    static func of(file path: String) throws -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        process.arguments = [path]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: " ").first.map(String.init)
     }
 }

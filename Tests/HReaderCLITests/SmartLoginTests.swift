@@ -105,7 +105,7 @@ final class SmartLoginTests: CLITestCase {
 
     // MARK: - The login
 
-    /// The whole flow: the authorization URL holds only public values, the redirect comes back to
+    /// The whole flow: the authorization URL holds no credential, the redirect comes back to
     /// the listener, the tokens land encrypted in the vault, and `import --server` with no
     /// `--patient` imports the patient chosen at login (and `sync` keeps it current).
     func testLoginThenImportTheTokensPatientWithoutPatientOption() throws {
@@ -114,7 +114,7 @@ final class SmartLoginTests: CLITestCase {
         let (login, url) = try logIn(server.fhir, at: server)
 
         let items = try XCTUnwrap(URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems)
-        XCTAssertEqual(Set(items.map(\.name)), Self.publicParameters, "what xdg-open would get in argv: public values only")
+        XCTAssertEqual(Set(items.map(\.name)), Self.publicParameters, "the URL holds these parameters and no credential")
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
         XCTAssertEqual(value("client_id"), "hreader")
         XCTAssertEqual(value("aud"), server.fhir)
@@ -124,6 +124,8 @@ final class SmartLoginTests: CLITestCase {
         XCTAssertTrue(value("redirect_uri")?.hasSuffix("/callback") ?? false)
         XCTAssertGreaterThanOrEqual(value("state")?.count ?? 0, 20)
         XCTAssertTrue(login.stderr.contains("as patient p2 ("), login.stderr)
+        XCTAssertTrue(login.stderr.contains("The tokens are for patient p2 (") && login.stderr.contains(family),
+                      "without a terminal it says whom the tokens are for: \(login.stderr)")
         XCTAssertTrue(login.stderr.contains(family), "the login read the patient with its token: \(login.stderr)")
 
         let stored = try sources()
@@ -173,19 +175,124 @@ final class SmartLoginTests: CLITestCase {
 
     // MARK: - Refusals
 
-    func testARedirectWithAnotherStateIsRefusedAndNothingIsStored() throws {
+    /// Any local user can reach the callback port: a redirect with another state is answered 400
+    /// and the login keeps waiting for its own, which then goes through.
+    func testARedirectWithAnotherStateIsAnswered400AndTheLoginGoesOn() throws {
         let server = try SampleServer(["--smart"], workDir: workDir)
         let (running, url) = try startLogin(server.fhir)
         let location = try authorize(url, at: server)
         var parts = URLComponents(url: location, resolvingAgainstBaseURL: false)!
         parts.queryItems = parts.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged-state") : $0 }
-        let page = try follow(parts.url!)
-        XCTAssertEqual(page.status, 400)
+        let forged = try follow(parts.url!)
+        XCTAssertEqual(forged.status, 400)
+        XCTAssertTrue(running.process.isRunning, "a forged redirect does not end the login")
+        let page = try follow(location)
+        XCTAssertEqual(page.status, 200, page.body)
+        let result = finish(running)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try sources().count, 1, "the login's own redirect stored the tokens")
+        assertNoTokens([result])
+    }
+
+    /// The number of stray requests is bounded: past it the login ends, storing nothing.
+    func testTooManyRedirectsWithAnotherStateEndTheLoginStoringNothing() throws {
+        let server = try SampleServer(["--smart"], workDir: workDir)
+        let (running, url) = try startLogin(server.fhir)
+        let location = try authorize(url, at: server)
+        var parts = URLComponents(url: location, resolvingAgainstBaseURL: false)!
+        parts.queryItems = parts.queryItems?.map { $0.name == "state" ? URLQueryItem(name: "state", value: "forged-state") : $0 }
+        for _ in 0..<LoopbackListener.maximumRejected {
+            XCTAssertEqual(try follow(parts.url!).status, 400)
+        }
         let result = finish(running)
         XCTAssertEqual(result.status, 3, result.stderr)
-        XCTAssertTrue(result.stderr.contains("state that is not this login's"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("hreader: 20 requests to the login's redirect address were not this login's redirect"), result.stderr)
         XCTAssertTrue(try sources().isEmpty, "nothing stored")
-        assertNoTokens([result])
+    }
+
+    // MARK: - The browser
+
+    /// On a terminal hreader starts the desktop's opener (xdg-open, here a fake one first on PATH).
+    /// The opener never sees the authorization URL (whose state any local user could read in
+    /// /proc/PID/cmdline and use to finish the login with their own code): it gets the path of a
+    /// page, 0600 in a 0700 directory, that sends the browser on, removed when the login ends; and
+    /// it inherits no HREADER_* variable. After the exchange the patient is shown whom the tokens
+    /// are for and asked before they are stored.
+    func testTheBrowserGetsAPrivatePageNotTheURLAndNoHReaderSecrets() throws {
+        let server = try SampleServer(["--smart", "--smart-patient", "p2"], workDir: workDir)
+        let family = try familyName(of: "p2")
+        let session = try XCTUnwrap(try ok(withPassword(["unlock"])).stdout.split(separator: "\n")
+            .first { $0.hasPrefix("export HREADER_SESSION=") }.map { String($0.dropFirst("export HREADER_SESSION=".count)) })
+        let seen = workDir.appendingPathComponent("opener")
+        let bin = workDir.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: seen, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let opener = bin.appendingPathComponent("xdg-open")
+        try Data("""
+            #!/bin/sh
+            printf '%s\\n' "$@" > '\(seen.path)/argv'
+            env > '\(seen.path)/env'
+            stat -c '%a %u' "$1" > '\(seen.path)/file-mode'
+            stat -c '%a %u' "$(dirname "$1")" > '\(seen.path)/dir-mode'
+            cp "$1" '\(seen.path)/page.html'
+            touch '\(seen.path)/done'
+
+            """.utf8).write(to: opener)
+        chmod(opener.path, 0o700)
+
+        let terminal = try OnTerminal(Self.binary, ["sources", "login", "--server", server.fhir, "--smart"], workDir: workDir,
+                                      environment: environment(["PATH": bin.path + ":/usr/local/bin:/usr/bin:/bin",
+                                                                "HREADER_PASSWORD": CLITestCase.password, "HREADER_SESSION": session]))
+        defer { terminal.stop() }
+        XCTAssertTrue(terminal.wait { _ in FileManager.default.fileExists(atPath: seen.appendingPathComponent("done").path) },
+                      "the opener was started: \(terminal.outputText)")
+
+        let argv = try String(contentsOf: seen.appendingPathComponent("argv"), encoding: .utf8)
+        XCTAssertFalse(argv.contains("state"), "the opener's argv holds no state: \(argv)")
+        XCTAssertFalse(argv.contains("/oauth/authorize"), "nor the URL: \(argv)")
+        let page = argv.trimmingCharacters(in: .newlines)
+        XCTAssertTrue(page.hasSuffix("/login.html"), argv)
+        XCTAssertEqual(try String(contentsOf: seen.appendingPathComponent("file-mode"), encoding: .utf8), "600 \(getuid())\n")
+        XCTAssertEqual(try String(contentsOf: seen.appendingPathComponent("dir-mode"), encoding: .utf8), "700 \(getuid())\n")
+        let env = try String(contentsOf: seen.appendingPathComponent("env"), encoding: .utf8)
+        XCTAssertFalse(env.contains("HREADER_"), "the opener inherits no HREADER_* variable: \(env)")
+        XCTAssertFalse(env.contains(CLITestCase.password) || env.contains(session), env)
+
+        // The page sends the browser to the authorization URL: play the browser.
+        let html = try String(contentsOf: seen.appendingPathComponent("page.html"), encoding: .utf8)
+        let href = try XCTUnwrap(html.range(of: #"href="[^"]+""#, options: .regularExpression).map { String(html[$0].dropFirst(6).dropLast()) })
+        let url = try XCTUnwrap(URL(string: href.replacingOccurrences(of: "&amp;", with: "&")))
+        XCTAssertTrue(html.contains("http-equiv=\"refresh\""), html)
+        XCTAssertEqual(try follow(try authorize(url, at: server)).status, 200)
+
+        XCTAssertTrue(terminal.wait { $0.contains("Store them? [y/N]") }, terminal.outputText)
+        XCTAssertTrue(terminal.outputText.contains("The tokens are for patient p2 ("), terminal.outputText)
+        XCTAssertTrue(terminal.outputText.contains(family), "the patient's name is shown before storing: \(terminal.outputText)")
+        XCTAssertTrue(try sources().isEmpty, "nothing is stored before the answer")
+        terminal.type("y\n")
+        let status = terminal.finish()
+        XCTAssertEqual(status, 0, terminal.outputText)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: page), "the page is removed when the login ends")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: URL(fileURLWithPath: page).deletingLastPathComponent().path))
+        XCTAssertEqual(try sources().count, 1)
+        XCTAssertEqual(try sources().first?["login_patient"] as? String, "p2")
+    }
+
+    /// Answering no at the question stores nothing (exit 3).
+    func testAnsweringNoOnTheTerminalStoresNothing() throws {
+        let server = try SampleServer(["--smart"], workDir: workDir)
+        let terminal = try OnTerminal(Self.binary, withPassword(["sources", "login", "--server", server.fhir, "--smart", "--no-browser"]),
+                                      workDir: workDir, environment: environment())
+        defer { terminal.stop() }
+        XCTAssertTrue(terminal.wait { $0.contains("/oauth/authorize?") && $0.contains("Waiting up to") }, terminal.outputText)
+        let line = try XCTUnwrap(terminal.outputText.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.hasPrefix("http") && $0.contains("/oauth/authorize?") })
+        XCTAssertEqual(try follow(try authorize(try XCTUnwrap(URL(string: line)), at: server)).status, 200)
+        XCTAssertTrue(terminal.wait { $0.contains("Store them? [y/N]") }, terminal.outputText)
+        terminal.type("n\n")
+        XCTAssertEqual(terminal.finish(), 3, terminal.outputText)
+        XCTAssertTrue(terminal.outputText.contains("was not stored, as you answered"), terminal.outputText)
+        XCTAssertTrue(try sources().isEmpty)
     }
 
     func testDeniedAuthorizationSaysSoInOneLine() throws {

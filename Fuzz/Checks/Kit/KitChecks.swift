@@ -23,7 +23,7 @@ public enum KitFuzzChecks {
         try propertyListRoundTrip(data)
         let declarations: [AppletDeclaration]
         do {
-            declarations = try AppletRegistry.parse(data, origin: "fuzz.plist", baseDirectory: URL(fileURLWithPath: "/nonexistent-fuzz"))
+            declarations = try AppletRegistry.parse(data, origin: "fuzz.plist", pluginsDirectory: URL(fileURLWithPath: "/nonexistent-fuzz"))
         } catch is HReaderError {
             return
         } catch {

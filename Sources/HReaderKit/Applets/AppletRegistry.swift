@@ -6,7 +6,8 @@ import HReaderStore
 /// The declared applets: the list built into the binary, then `$XDG_CONFIG_HOME/hreader/applets.plist`,
 /// then `--applets FILE`. A later list may declare an identifier again: its declaration replaces the
 /// earlier one in place (so a user can reconfigure a built-in, or load hReader's own
-/// `HReaderApplets.plist` unchanged). Within one list an identifier must be unique.
+/// `HReaderApplets.plist` unchanged), but a built-in's identifier never becomes a plugin. Within one
+/// list an identifier must be unique. Declaring a plugin runs nothing: `PluginTrust` says what may run.
 ///
 ///     let registry = try AppletRegistry.load(extraFile: "my-applets.plist", environment: ProcessInfo.processInfo.environment)
 ///     registry.declaration("org.mitre.hreader.bloodpressure")?.isAvailable   // true
@@ -14,6 +15,8 @@ public struct AppletRegistry: Sendable {
     public private(set) var declarations: [AppletDeclaration]
     /// The plists that were read, in order ("built-in" first).
     public private(set) var sources: [String]
+    /// Where plugin programs must live (`PluginTrust`); a relative `executable` is found there.
+    public private(set) var pluginsDirectory: URL?
 
     /// A new patient's applets, as hReader: medications, then blood pressure.
     public static let defaultPatientApplets = ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure"]
@@ -21,13 +24,17 @@ public struct AppletRegistry: Sendable {
     /// Only the list inside the binary.
     public static func builtIn() -> AppletRegistry {
         // The embedded list is part of the binary and covered by tests: failing to parse it is a bug.
-        let declarations = try! parse(Data(DefaultApplets.plist.utf8), origin: "built-in", baseDirectory: nil)
-        return AppletRegistry(declarations: declarations, sources: ["built-in"])
+        let declarations = try! parse(Data(DefaultApplets.plist.utf8), origin: "built-in", pluginsDirectory: nil)
+        return AppletRegistry(declarations: declarations, sources: ["built-in"], pluginsDirectory: nil)
     }
+
+    /// The identifiers of the built-in list: a later list may reconfigure them, never make them plugins.
+    public static let builtInIdentifiers: Set<String> = Set(builtIn().declarations.map(\.identifier))
 
     /// The built-in list, then the user's list (if it exists), then `extraFile`.
     public static func load(extraFile: String?, environment: [String: String]) throws -> AppletRegistry {
         var registry = builtIn()
+        registry.pluginsDirectory = PluginTrust.pluginsDirectory(environment: environment)
         if let user = userListURL(environment: environment), FileManager.default.fileExists(atPath: user.path) {
             try registry.add(contentsOf: user)
         }
@@ -55,7 +62,7 @@ public struct AppletRegistry: Sendable {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw HReaderError.usage("cannot read the applets list \(url.path)")
         }
-        let added = try Self.parse(data, origin: url.path, baseDirectory: url.deletingLastPathComponent())
+        let added = try Self.parse(data, origin: url.path, pluginsDirectory: pluginsDirectory)
         for declaration in added {
             if let index = declarations.firstIndex(where: { $0.identifier == declaration.identifier }) {
                 declarations[index] = declaration
@@ -71,8 +78,8 @@ public struct AppletRegistry: Sendable {
     static let reservedKeys: Set<String> = ["identifier", "display_name", "class_name", "executable", "entry_types"]
 
     /// Parses an XML or binary property list (`PropertyList`, not Foundation's reader): an array of
-    /// applet dictionaries.
-    static func parse(_ data: Data, origin: String, baseDirectory: URL?) throws -> [AppletDeclaration] {
+    /// applet dictionaries. A relative `executable` is found in `pluginsDirectory`.
+    static func parse(_ data: Data, origin: String, pluginsDirectory: URL?) throws -> [AppletDeclaration] {
         guard PropertyList.format(of: data) != nil else {
             throw HReaderError.badInput("\(origin) is not an XML or binary property list")
         }
@@ -89,7 +96,7 @@ public struct AppletRegistry: Sendable {
         var firstEntry: [String: Int] = [:]
         for (offset, item) in items.enumerated() {
             let number = offset + 1
-            let declaration = try parseEntry(item, number: number, origin: origin, baseDirectory: baseDirectory)
+            let declaration = try parseEntry(item, number: number, origin: origin, pluginsDirectory: pluginsDirectory)
             if let earlier = firstEntry[declaration.identifier] {
                 throw HReaderError.badInput("\(origin): entries \(earlier) and \(number) both declare '\(declaration.identifier)'; identifiers must be unique")
             }
@@ -99,7 +106,7 @@ public struct AppletRegistry: Sendable {
         return declarations
     }
 
-    static func parseEntry(_ item: PropertyList, number: Int, origin: String, baseDirectory: URL?) throws -> AppletDeclaration {
+    static func parseEntry(_ item: PropertyList, number: Int, origin: String, pluginsDirectory: URL?) throws -> AppletDeclaration {
         func fail(_ what: String, _ name: String? = nil) -> HReaderError {
             HReaderError.badInput("\(origin): entry \(number)\(name.map { " ('\($0)')" } ?? ""): \(what)")
         }
@@ -143,12 +150,16 @@ public struct AppletRegistry: Sendable {
                 throw fail("unknown class_name '\(className)' (built-ins: \(known)); for your own applet give 'executable'", identifier)
             }
         case let (nil, executable?):
-            let plugin = try pluginSpecification(entry, executable: executable, baseDirectory: baseDirectory) { fail($0, identifier) }
+            if builtInIdentifiers.contains(identifier) {
+                throw fail("is a built-in applet: a list may reconfigure it with a 'class_name', never make it a plugin; "
+                           + "give your plugin an identifier of its own", identifier)
+            }
+            let plugin = try pluginSpecification(entry, executable: executable, pluginsDirectory: pluginsDirectory) { fail($0, identifier) }
             implementation = .plugin(plugin)
-            if !FileManager.default.isExecutableFile(atPath: plugin.executable) {
-                unavailable = FileManager.default.fileExists(atPath: plugin.executable)
-                    ? "\(plugin.executable) is not executable (chmod +x it)"
-                    : "\(plugin.executable) does not exist"
+            do {
+                _ = try PluginTrust.locate(plugin.executable, pluginsDirectory: pluginsDirectory)
+            } catch {
+                unavailable = error.reason
             }
         }
         return AppletDeclaration(identifier: identifier, displayName: displayName, className: className,
@@ -156,16 +167,17 @@ public struct AppletRegistry: Sendable {
                                  configuration: configuration, origin: origin, entryNumber: number)
     }
 
-    static func pluginSpecification(_ entry: [String: PropertyList], executable: String, baseDirectory: URL?,
+    static func pluginSpecification(_ entry: [String: PropertyList], executable: String, pluginsDirectory: URL?,
                                     fail: (String) -> HReaderError) throws -> PluginSpecification {
         let path: String
         if executable.hasPrefix("/") {
             path = executable
         } else if executable.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
             path = URL(fileURLWithPath: home).appendingPathComponent(String(executable.dropFirst(2))).path
+        } else if let pluginsDirectory {
+            path = pluginsDirectory.appendingPathComponent(executable).standardizedFileURL.path
         } else {
-            let base = baseDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-            path = base.appendingPathComponent(executable).standardizedFileURL.path
+            path = executable
         }
         var types: [EntryType] = []
         if let value = entry["entry_types"] {

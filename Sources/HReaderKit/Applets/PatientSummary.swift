@@ -79,6 +79,19 @@ public struct PatientSummary: Sendable {
     }
 }
 
+/// A plugin as `hreader applets add` shows it before the user approves it (`PluginTrust`).
+public struct PluginApproval: Sendable {
+    public let identifier: String
+    public let displayName: String
+    public let program: PluginTrust.Program
+    public let entryTypes: [EntryType]
+    /// The earlier approval, when this one replaces it.
+    public let previous: PluginPin?
+
+    /// Already approved as it is now: nothing to ask.
+    public var isCurrent: Bool { previous?.path == program.path && previous?.sha256 == program.sha256 }
+}
+
 /// One applet in a patient's list, with its declaration when it is declared.
 public struct PatientApplet {
     public let position: Int
@@ -103,18 +116,57 @@ extension OpenVault {
     }
 
     /// Adds a declared applet to the patient's list (at `position`, else last). Returns false when it was
-    /// already there.
+    /// already there. A plugin's `approval` (`pluginApproval`, shown to the user and accepted) is pinned
+    /// in the same transaction, also when the applet was already in the list (approving it again).
     @discardableResult
-    public func addApplet(_ identifier: String, to patient: Patient, at position: Int? = nil, registry: AppletRegistry) throws -> Bool {
+    public func addApplet(_ identifier: String, to patient: Patient, at position: Int? = nil, registry: AppletRegistry,
+                          approving approval: PluginApproval? = nil, now: Date = Date()) throws -> Bool {
         guard registry.declaration(identifier) != nil else {
             throw HReaderError.usage("no applet '\(identifier)' is declared; see 'hreader applets available'")
         }
         if let position, position < 1 { throw HReaderError.usage("positions start at 1") }
         return try write {
+            if let approval {
+                let pin = PluginPin(path: approval.program.path, sha256: approval.program.sha256,
+                                    allowInterpreter: approval.program.interpreter != nil, approved: RFC3339.utc(Int64(now.timeIntervalSince1970)))
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                try settings.set(PluginPin.settingsKey(identifier), String(decoding: try encoder.encode(pin), as: UTF8.self))
+                try audit.record("applet.approve", subject: identifier, detail: "\(approval.program.path) sha256 \(approval.program.sha256)")
+            }
             let added = try applets.add(identifier, at: position, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets)
             if added { try audit.record("applet.add", subject: patient.uuid, detail: identifier) }
             return added
         }
+    }
+
+    /// What the user must approve before `identifier` runs as a plugin in this vault: its program
+    /// (real path, SHA-256, and the interpreter it is), the entry types it is granted, and the pin of
+    /// an earlier approval. nil for a built-in, or a plugin that cannot run here (not in the plugins
+    /// directory, missing: it may be added, and its tile says why). A shell or an interpreter is refused
+    /// unless `allowInterpreter`.
+    public func pluginApproval(_ identifier: String, registry: AppletRegistry, allowInterpreter: Bool) throws -> PluginApproval? {
+        guard let declaration = registry.declaration(identifier), case let .plugin(specification) = declaration.implementation,
+              declaration.isAvailable else { return nil }
+        let program: PluginTrust.Program
+        do {
+            program = try PluginTrust.inspect(specification.executable, pluginsDirectory: registry.pluginsDirectory)
+        } catch {
+            throw HReaderError.usage("\(identifier) cannot be approved: \(error.reason)")
+        }
+        if let interpreter = program.interpreter, !allowInterpreter {
+            throw HReaderError.usage("\(identifier) would run \(program.path), a shell or interpreter (\(interpreter)), which runs what it is sent "
+                                     + "as code; refused (a plugin should be a program or a script with its own #! line; "
+                                     + "give --allow-interpreter only if you mean it)")
+        }
+        return PluginApproval(identifier: identifier, displayName: declaration.displayName, program: program,
+                              entryTypes: specification.entryTypes, previous: try pluginPin(identifier))
+    }
+
+    /// The approval pinned for `identifier` in this vault, if any.
+    public func pluginPin(_ identifier: String) throws -> PluginPin? {
+        guard let text = try read({ try settings.value(PluginPin.settingsKey(identifier)) }) else { return nil }
+        return try? JSONDecoder().decode(PluginPin.self, from: Data(text.utf8))
     }
 
     public func removeApplet(_ identifier: String, from patient: Patient) throws {
@@ -146,7 +198,7 @@ extension OpenVault {
         let allergies = entries.filter { $0.content.type == .allergy && PatientSummary.isActive($0, now: now) }
         var tiles: [Tile] = []
         for item in try appletList(of: patient, registry: registry) {
-            tiles.append(try tile(for: item, patient: patient, entries: entries, now: now))
+            tiles.append(try tile(for: item, patient: patient, entries: entries, now: now, registry: registry))
         }
         return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),
                               gender: PatientSummary.genderText(patient.gender),
@@ -154,7 +206,7 @@ extension OpenVault {
                               conditions: conditions, allergies: allergies, tiles: tiles)
     }
 
-    func tile(for item: PatientApplet, patient: Patient, entries: [Entry], now: Date) throws -> Tile {
+    func tile(for item: PatientApplet, patient: Patient, entries: [Entry], now: Date, registry: AppletRegistry) throws -> Tile {
         guard let declaration = item.declaration else {
             return Tile.failure(identifier: item.identifier, title: item.identifier,
                                 "not declared in any applets list; see 'hreader applets available'")
@@ -167,9 +219,14 @@ extension OpenVault {
             return applet.tile(in: AppletContext(patient: patient, entries: entries, declaration: declaration, now: now))
         case let .plugin(specification):
             let plugin = PluginApplet(declaration: declaration, specification: specification)
+            let program: String
+            switch try trustedProgram(declaration, specification, registry: registry) {
+            case let .success(path): program = path
+            case let .failure(refusal): return plugin.failure(refusal.reason)
+            }
             let pseudonyms = try appletPseudonyms(applet: declaration.identifier)
             let stored = try read { try applets.data(applet: declaration.identifier, patientID: patient.id) }
-            let answer = plugin.run(patientToken: pseudonyms.patientToken(patient), entryID: pseudonyms.entryID, entries: entries,
+            let answer = plugin.run(program: program, patientToken: pseudonyms.patientToken(patient), entryID: pseudonyms.entryID, entries: entries,
                                     data: stored, now: now)
             guard !answer.dataChanges.isEmpty else { return answer.tile }
             var after = stored
@@ -187,6 +244,37 @@ extension OpenVault {
         case .none:
             return Tile.failure(identifier: declaration.identifier, title: declaration.displayName, "not available on a terminal")
         }
+    }
+
+    /// The program a plugin may run as: where it lives is allowed, the user approved it in this
+    /// vault, and it has not changed since (path and SHA-256 as pinned); else why not.
+    func trustedProgram(_ declaration: AppletDeclaration, _ specification: PluginSpecification,
+                        registry: AppletRegistry) throws -> Result<String, PluginTrust.Refusal> {
+        let identifier = declaration.identifier
+        let program: PluginTrust.Program
+        do {
+            program = try PluginTrust.inspect(specification.executable, pluginsDirectory: registry.pluginsDirectory)
+        } catch {
+            return .failure(PluginTrust.Refusal(reason: "refused: \(error.reason)"))
+        }
+        guard let pin = try pluginPin(identifier) else {
+            return .failure(PluginTrust.Refusal(reason: "not approved to run in this vault: approve it with 'hreader applets add \(identifier)' "
+                                                + "(it shows the program and its SHA-256)"))
+        }
+        guard pin.path == program.path else {
+            return .failure(PluginTrust.Refusal(reason: "refused: it now runs \(program.path), but \(pin.path) was approved; if you mean it, "
+                                                + "approve it again with 'hreader applets add \(identifier)'"))
+        }
+        guard pin.sha256 == program.sha256 else {
+            return .failure(PluginTrust.Refusal(reason: "refused: \(program.path) changed since it was approved on \(pin.approved) (SHA-256 now "
+                                                + "\(program.sha256.prefix(16))…, approved \(pin.sha256.prefix(16))…); if you changed it, "
+                                                + "approve it again with 'hreader applets add \(identifier)'"))
+        }
+        if let interpreter = program.interpreter, !pin.allowInterpreter {
+            return .failure(PluginTrust.Refusal(reason: "refused: \(program.path) is a shell or interpreter (\(interpreter)); "
+                                                + "approve it with 'hreader applets add \(identifier) --allow-interpreter' if you mean it"))
+        }
+        return .success(program.path)
     }
 
     /// An opaque token for one patient as one applet sees it: stable across runs, different for every

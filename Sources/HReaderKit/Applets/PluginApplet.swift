@@ -68,7 +68,9 @@ struct PluginApplet {
         return environment
     }
 
-    func run(patientToken: String, entryID: (Entry) -> String, entries: [Entry], data: [String: String], now: Date) -> Answer {
+    /// Runs `program` (the checked real path of the specification's executable: `PluginTrust`),
+    /// directly, never through a shell, with no arguments.
+    func run(program: String, patientToken: String, entryID: (Entry) -> String, entries: [Entry], data: [String: String], now: Date) -> Answer {
         let input = Array(request(patientToken: patientToken, entryID: entryID, entries: entries, data: data, now: now).serialized().utf8)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-applet-\(UUID().uuidString)")
         do {
@@ -78,7 +80,7 @@ struct PluginApplet {
             return Answer(tile: failure("cannot create a working directory for the plugin: \(error.localizedDescription)"), dataChanges: [])
         }
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = ChildProcess.run(executable: specification.executable,
+        let result = ChildProcess.run(executable: program,
                                       environment: Self.environment(privateDirectory: directory.path, inherited: ProcessInfo.processInfo.environment),
                                       workingDirectory: directory.path, input: input, timeout: specification.timeout,
                                       outputLimit: specification.maxOutputBytes)

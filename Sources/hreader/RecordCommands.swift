@@ -7,8 +7,32 @@ struct PatientsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "patients",
         abstract: "Add, list, show, remove, order and select the people whose records you keep.",
-        subcommands: [Add.self, List.self, Show.self, Remove.self, Move.self, Select.self],
+        subcommands: [Add.self, List.self, Show.self, Remove.self, Move.self, Select.self, Suggest.self],
         defaultSubcommand: List.self)
+
+    struct Suggest: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "suggest",
+            abstract: "List pairs of patients who may be one person (same family name and birth date, or a shared identifier), with the evidence.",
+            discussion: "Only a suggestion: hreader never joins people by itself. What speaks against each pair is listed too.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let suggestions = try global.open().patientSuggestions()
+            if global.json {
+                Output.json(["suggestions": suggestions.map { s -> [String: Any] in
+                    ["patients": [s.first.id, s.second.id], "evidence": s.evidence, "against": s.against]
+                }])
+                return
+            }
+            if suggestions.isEmpty { global.note("No patients look like one person."); return }
+            for s in suggestions {
+                Output.line("\(s.first.id) \(s.first.firstName) \(s.first.lastName) and \(s.second.id) \(s.second.firstName) \(s.second.lastName):")
+                for line in s.evidence { Output.line("  + \(line)") }
+                for line in s.against { Output.line("  - \(line)") }
+            }
+        }
+    }
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a patient by hand.")

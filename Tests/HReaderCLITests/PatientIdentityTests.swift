@@ -286,6 +286,19 @@ final class PatientIdentityTests: CLITestCase {
         try ok(withPassword(["import", "--file", try file("mary-again.json", person("m1", "Mary", "Okafor", "1970-03-02",
                                                                                      [(npi, "1234567893"), (ssn, "123-45-6789")]))]))
         XCTAssertEqual(try contents().count, 3)
+
+        // `patients suggest` lists the pairs with the evidence for and against, and joins nobody.
+        let suggested = try json(try ok(withPassword(["patients", "suggest", "--json"])))["suggestions"] as? [[String: Any]] ?? []
+        let pairs = suggested.map { ($0["patients"] as? [Int] ?? []) }
+        XCTAssertEqual(pairs.first, [1, 2], "\(suggested)")
+        XCTAssertTrue(pairs.contains([1, 3]), "the shared test SSN: \(suggested)")
+        let women = try XCTUnwrap(suggested.first)
+        XCTAssertTrue((women["evidence"] as? [String] ?? []).contains("same family name and birth date (Okafor, 1970-03-02)"), "\(women)")
+        XCTAssertTrue((women["evidence"] as? [String] ?? []).contains("both carry the identifier \(npi)|1234567893"), "\(women)")
+        XCTAssertTrue((women["against"] as? [String] ?? []).contains("their identifiers of \(ssn) differ"), "\(women)")
+        let text = try ok(withPassword(["patients", "suggest"]))
+        XCTAssertTrue(text.stdout.contains("1 Mary Okafor and 2 Maria Okafor:"), text.stdout)
+        XCTAssertEqual(try contents().count, 3, "suggesting joins nobody")
     }
 
     func testAServersPatientIsFoundByIdentifierAndFilesNamingItByAbsoluteReferenceFindIt() throws {

@@ -5,7 +5,7 @@ BUILD_DIR  ?= .build
 SWIFTFLAGS ?=
 SHELL      := /bin/bash
 
-.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man
+.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man deb deb-test
 
 all: build
 
@@ -18,8 +18,20 @@ schema:
 build: deps schema
 	$(SWIFT) build $(SWIFTFLAGS)
 
+# Release builds link the Swift runtime and Foundation statically on Linux, so the installed binary
+# (make install, make deb) runs without the toolchain.
+STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib,)
+
 release: deps schema
-	$(SWIFT) build -c release $(SWIFTFLAGS)
+	$(SWIFT) build -c release $(STATIC_STDLIB) $(SWIFTFLAGS)
+
+# A Debian package (hreader_VERSION_ARCH.deb) of the self-contained release binary, with the man page,
+# shell completions, README and copyright; deb-test checks it as a person installing it would get it.
+deb: deps schema
+	@.ci/deb.sh
+
+deb-test: deps schema
+	@.ci/deb-test.sh
 
 # Builds everything (the hreader binary the integration tests run, and the tests), then runs them
 # (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# make deb-test: builds the Debian package (make deb) and checks what a person installing it gets:
+# the files and their modes, the Depends line (Debian's libraries only), a binary that needs none of
+# the Swift toolchain's libraries, and that it works (init, import, status, search, serve) with the
+# toolchain hidden: /opt/swift replaced by an empty directory in a private mount namespace when the
+# machine allows one, else an empty library path and no toolchain on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "deb-test: FAILED: $*" >&2; exit 1; }
+passed=0
+ok() { passed=$((passed + 1)); echo "deb-test: ok: $*"; }
+
+deb=$(OUT_DIR="$work" .ci/deb.sh)
+[ -f "$deb" ] || fail "no package was written"
+ok "built $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+
+listing=$(dpkg-deb -c "$deb")
+for entry in "-rwxr-xr-x root/root .* ./usr/bin/hreader" \
+             "-rw-r--r-- root/root .* ./usr/share/man/man1/hreader.1.gz" \
+             "-rw-r--r-- root/root .* ./usr/share/bash-completion/completions/hreader" \
+             "-rw-r--r-- root/root .* ./usr/share/zsh/vendor-completions/_hreader" \
+             "-rw-r--r-- root/root .* ./usr/share/fish/vendor_completions.d/hreader.fish" \
+             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/copyright" \
+             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/README.md" \
+             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/changelog.Debian.gz"; do
+  grep -Eq -- "^$entry\$" <<<"$listing" || fail "the package lacks: $entry"$'\n'"$listing"
+done
+[ "$(grep -c '^-' <<<"$listing")" -eq 8 ] || fail "unexpected files in the package:"$'\n'"$listing"
+ok "files and modes"
+
+depends=$(dpkg-deb -f "$deb" Depends)
+for want in "libsqlcipher1 (>= 4.5)" libssl3 libxml2 zlib1g libc6; do
+  grep -q -- "$want" <<<"$depends" || fail "Depends lacks $want: $depends"
+done
+! grep -qi 'swift' <<<"$depends" || fail "Depends names the Swift toolchain: $depends"
+ok "Depends: $depends"
+
+dpkg-deb -x "$deb" "$work/root"
+bin="$work/root/usr/bin/hreader"
+needed=$(objdump -p "$bin" | awk '/NEEDED/ { print $2 }')
+! grep -Eq 'swift|Foundation|dispatch|BlocksRuntime|_FoundationICU' <<<"$needed" || fail "the binary needs toolchain libraries: $needed"
+! objdump -p "$bin" | grep -Eq 'RUNPATH|RPATH' || fail "the binary carries a run path: $(objdump -p "$bin" | grep -E 'RUNPATH|RPATH')"
+! ldd "$bin" | grep -q '/opt/swift\|not found' || fail "ldd: $(ldd "$bin")"
+ok "no toolchain library needed (NEEDED: $(tr '\n' ' ' <<<"$needed"))"
+
+# The workflow, with the toolchain out of reach.
+hidden=$work/hide-toolchain.sh
+cat > "$hidden" <<SCRIPT
+set -euo pipefail
+export PATH=/usr/bin:/bin LD_LIBRARY_PATH= HOME=$work/home HREADER_VAULT=$work/vault
+mkdir -p \$HOME
+! command -v swift >/dev/null || { echo "swift is still on PATH" >&2; exit 1; }
+[ ! -e /opt/swift/usr/lib/swift/linux/libswiftCore.so ] || [ "\${HIDDEN:-0}" = 0 ] || { echo "the toolchain is still there" >&2; exit 1; }
+printf 'Packaged-Passw0rd\n' > $work/pw; chmod 600 $work/pw
+$bin --version
+$bin init --new-password-file $work/pw --scrypt-n 1024 >/dev/null
+$bin patients add --first Pat --last Packaged --password-file $work/pw >/dev/null
+$bin entries add --patient 1 --type medication --description 'Metformin 500 mg' --password-file $work/pw >/dev/null
+$bin import --file docs/examples/$(ls docs/examples | grep -m1 '\.json$') --password-file $work/pw >/dev/null
+$bin search metformin --password-file $work/pw | grep -q Metformin
+$bin status --password-file $work/pw | grep -q 'entries:'
+($bin serve --port 0 --password-file $work/pw > $work/serve.out 2>&1 &) ; sleep 2
+url=\$(grep -o 'http://127.0.0.1:[0-9]*/[^ ]*' $work/serve.out | head -1)
+[ -n "\$url" ] || { cat $work/serve.out; exit 1; }
+pkill -f "$bin serve" || true
+SCRIPT
+if unshare -m true 2>/dev/null && [ -d /opt/swift ]; then
+  mkdir -p "$work/empty"
+  unshare -m bash -c "mount --bind '$work/empty' /opt/swift && HIDDEN=1 bash '$hidden'" || fail "the packaged hreader does not work with /opt/swift hidden"
+  ok "init, patients, entries, import, search, status and serve with /opt/swift hidden (a private mount namespace)"
+else
+  bash "$hidden" || fail "the packaged hreader does not work without the toolchain on the paths"
+  ok "init, patients, entries, import, search, status and serve with no toolchain on PATH or the library path"
+fi
+echo "deb-test: $passed passed, 0 failed"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# make deb: a Debian package of hreader for people who are not Swift developers. The binary is a
+# release build linked with --static-swift-stdlib (the Swift runtime, Foundation and its ICU data
+# inside it), so the package depends only on Debian's own libraries, found from the binary's
+# NEEDED entries (dpkg -S) rather than written by hand. Writes hreader_VERSION_ARCH.deb in OUT_DIR
+# (default: the repository root) and prints its path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+BUILD_DIR=${BUILD_DIR:-.build}
+OUT_DIR=${OUT_DIR:-.}
+
+command -v dpkg-deb >/dev/null || { echo "deb: dpkg-deb is needed (Debian or Ubuntu)" >&2; exit 1; }
+$SWIFT build -c release --static-swift-stdlib --product hreader --build-path "$BUILD_DIR" >&2
+binary="$BUILD_DIR/release/hreader"
+
+version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/hreader/CommandLineConventions.swift)
+arch=$(dpkg --print-architecture)
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+umask 022
+
+install -D -m 0755 "$binary" "$root/usr/bin/hreader"
+strip --strip-unneeded "$root/usr/bin/hreader"
+install -d "$root/usr/share/man/man1" "$root/usr/share/doc/hreader" \
+  "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d"
+gzip -9n < docs/hreader.1 > "$root/usr/share/man/man1/hreader.1.gz"
+"$root/usr/bin/hreader" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/hreader"
+"$root/usr/bin/hreader" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_hreader"
+"$root/usr/bin/hreader" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/hreader.fish"
+install -m 0644 README.md "$root/usr/share/doc/hreader/README.md"
+cat > "$root/usr/share/doc/hreader/copyright" <<COPYRIGHT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: hreader
+Comment: hreader is an encrypted personal health record manager. The binary links the Swift
+ runtime and Foundation (Apache-2.0 with Runtime Library Exception), swift-nio, swift-nio-ssl with
+ BoringSSL, async-http-client, swift-argument-parser, Hummingbird and ZIPFoundation (Apache-2.0 /
+ MIT / ISC / OpenSSL licences) statically.
+
+Files: *
+Copyright: the hreader authors
+License: see the project's repository
+COPYRIGHT
+printf 'hreader (%s) unstable; urgency=medium\n\n  * Built from the repository.\n\n -- hreader <hreader@localhost>  %s\n' \
+  "$version" "$(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")" \
+  | gzip -9n > "$root/usr/share/doc/hreader/changelog.Debian.gz"
+
+# Depends: the Debian package of every shared library the binary needs (none of the toolchain's).
+depends=()
+for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
+  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  [ -n "$path" ] || { echo "deb: $lib is not a system library; the binary is not self-contained" >&2; exit 1; }
+  package=$(dpkg -S "$path" 2>/dev/null | head -n1 | cut -d: -f1) \
+    || package=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n1 | cut -d: -f1) || true
+  [ -n "$package" ] || { echo "deb: no Debian package provides $lib ($path)" >&2; exit 1; }
+  case "$package" in
+    libsqlcipher1) package="libsqlcipher1 (>= 4.5)" ;;
+  esac
+  depends+=("$package")
+done
+depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
+installed_kb=$(du -sk "$root/usr" | cut -f1)
+
+install -d "$root/DEBIAN"
+cat > "$root/DEBIAN/control" <<CONTROL
+Package: hreader
+Version: $version
+Architecture: $arch
+Maintainer: hreader <hreader@localhost>
+Installed-Size: $installed_kb
+Depends: $depends_line
+Section: utils
+Priority: optional
+Homepage: https://github.com/projecthreader/hReader
+Description: encrypted personal health record manager
+ Keeps a person's (and their family's) complete health record in one
+ SQLCipher-encrypted vault: imports from FHIR R4 and RHEx servers, FHIR files,
+ C-CDA documents and Apple Health exports; a timeline, applets, search, a
+ clinician summary and a local web view.
+CONTROL
+
+mkdir -p "$OUT_DIR"
+deb="$OUT_DIR/hreader_${version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >&2
+echo "$deb"

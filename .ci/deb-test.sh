@@ -24,7 +24,7 @@ for entry in "-rwxr-xr-x root/root .* ./usr/bin/hreader" \
              "-rw-r--r-- root/root .* ./usr/share/fish/vendor_completions.d/hreader.fish" \
              "-rw-r--r-- root/root .* ./usr/share/doc/hreader/copyright" \
              "-rw-r--r-- root/root .* ./usr/share/doc/hreader/README.md" \
-             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/changelog.Debian.gz"; do
+             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/changelog.gz"; do
   grep -Eq -- "^$entry\$" <<<"$listing" || fail "the package lacks: $entry"$'\n'"$listing"
 done
 [ "$(grep -c '^-' <<<"$listing")" -eq 8 ] || fail "unexpected files in the package:"$'\n'"$listing"

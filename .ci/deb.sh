@@ -24,8 +24,10 @@ install -D -m 0755 "$binary" "$root/usr/bin/hreader"
 strip --strip-unneeded "$root/usr/bin/hreader"
 install -d "$root/usr/share/man/man1" "$root/usr/share/doc/hreader" \
   "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" "$root/usr/share/fish/vendor_completions.d"
-gzip -9n < docs/hreader.1 > "$root/usr/share/man/man1/hreader.1.gz"
-"$root/usr/bin/hreader" --generate-completion-script bash > "$root/usr/share/bash-completion/completions/hreader"
+# Blank lines are not roff (groff warns of each); the page reads the same without them.
+sed '/^[[:space:]]*$/d' docs/hreader.1 | gzip -9n > "$root/usr/share/man/man1/hreader.1.gz"
+# bash-completion sources the file: no #! line.
+"$root/usr/bin/hreader" --generate-completion-script bash | sed '1{/^#!/d}' > "$root/usr/share/bash-completion/completions/hreader"
 "$root/usr/bin/hreader" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_hreader"
 "$root/usr/bin/hreader" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/hreader.fish"
 install -m 0644 README.md "$root/usr/share/doc/hreader/README.md"
@@ -38,12 +40,12 @@ Comment: hreader is an encrypted personal health record manager. The binary link
  MIT / ISC / OpenSSL licences) statically.
 
 Files: *
-Copyright: the hreader authors
+Copyright: 2026 the hreader authors
 License: see the project's repository
 COPYRIGHT
-printf 'hreader (%s) unstable; urgency=medium\n\n  * Built from the repository.\n\n -- hreader <hreader@localhost>  %s\n' \
+printf 'hreader (%s) unstable; urgency=medium\n\n  * Built from the repository.\n\n -- hreader developers <hreader@users.noreply.github.com>  %s\n' \
   "$version" "$(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")" \
-  | gzip -9n > "$root/usr/share/doc/hreader/changelog.Debian.gz"
+  | gzip -9n > "$root/usr/share/doc/hreader/changelog.gz"
 
 # Depends: the Debian package of every shared library the binary needs (none of the toolchain's).
 depends=()
@@ -66,7 +68,7 @@ cat > "$root/DEBIAN/control" <<CONTROL
 Package: hreader
 Version: $version
 Architecture: $arch
-Maintainer: hreader <hreader@localhost>
+Maintainer: hreader developers <hreader@users.noreply.github.com>
 Installed-Size: $installed_kb
 Depends: $depends_line
 Section: utils

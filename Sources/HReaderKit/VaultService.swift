@@ -81,7 +81,7 @@ public struct VaultService: Sendable {
                 let (dataKey, slot) = try unwrap(read, credential)
                 let (keyFile, databaseKey) = try finishPendingRekey(read, currentKey: dataKey)
                 let db = try vault.openDatabase(key: databaseKey)
-                return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: databaseKey)
+                return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: databaseKey, slotKey: dataKey)
             }
         } catch {
             throw HReaderError.from(error)

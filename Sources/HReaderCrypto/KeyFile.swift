@@ -309,6 +309,17 @@ extension KeyFile {
         return Array(try encoder.encode(wire)) + [0x0a]
     }
 
+    /// `bytes` with the checksum recomputed over what they hold (nil if they do not parse as a key
+    /// file's JSON). For the fuzzer and tests: random edits break the checksum, and this lets them
+    /// reach the checks behind it.
+    static func resealed(_ bytes: [UInt8]) -> [UInt8]? {
+        guard var wire = try? JSONDecoder().decode(Wire.self, from: Data(bytes)), let sum = try? checksum(wire) else { return nil }
+        wire.checksum = sum
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(wire)).map(Array.init)
+    }
+
     /// Parses and checks a key file; anything it does not know is refused as damage.
     public static func decode(_ bytes: [UInt8]) throws -> KeyFile {
         let wire: Wire

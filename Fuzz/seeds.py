@@ -304,7 +304,8 @@ def backup(key, database_bytes=4096, header_extra=None, pages=1):
 
 put("backup-header", "small.hrbackup", backup(key_files["default.key"]))
 put("backup-header", "two-pages.hrbackup", backup(key_files["pbkdf2.key"], 8192, pages=2))
-put("backup-header", "overflow.hrbackup", backup(key_files["default.key"], 9223372036854771712))
+put("backup-header", "overflow.hrbackup", backup(key_files["default.key"], 9223372036854771712, header_extra={"key_file_bytes": 1048576}))
+put("backup-header", "overflow-long-header.hrbackup", backup(key_files["default.key"], 9223372036854771712, header_extra={"sqlcipher": " " * 5000}))
 put("backup-header", "key-file-too-long.hrbackup", backup(key_files["default.key"], header_extra={"key_file_bytes": 1048577}))
 put("backup-header", "unknown-member.hrbackup", backup(key_files["rekey.key"], header_extra={"extra": 1}))
 print("seeds: written to %s" % out)

@@ -160,15 +160,21 @@ extension BackupTests {
         try backup()
         let original = try Data(contentsOf: backupFile)
         let r = regions(of: original)
-        func withHeader(_ edit: (inout [String: Any]) -> Void) throws -> Data {
+        func withHeader(padding: Int = 0, _ edit: (inout [String: Any]) -> Void) throws -> Data {
             var header = try JSONSerialization.jsonObject(with: original[r.header]) as! [String: Any]
             edit(&header)
             let json = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys, .withoutEscapingSlashes])
+                + Data(repeating: 0x20, count: padding)   // JSON white space: the header may be up to 64 KiB
             let n = json.count
             return original.prefix(12) + Data([UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)])
                 + json + original[r.keyFile.lowerBound...]
         }
-        let nearMax = Int.max - Int.max % 4096   // a multiple of the page size, 4095 short of 2^63
+        // The largest multiple of the page size below 2^63: with the other lengths (prefix, header, key
+        // file, MAC) more than 4095 bytes together, the file's length no longer fits in 64 bits.
+        let nearMax = Int.max - Int.max % 4096
+        try assertRefusedAsDamaged(try withHeader { $0["database_bytes"] = nearMax; $0["key_file_bytes"] = 1 << 20 },
+                                   "database_bytes \(nearMax) and a 1 MiB key file")
+        try assertRefusedAsDamaged(try withHeader(padding: 8192) { $0["database_bytes"] = nearMax }, "database_bytes \(nearMax) and an 8 KiB header")
         try assertRefusedAsDamaged(try withHeader { $0["database_bytes"] = nearMax }, "database_bytes \(nearMax)")
         try assertRefusedAsDamaged(try withHeader { $0["database_bytes"] = nearMax - 4096 * 1024 }, "database_bytes just below 2^63")
         try assertRefusedAsDamaged(try withHeader { $0["database_bytes"] = -4096 }, "a negative database_bytes")
@@ -176,7 +182,7 @@ extension BackupTests {
         try assertRefusedAsDamaged(try withHeader { $0["database_bytes"] = 1e300 }, "database_bytes 1e300")
         try assertRefusedAsDamaged(try withHeader { $0["schema_version"] = Int.max }, "schema_version Int.max")
         let crafted = workDir.appendingPathComponent("damaged.hrbackup")
-        try withHeader { $0["database_bytes"] = nearMax }.write(to: crafted)
+        try withHeader { $0["database_bytes"] = nearMax; $0["key_file_bytes"] = 1 << 20 }.write(to: crafted)
         let verify = try hreader(["backup", "--verify", crafted.path])   // no password anywhere: refused before asking
         XCTAssertEqual(verify.status, 7, verify.stderr)
         XCTAssertTrue(verify.stderr.contains("damaged"), verify.stderr)

@@ -81,10 +81,12 @@ public struct KeyFile: Equatable, Sendable {
         KeyFile(vaultID: vaultID, created: Timestamp.rfc3339(now), slots: [])
     }
 
-    /// Wraps `dataKey` under a key derived from `secret` and adds the slot.
+    /// Wraps `dataKey` under a key derived from `secret` and adds the slot. The slots whose ids are in
+    /// `replacing` are about to be removed (a new password, stronger KDF parameters, a recovery): they
+    /// do not count against the limits on slots and KDF work, and the caller removes them next.
     @discardableResult
     public mutating func addSlot(kind: SlotKind, label: String, questions: [String]? = nil, secret: SecretBytes,
-                                 kdf: KDFParameters, dataKey: SecretBytes, now: Date = Date()) throws -> KeySlot {
+                                 kdf: KDFParameters, dataKey: SecretBytes, replacing: [String] = [], now: Date = Date()) throws -> KeySlot {
         guard dataKey.count == Self.dataKeySize else { throw CryptoError.invalidParameters("the data key must be 32 bytes") }
         if kind == .questions {
             guard let questions, questions.count >= 2 else {
@@ -94,10 +96,11 @@ public struct KeyFile: Equatable, Sendable {
             throw CryptoError.invalidParameters("only a questions slot has questions")
         }
         try kdf.validate()
-        guard slots.count < Self.maximumSlots else {
+        let staying = slots.filter { !replacing.contains($0.id) }
+        guard staying.count < Self.maximumSlots else {
             throw CryptoError.invalidParameters("a key file holds at most \(Self.maximumSlots) slots; remove one first")
         }
-        guard totalWork + kdf.work <= Self.maximumTotalWork else {
+        guard staying.reduce(0, { $0 + $1.kdf.work }) + kdf.work <= Self.maximumTotalWork else {
             throw CryptoError.invalidParameters("the key slots together would ask for more KDF work than an unlock may take; use lower KDF parameters or remove a slot")
         }
         let id = UUID().uuidString.lowercased()

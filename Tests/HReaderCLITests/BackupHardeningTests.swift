@@ -257,5 +257,11 @@ extension BackupTests {
         XCTAssertTrue(add.stderr.contains("at most 32 slots"), add.stderr)
         XCTAssertEqual(try JSONSerialization.jsonObject(with: try Data(contentsOf: keyURL)) as? NSDictionary,
                        try JSONSerialization.jsonObject(with: try keyFileWithChecksum(object)) as? NSDictionary, "vault.key is unchanged")
+        // Replacing a slot at the cap is not adding one: passwd and key upgrade still work with 32 slots.
+        try ok(withPassword(["passwd", "--new-password-file", newPasswordFile]))
+        try ok(["key", "upgrade", "--scrypt-n", "2048", "--password-file", newPasswordFile])
+        let after = try KeyFile.decode(Array(try Data(contentsOf: keyURL)))
+        XCTAssertEqual(after.slots.count, 32)
+        XCTAssertEqual(after.slots.last?.kdf, .scrypt(n: 2048, r: 8, p: 1))
     }
 }

@@ -832,6 +832,12 @@ final class KeyFileLimitsTests: XCTestCase {
         XCTAssertThrowsError(try file.addSlot(kind: .password, label: "one more", secret: secret("Passw0rdX"), kdf: .scrypt(n: 2, r: 1, p: 1), dataKey: dataKey))
         XCTAssertEqual(file.slots.count, 32)
         XCTAssertNoThrow(try KeyFile.decode(try file.encoded()))
+        // Replacing slots (passwd, key upgrade, recover) is allowed at the cap: the replaced ones do not count.
+        let replaced = file.slots[0].id
+        try file.addSlot(kind: .password, label: "new", secret: secret("Passw0rdY"), kdf: .scrypt(n: 4, r: 1, p: 1),
+                         dataKey: dataKey, replacing: [replaced])
+        try file.removeSlot(id: replaced)
+        XCTAssertEqual(file.slots.count, 32)
 
         // Four slots at the per-slot cap make the total; a fifth, however cheap, is refused before deriving.
         let atCap = WireKDFMirror(name: "pbkdf2-sha256", n: nil, r: nil, p: nil, iterations: 1 << 24, salt: "")

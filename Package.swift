@@ -105,7 +105,7 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
         .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Records"),
-        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
+        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
                                                       .product(name: "HummingbirdCore", package: "hummingbird")], path: "Fuzz/Checks/Web"),

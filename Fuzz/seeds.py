@@ -251,4 +251,61 @@ for name, path in [("plain.txt", "/p/1/timeline?page=week#top"), ("double.txt", 
                    ("backslash.txt", "/\\evil.example"), ("tab.txt", "/\t/evil.example"), ("scheme.txt", "/x:y"),
                    ("encoded.txt", "/%2F%2Fevil.example"), ("dots.txt", "/../../etc/passwd")]:
     put("web-return-to", name, path)
+
+# --- Key files and backup files (issue 23) -----------------------------------------------------------
+import base64, hashlib, random, struct, uuid
+rnd = random.Random(23)
+b64 = lambda n: base64.b64encode(bytes(rnd.getrandbits(8) for _ in range(n))).decode()
+vault = "8fa191c6-7665-4bc0-9e55-abcba7302966"
+
+
+def slot(kind="password", kdf=None, questions=None):
+    s = {"id": str(uuid.UUID(int=rnd.getrandbits(128), version=4)), "kind": kind, "label": kind + " slot",
+         "kdf": dict(kdf or {"name": "scrypt", "n": 131072, "r": 8, "p": 1}, salt=b64(16)),
+         "nonce": b64(12), "wrapped_key": b64(48), "created": "2026-11-24T09:12:40Z"}
+    if questions:
+        s["questions"] = questions
+    return s
+
+
+def key_file(slots, rekey=None):
+    """A key file with its checksum as docs/formats.md defines it."""
+    body = {"format": "hreader-key", "version": 1, "vault_id": vault, "created": "2026-11-24T09:12:40Z", "slots": slots}
+    if rekey:
+        body["rekey"] = rekey
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    body["checksum"] = "sha256:" + hashlib.sha256(canonical).hexdigest()
+    return (json.dumps(body, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+pbkdf2 = {"name": "pbkdf2-sha256", "iterations": 600000}
+key_files = {
+    "default.key": key_file([slot(), slot("questions", questions=["First pet?", "Street?"]), slot("recovery")]),
+    "pbkdf2.key": key_file([slot(kdf=pbkdf2), slot("recovery", kdf=pbkdf2)]),
+    "rekey.key": key_file([slot()], rekey={"nonce": b64(12), "previous_key": b64(48)}),
+    "thirty-two.key": key_file([slot(kdf={"name": "scrypt", "n": 1024, "r": 8, "p": 1}) for _ in range(32)]),
+    "at-cap.key": key_file([slot(kdf={"name": "pbkdf2-sha256", "iterations": 16777216}) for _ in range(4)]),
+    "over-cap.key": key_file([slot(kdf={"name": "scrypt", "n": 1 << 24, "r": 32, "p": 16})]),
+    "unicode.key": key_file([slot(questions=None), slot("questions", questions=["Ça va?", "\u2028\u0000", "e\u0301"])]),
+}
+for name, data in key_files.items():
+    put("key-file", name, data)
+
+
+def backup(key, database_bytes=4096, header_extra=None, pages=1):
+    header = {"vault_id": vault, "created": "2026-11-24T09:12:40Z", "key_file_bytes": len(key),
+              "database_bytes": database_bytes, "page_size": 4096, "schema_version": 3, "sqlcipher": "4.6.1 community",
+              "mac": "hmac-sha256", "mac_key": "hkdf-sha256", "salt": b64(32)}
+    header.update(header_extra or {})
+    h = json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+    body = bytes(rnd.getrandbits(8) for _ in range(4096 * pages))
+    return b"HRBACKUP" + struct.pack(">II", 1, len(h)) + h + key + body + bytes(32)
+
+
+put("backup-header", "small.hrbackup", backup(key_files["default.key"]))
+put("backup-header", "two-pages.hrbackup", backup(key_files["pbkdf2.key"], 8192, pages=2))
+put("backup-header", "overflow.hrbackup", backup(key_files["default.key"], 9223372036854771712, header_extra={"key_file_bytes": 1048576}))
+put("backup-header", "overflow-long-header.hrbackup", backup(key_files["default.key"], 9223372036854771712, header_extra={"sqlcipher": " " * 5000}))
+put("backup-header", "key-file-too-long.hrbackup", backup(key_files["default.key"], header_extra={"key_file_bytes": 1048577}))
+put("backup-header", "unknown-member.hrbackup", backup(key_files["rekey.key"], header_extra={"extra": 1}))
 print("seeds: written to %s" % out)

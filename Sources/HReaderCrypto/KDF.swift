@@ -27,7 +27,26 @@ public enum KDFParameters: Equatable, Sendable {
         }
     }
 
-    /// Checks the parameters before any memory is committed to them.
+    /// The most work one derivation may ask for (see `work`): 2^24, 16 times the default scrypt
+    /// (N=2^21, r=8, p=1: about 8 s and 2 GiB here) or 16,777,216 PBKDF2 iterations (about 5 s).
+    /// A crafted key file must not make an unlock run for minutes per slot.
+    public static let maximumWork: UInt64 = 1 << 24
+
+    /// The cost of one derivation in comparable units: N·r·p for scrypt (its memory-hard loop runs
+    /// 2·N·r·p Salsa20/8 block mixes), the iteration count for PBKDF2-HMAC-SHA256. One unit takes
+    /// 0.3 to 0.5 µs on the reference machine for either (docs/formats.md, "Limits"). Only meaningful
+    /// for parameters that `validate()` accepts (no overflow then: N·r·p ≤ 2^24).
+    public var work: UInt64 {
+        switch self {
+        case let .scrypt(n, r, p):
+            let (nr, o1) = n.multipliedReportingOverflow(by: r)
+            let (nrp, o2) = nr.multipliedReportingOverflow(by: p)
+            return o1 || o2 ? .max : nrp
+        case let .pbkdf2SHA256(iterations): return UInt64(iterations)
+        }
+    }
+
+    /// Checks the parameters before any memory or time is committed to them.
     public func validate() throws {
         switch self {
         case let .scrypt(n, r, p):
@@ -37,13 +56,14 @@ public enum KDFParameters: Equatable, Sendable {
             guard (1...32).contains(r), (1...16).contains(p) else {
                 throw CryptoError.invalidParameters("scrypt r must be 1–32 and p 1–16")
             }
-            // A crafted key slot must not make us allocate without bound: cap scrypt's memory at 2 GiB.
-            guard 128 * n * r * p <= (1 << 31) else {
+            // A crafted key slot must not make us allocate or compute without bound: 128·N·r·p ≤ 2 GiB,
+            // which is N·r·p ≤ 2^24, the work cap.
+            guard 128 * n * r * p <= (1 << 31), n * r * p <= Self.maximumWork else {
                 throw CryptoError.invalidParameters("scrypt parameters would need more than 2 GiB of memory")
             }
         case let .pbkdf2SHA256(iterations):
-            guard iterations >= 1, iterations <= 100_000_000 else {
-                throw CryptoError.invalidParameters("PBKDF2 iterations must be 1–100,000,000")
+            guard iterations >= 1, UInt64(iterations) <= Self.maximumWork else {
+                throw CryptoError.invalidParameters("PBKDF2 iterations must be 1–16,777,216")
             }
         }
     }

@@ -51,6 +51,18 @@ public struct KeyFile: Equatable, Sendable {
     public static let format = "hreader-key"
     public static let version = 1
     static let dataKeySize = 32
+    /// At most this many slots. With every slot's KDF work capped (`KDFParameters.maximumWork`) and
+    /// the sum capped too (`maximumTotalWork`), a crafted key file (a backup's, say) cannot make an
+    /// unlock, which tries every slot of a kind, run for more than about half a minute.
+    public static let maximumSlots = 32
+    /// The KDF work of all slots together: 2^26, four slots at the per-slot cap or 64 at the default
+    /// scrypt (N=2^17, r=8, p=1); about 30 s on the reference machine (docs/formats.md, "Limits").
+    public static let maximumTotalWork: UInt64 = 1 << 26
+    /// A salt longer than this (bytes) is damage; hreader writes 16.
+    static let maximumSaltSize = 64
+
+    /// The KDF work of every slot together (`KDFParameters.work`).
+    public var totalWork: UInt64 { slots.reduce(0) { $0 + $1.kdf.work } }
 
     public let vaultID: String
     public let created: String
@@ -69,10 +81,12 @@ public struct KeyFile: Equatable, Sendable {
         KeyFile(vaultID: vaultID, created: Timestamp.rfc3339(now), slots: [])
     }
 
-    /// Wraps `dataKey` under a key derived from `secret` and adds the slot.
+    /// Wraps `dataKey` under a key derived from `secret` and adds the slot. The slots whose ids are in
+    /// `replacing` are about to be removed (a new password, stronger KDF parameters, a recovery): they
+    /// do not count against the limits on slots and KDF work, and the caller removes them next.
     @discardableResult
     public mutating func addSlot(kind: SlotKind, label: String, questions: [String]? = nil, secret: SecretBytes,
-                                 kdf: KDFParameters, dataKey: SecretBytes, now: Date = Date()) throws -> KeySlot {
+                                 kdf: KDFParameters, dataKey: SecretBytes, replacing: [String] = [], now: Date = Date()) throws -> KeySlot {
         guard dataKey.count == Self.dataKeySize else { throw CryptoError.invalidParameters("the data key must be 32 bytes") }
         if kind == .questions {
             guard let questions, questions.count >= 2 else {
@@ -80,6 +94,14 @@ public struct KeyFile: Equatable, Sendable {
             }
         } else if questions != nil {
             throw CryptoError.invalidParameters("only a questions slot has questions")
+        }
+        try kdf.validate()
+        let staying = slots.filter { !replacing.contains($0.id) }
+        guard staying.count < Self.maximumSlots else {
+            throw CryptoError.invalidParameters("a key file holds at most \(Self.maximumSlots) slots; remove one first")
+        }
+        guard staying.reduce(0, { $0 + $1.kdf.work }) + kdf.work <= Self.maximumTotalWork else {
+            throw CryptoError.invalidParameters("the key slots together would ask for more KDF work than an unlock may take; use lower KDF parameters or remove a slot")
         }
         let id = UUID().uuidString.lowercased()
         let salt = try SecureRandom.bytes(16)
@@ -290,6 +312,17 @@ extension KeyFile {
         return Array(try encoder.encode(wire)) + [0x0a]
     }
 
+    /// `bytes` with the checksum recomputed over what they hold (nil if they do not parse as a key
+    /// file's JSON). For the fuzzer and tests: random edits break the checksum, and this lets them
+    /// reach the checks behind it.
+    static func resealed(_ bytes: [UInt8]) -> [UInt8]? {
+        guard var wire = try? JSONDecoder().decode(Wire.self, from: Data(bytes)), let sum = try? checksum(wire) else { return nil }
+        wire.checksum = sum
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(wire)).map(Array.init)
+    }
+
     /// Parses and checks a key file; anything it does not know is refused as damage.
     public static func decode(_ bytes: [UInt8]) throws -> KeyFile {
         let wire: Wire
@@ -305,7 +338,9 @@ extension KeyFile {
             throw KeyFileError.damaged("its checksum does not match its content")
         }
         guard UUID(uuidString: wire.vault_id) != nil else { throw KeyFileError.damaged("its vault id is not a UUID") }
+        guard wire.slots.count <= maximumSlots else { throw KeyFileError.damaged("it has more than \(maximumSlots) slots") }
         var seen = Set<String>()
+        var work: UInt64 = 0
         let slots: [KeySlot] = try wire.slots.map { w in
             guard UUID(uuidString: w.id) != nil, seen.insert(w.id).inserted else { throw KeyFileError.damaged("a slot id is invalid or repeated") }
             guard let kind = SlotKind(rawValue: w.kind) else { throw KeyFileError.damaged("slot \(w.id) has an unknown kind") }
@@ -316,7 +351,11 @@ extension KeyFile {
             default: throw KeyFileError.damaged("slot \(w.id) names an unknown KDF")
             }
             do { try kdf.validate() } catch { throw KeyFileError.damaged("slot \(w.id) has KDF parameters out of range") }
-            guard let salt = [UInt8](base64: w.kdf.salt), salt.count >= 16,
+            work += kdf.work
+            guard work <= maximumTotalWork else {
+                throw KeyFileError.damaged("its slots together ask for more KDF work than an unlock may take")
+            }
+            guard let salt = [UInt8](base64: w.kdf.salt), (16...maximumSaltSize).contains(salt.count),
                   let nonce = [UInt8](base64: w.nonce), nonce.count == AESGCM.nonceSize,
                   let wrapped = [UInt8](base64: w.wrapped_key), wrapped.count == dataKeySize + AESGCM.tagSize
             else { throw KeyFileError.damaged("slot \(w.id) has a malformed salt, nonce or wrapped key") }

@@ -13,13 +13,18 @@ public final class OpenVault {
     /// The data key, for what must be encrypted or authenticated under it besides the database
     /// (a backup). SQLCipher holds it too while the connection is open.
     let dataKey: SecretBytes
+    /// The key that the slots of `keyFile` wrap. The same as `dataKey`, except while a rekey stays
+    /// pending (another process had the database open when this one opened it): then the slots wrap
+    /// the new key and the database is still under the previous one, `dataKey`.
+    let slotKey: SecretBytes
 
-    init(vault: Vault, db: Database, keyFile: KeyFile, openedWith: KeySlot?, dataKey: SecretBytes) {
+    init(vault: Vault, db: Database, keyFile: KeyFile, openedWith: KeySlot?, dataKey: SecretBytes, slotKey: SecretBytes? = nil) {
         self.vault = vault
         self.db = db
         self.keyFile = keyFile
         self.openedWith = openedWith
         self.dataKey = dataKey
+        self.slotKey = slotKey ?? dataKey
     }
 
     public var patients: PatientRepository { PatientRepository(db) }

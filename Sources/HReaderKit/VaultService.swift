@@ -81,7 +81,7 @@ public struct VaultService: Sendable {
                 let (dataKey, slot) = try unwrap(read, credential)
                 let (keyFile, databaseKey) = try finishPendingRekey(read, currentKey: dataKey)
                 let db = try vault.openDatabase(key: databaseKey)
-                return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: databaseKey)
+                return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: databaseKey, slotKey: dataKey)
             }
         } catch {
             throw HReaderError.from(error)
@@ -195,7 +195,7 @@ public struct VaultService: Sendable {
         try PasswordPolicy.check(new)
         try updateKeyFile { keyFile in
             let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: current)
-            try keyFile.addSlot(kind: .password, label: slot.label, secret: new, kdf: slot.kdf, dataKey: dataKey, now: now)
+            try keyFile.addSlot(kind: .password, label: slot.label, secret: new, kdf: slot.kdf, dataKey: dataKey, replacing: [slot.id], now: now)
             try keyFile.removeSlot(id: slot.id)
         }
         vault.removeAllSessions()
@@ -209,7 +209,8 @@ public struct VaultService: Sendable {
             let (dataKey, slot) = try unwrap(keyFile, credential)
             let kdf = slot?.kdf ?? .scryptDefault
             let oldPasswords = keyFile.slots.filter { $0.kind == .password }
-            try keyFile.addSlot(kind: .password, label: "password", secret: newPassword, kdf: kdf, dataKey: dataKey, now: now)
+            try keyFile.addSlot(kind: .password, label: "password", secret: newPassword, kdf: kdf, dataKey: dataKey,
+                                replacing: oldPasswords.map(\.id), now: now)
             for old in oldPasswords { try keyFile.removeSlot(id: old.id) }
         }
         vault.removeAllSessions()
@@ -263,7 +264,8 @@ public struct VaultService: Sendable {
         var upgraded: KeySlot?
         try updateKeyFile { keyFile in
             let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: password)
-            upgraded = try keyFile.addSlot(kind: .password, label: slot.label, secret: password, kdf: kdf, dataKey: dataKey, now: now)
+            upgraded = try keyFile.addSlot(kind: .password, label: slot.label, secret: password, kdf: kdf, dataKey: dataKey,
+                                           replacing: [slot.id], now: now)
             try keyFile.removeSlot(id: slot.id)
         }
         return upgraded!

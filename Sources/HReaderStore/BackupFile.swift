@@ -56,8 +56,64 @@ public enum BackupFile {
             case pageSize = "page_size", schemaVersion = "schema_version", sqlcipher, mac, macKey = "mac_key", salt
         }
 
-        /// The whole file's length in bytes, for a header of `headerBytes` bytes.
-        func fileSize(headerBytes: Int) -> Int { prefixSize + headerBytes + keyFileBytes + databaseBytes + macSize }
+        /// The whole file's length in bytes, for a header of `headerBytes` bytes; nil when the lengths
+        /// add up to more than an `Int` holds (a crafted header: no file is that long).
+        func fileSize(headerBytes: Int) -> Int? {
+            var total = 0
+            for part in [prefixSize, headerBytes, keyFileBytes, databaseBytes, macSize] {
+                let (sum, overflow) = total.addingReportingOverflow(part)
+                guard !overflow, part >= 0 else { return nil }
+                total = sum
+            }
+            return total
+        }
+    }
+
+    /// The first regions of a backup, read once: the prefix, the header and the key file. `bytes` are
+    /// exactly the bytes read from the file; `BackupReader.authenticate` feeds these very bytes to the
+    /// MAC (it never reads them from the file again), so what is decoded and used (the key file that a
+    /// restore installs, the header's lengths and vault id) is what the MAC vouches for.
+    public struct Head: Sendable {
+        public let header: Header
+        /// Magic, version, H, the header's JSON and the key file, as read.
+        public let bytes: [UInt8]
+        /// H, the header's JSON length.
+        public let headerBytes: Int
+        /// The whole file's length, as the header's lengths add up (checked against the file's size).
+        public let fileSize: Int
+
+        /// `vault.key` as it is inside the backup (its last `key_file_bytes` of `bytes`).
+        public var keyFile: [UInt8] { Array(bytes[(prefixSize + headerBytes)...]) }
+        /// Where the database's bytes begin.
+        public var databaseOffset: Int { bytes.count }
+    }
+
+    /// Reads and checks the head of a backup that is `size` bytes long: magic, version, header length,
+    /// the header's members, and that the lengths add up to `size` exactly (a truncated or extended
+    /// file is refused here), then the key file. `read(count, offset)` returns exactly `count` bytes
+    /// at `offset` or throws. Throws only `Failure`.
+    ///
+    ///     let head = try BackupFile.readHead(size: bytes.count) { count, offset in Array(bytes[offset..<(offset + count)]) }
+    public static func readHead(size: Int, read: (_ count: Int, _ offset: Int) throws -> [UInt8]) throws -> Head {
+        guard size >= magic.count, try read(magic.count, 0) == magic else { throw Failure.notABackup }
+        guard size >= prefixSize + macSize else { throw Failure.damaged("it is truncated") }
+        let prefix = magic + (try read(prefixSize - magic.count, magic.count))
+        let version = prefix[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard version == Self.version else { throw Failure.unsupportedVersion(version) }
+        let headerBytes = Int(prefix[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard headerBytes > 0, headerBytes <= maximumHeaderSize, prefixSize + headerBytes + macSize <= size else {
+            throw Failure.damaged("its header length is out of range")
+        }
+        let json = try read(headerBytes, prefixSize)
+        let header = try BackupReader.decodeHeader(json)
+        guard let expected = header.fileSize(headerBytes: headerBytes) else {
+            throw Failure.damaged("its header's lengths are out of range")
+        }
+        guard expected == size else {
+            throw Failure.damaged(size < expected ? "it is truncated (\(size) of \(expected) bytes)" : "it has \(size - expected) bytes after its end")
+        }
+        let keyFile = try read(header.keyFileBytes, prefixSize + headerBytes)
+        return Head(header: header, bytes: prefix + json + keyFile, headerBytes: headerBytes, fileSize: size)
     }
 
     public enum Failure: Error, Equatable, Sendable {
@@ -116,7 +172,7 @@ public enum BackupFile {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let headerJSON = Array(try encoder.encode(header))
         let mac = try HMACSHA256(key: try macKey(dataKey: dataKey, header: header))
-        let total = header.fileSize(headerBytes: headerJSON.count)
+        guard let total = header.fileSize(headerBytes: headerJSON.count) else { throw Failure.io("the snapshot is too large") }
 
         let temporary = try temporaryPath(beside: url)
         let output = Glibc_open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -180,18 +236,25 @@ public enum BackupFile {
     }
 }
 
-/// Reads a backup: its header and key file at once (no secret needed, nothing trusted yet), then,
-/// given the data key, authenticates every byte and copies the database out.
+/// Reads a backup: its head (header and key file) once, at open (no secret needed, nothing trusted
+/// yet), then, given the data key, authenticates every byte and copies the database out.
+///
+/// Every byte that is used is a byte the MAC covers: the head is read from the file once and kept,
+/// and each pass of `authenticate` feeds the MAC those kept bytes, then the database's bytes as it
+/// reads (and hands them on). A file changed while it is open (a synced folder, a removable disk; the
+/// window includes the password prompt) fails the MAC instead of slipping in a key file or a header
+/// that was never authenticated.
 public final class BackupReader {
     public let url: URL
-    public let header: BackupFile.Header
-    /// `vault.key` as it was at backup time. Not authenticated until `authenticate` passes (its own
-    /// checksum and AES-GCM tags still apply when it is decoded).
-    public let keyFile: [UInt8]
-    /// The file's length in bytes.
-    public let size: Int
+    public let head: BackupFile.Head
+    public var header: BackupFile.Header { head.header }
+    /// `vault.key` as it was at backup time: the bytes read at open, which `authenticate` MACs. Not
+    /// authenticated until `authenticate` passes (its own checksum and AES-GCM tags still apply when
+    /// it is decoded).
+    public var keyFile: [UInt8] { head.keyFile }
+    /// The file's length in bytes, at open.
+    public var size: Int { head.fileSize }
     private let fd: Int32
-    private let databaseOffset: Int
 
     /// Opens `url` and checks its structure: magic, version, header, and that the lengths add up to
     /// the file's size exactly (a truncated or extended file is refused here).
@@ -204,9 +267,8 @@ public final class BackupReader {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw BackupFile.Failure.io("cannot read \(url.path)") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw BackupFile.Failure.io("\(url.path) is not a regular file") }
-        let size = Int(info.st_size)
 
-        func read(_ count: Int, at offset: Int) throws -> [UInt8] {
+        self.head = try BackupFile.readHead(size: Int(info.st_size)) { count, offset in
             var out = [UInt8](repeating: 0, count: count)
             var got = 0
             while got < count {
@@ -218,28 +280,7 @@ public final class BackupReader {
             }
             return out
         }
-        guard size >= BackupFile.magic.count, try read(BackupFile.magic.count, at: 0) == BackupFile.magic else {
-            throw BackupFile.Failure.notABackup
-        }
-        guard size >= BackupFile.prefixSize + BackupFile.macSize else { throw BackupFile.Failure.damaged("it is truncated") }
-        let prefix = try read(8, at: 8)
-        let version = prefix[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        guard version == BackupFile.version else { throw BackupFile.Failure.unsupportedVersion(version) }
-        let headerBytes = Int(prefix[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
-        guard headerBytes > 0, headerBytes <= BackupFile.maximumHeaderSize,
-              BackupFile.prefixSize + headerBytes + BackupFile.macSize <= size
-        else { throw BackupFile.Failure.damaged("its header length is out of range") }
-        let json = try read(headerBytes, at: BackupFile.prefixSize)
-        let header = try Self.decodeHeader(json)
-        let expected = header.fileSize(headerBytes: headerBytes)
-        guard expected == size else {
-            throw BackupFile.Failure.damaged(size < expected ? "it is truncated (\(size) of \(expected) bytes)" : "it has \(size - expected) bytes after its end")
-        }
-        self.keyFile = try read(header.keyFileBytes, at: BackupFile.prefixSize + headerBytes)
-        self.header = header
-        self.size = size
         self.fd = fd
-        self.databaseOffset = BackupFile.prefixSize + headerBytes + header.keyFileBytes
         ok = true
     }
 
@@ -273,16 +314,17 @@ public final class BackupReader {
         return header
     }
 
-    /// Reads every byte, recomputing the MAC, and compares it with the file's last 32 bytes; the
-    /// database's bytes are handed to `database` on the way. Throws `.authenticationFailed` on any
-    /// difference: only then may what `database` received be trusted (and kept).
+    /// Authenticates the backup: the MAC over the head kept since open, then over the database's
+    /// bytes as they are read from the file (each handed to `database` on the way), compared with
+    /// the file's last 32 bytes. Throws `.authenticationFailed` on any difference: only then may what
+    /// `database` received be trusted (and kept).
     public func authenticate(dataKey: SecretBytes, database: ((UnsafeRawBufferPointer) throws -> Void)? = nil,
                              progress: (_ read: Int, _ total: Int) -> Void = { _, _ in }) throws {
         let mac = try HMACSHA256(key: try BackupFile.macKey(dataKey: dataKey, header: header))
+        try head.bytes.withUnsafeBytes { try mac.update($0) }
         let end = size - BackupFile.macSize
-        let databaseEnd = databaseOffset + header.databaseBytes
         var buffer = [UInt8](repeating: 0, count: BackupFile.chunkSize)
-        var offset = 0
+        var offset = head.databaseOffset
         while offset < end {
             let n = try buffer.withUnsafeMutableBytes {
                 try BackupFile.readSome(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<min($0.count, end - offset)]), at: offset, path: url.path)
@@ -291,10 +333,7 @@ public final class BackupReader {
             try buffer.withUnsafeBytes { bytes in
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[0..<n])
                 try mac.update(chunk)
-                if let database {
-                    let from = max(offset, databaseOffset), to = min(offset + n, databaseEnd)
-                    if from < to { try database(UnsafeRawBufferPointer(rebasing: chunk[(from - offset)..<(to - offset)])) }
-                }
+                try database?(chunk)
             }
             offset += n
             progress(offset, size)

@@ -783,3 +783,68 @@ final class KeyFileTests: XCTestCase {
         XCTAssertEqual(try names(), (others + ["vault.key"]).sorted())
     }
 }
+
+// MARK: - Limits (issue 23, L2)
+
+final class KeyFileLimitsTests: XCTestCase {
+    /// `slots` copies of `template`'s first slot (fresh ids, the KDF `kdf`), checksum recomputed.
+    private func keyFile(_ template: KeyFile, slots count: Int, kdf: WireKDFMirror) throws -> [UInt8] {
+        var wire = try WireMirror(try template.encoded())
+        let slot = wire.slots[0]
+        wire.slots = (0..<count).map { _ in
+            var copy = slot
+            copy.id = UUID().uuidString.lowercased()
+            copy.kdf = WireKDFMirror(name: kdf.name, n: kdf.n, r: kdf.r, p: kdf.p, iterations: kdf.iterations, salt: slot.kdf.salt)
+            return copy
+        }
+        return try wire.encodedWithValidChecksum()
+    }
+
+    private let cheap = WireKDFMirror(name: "scrypt", n: 1024, r: 8, p: 1, iterations: nil, salt: "")
+
+    func testDecodeRefusesMoreSlotsOrMoreKDFWorkThanAnUnlockMayTake() throws {
+        var template = KeyFile.new()
+        try template.addSlot(kind: .password, label: "pw", secret: secret("Passw0rdX"), kdf: cheapScrypt, dataKey: try SecretBytes.random(count: 32))
+        XCTAssertEqual(KeyFile.maximumSlots, 32)
+        XCTAssertEqual(KeyFile.maximumTotalWork, 1 << 26)
+        XCTAssertNoThrow(try KeyFile.decode(try keyFile(template, slots: 32, kdf: cheap)), "32 slots")
+        XCTAssertThrowsDamaged(try KeyFile.decode(try keyFile(template, slots: 33, kdf: cheap)), "33 slots")
+        XCTAssertThrowsDamaged(try KeyFile.decode(try keyFile(template, slots: 2000, kdf: cheap)), "2000 slots")
+        let atCap = WireKDFMirror(name: "pbkdf2-sha256", n: nil, r: nil, p: nil, iterations: 1 << 24, salt: "")
+        XCTAssertNoThrow(try KeyFile.decode(try keyFile(template, slots: 4, kdf: atCap)), "four slots at the per-slot cap: the total exactly")
+        XCTAssertThrowsDamaged(try KeyFile.decode(try keyFile(template, slots: 5, kdf: atCap)), "five slots at the per-slot cap")
+        let overCap = WireKDFMirror(name: "pbkdf2-sha256", n: nil, r: nil, p: nil, iterations: 100_000_000, salt: "")
+        XCTAssertThrowsDamaged(try KeyFile.decode(try keyFile(template, slots: 1, kdf: overCap)), "a slot over the per-slot cap")
+        let scryptOver = WireKDFMirror(name: "scrypt", n: 1 << 22, r: 8, p: 1, iterations: nil, salt: "")
+        XCTAssertThrowsDamaged(try KeyFile.decode(try keyFile(template, slots: 1, kdf: scryptOver)), "scrypt N·r·p over the cap")
+        // A salt longer than 64 bytes.
+        var wire = try WireMirror(try template.encoded())
+        wire.slots[0].kdf.salt = Data(repeating: 7, count: 65).base64EncodedString()
+        XCTAssertThrowsDamaged(try KeyFile.decode(try wire.encodedWithValidChecksum()), "a 65-byte salt")
+    }
+
+    func testAddSlotRefusesTheSlotBeyondEitherCap() throws {
+        let dataKey = try SecretBytes.random(count: 32)
+        var file = KeyFile.new()
+        for i in 0..<KeyFile.maximumSlots {
+            try file.addSlot(kind: .password, label: "pw \(i)", secret: secret("Passw0rdX"), kdf: .scrypt(n: 2, r: 1, p: 1), dataKey: dataKey)
+        }
+        XCTAssertThrowsError(try file.addSlot(kind: .password, label: "one more", secret: secret("Passw0rdX"), kdf: .scrypt(n: 2, r: 1, p: 1), dataKey: dataKey))
+        XCTAssertEqual(file.slots.count, 32)
+        XCTAssertNoThrow(try KeyFile.decode(try file.encoded()))
+        // Replacing slots (passwd, key upgrade, recover) is allowed at the cap: the replaced ones do not count.
+        let replaced = file.slots[0].id
+        try file.addSlot(kind: .password, label: "new", secret: secret("Passw0rdY"), kdf: .scrypt(n: 4, r: 1, p: 1),
+                         dataKey: dataKey, replacing: [replaced])
+        try file.removeSlot(id: replaced)
+        XCTAssertEqual(file.slots.count, 32)
+
+        // Four slots at the per-slot cap make the total; a fifth, however cheap, is refused before deriving.
+        let atCap = WireKDFMirror(name: "pbkdf2-sha256", n: nil, r: nil, p: nil, iterations: 1 << 24, salt: "")
+        var heavy = try KeyFile.decode(try keyFile(file, slots: 4, kdf: atCap))
+        XCTAssertEqual(heavy.totalWork, 1 << 26)
+        let started = Date()
+        XCTAssertThrowsError(try heavy.addSlot(kind: .password, label: "over", secret: secret("Passw0rdX"), kdf: .scrypt(n: 2, r: 1, p: 1), dataKey: dataKey))
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "refused without deriving")
+    }
+}

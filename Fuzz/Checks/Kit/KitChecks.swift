@@ -12,6 +12,7 @@ import HReaderStore
 public enum KitFuzzChecks {
     public static let all: [FuzzHarness] = [
         ("applet-plist", appletPlist), ("timeline-post", timelinePost), ("apple-health-zip", appleHealthZip),
+        ("backup-header", backupHeader), ("key-file", keyFile),
     ]
 
     // MARK: 5. Applet registry

@@ -55,14 +55,31 @@ extension OpenVault {
             throw HReaderError.usage("write the backup outside the vault directory (a backup beside the vault is lost with it)")
         }
 
-        // The key file as it is now: any version of it wraps the same data key.
-        guard let keyFileBytes = fm.contents(atPath: vault.keyFileURL.path).map(Array.init) else {
+        // The key file as it is now. A backup opens with a secret through the slots of the key file
+        // it holds, so its snapshot and its MAC are under the key those slots wrap (`slotKey`). That
+        // is the data key, but while a rekey stays pending (another process had the database open
+        // when this one opened it) the slots already wrap the new key and the database is still under
+        // the previous one: the snapshot is then written under the new key, and the key file goes in
+        // without its pending record (nothing in the backup is under the previous key, so it has no
+        // rekey to finish). Otherwise any version of the key file wraps the same data key (passwd,
+        // key add or remove change only the slots), and it goes in byte for byte.
+        guard let diskBytes = fm.contents(atPath: vault.keyFileURL.path).map(Array.init) else {
             throw HReaderError(.failure, "cannot read \(vault.keyFileURL.path)")
         }
-        let current: KeyFile
-        do { current = try KeyFile.decode(keyFileBytes) } catch { throw HReaderError.from(error) }
+        var current: KeyFile
+        do { current = try KeyFile.decode(diskBytes) } catch { throw HReaderError.from(error) }
         guard current.vaultID == keyFile.vaultID else {
             throw HReaderError(.integrity, "vault.key changed to another vault's key file while the vault was open; nothing was written")
+        }
+        var keyFileBytes = diskBytes
+        if current.pendingRekey != nil {
+            // The pending record is sealed under the key the slots wrap: it opens with `slotKey` only
+            // if this file's slots are the ones this process unwrapped.
+            guard (try? current.previousDataKey(current: slotKey)) != nil else {
+                throw HReaderError(.integrity, "vault.key changed while the vault was open (a rekey by another process?); nothing was written, run the backup again")
+            }
+            current.clearPendingRekey()
+            do { keyFileBytes = try current.encoded() } catch { throw HReaderError.from(error) }
         }
 
         AtomicFile.removeLeftovers(for: url)
@@ -71,7 +88,7 @@ extension OpenVault {
         defer { unlink(snapshot) }
         let schemaVersion: Int
         do {
-            schemaVersion = try db.writeSnapshot(to: snapshot, key: dataKey) { copied, total in
+            schemaVersion = try db.writeSnapshot(to: snapshot, key: slotKey) { copied, total in
                 progress(0.5 * Double(copied) / Double(max(total, 1)))
             }
         } catch {
@@ -80,7 +97,7 @@ extension OpenVault {
         do {
             let header = try BackupFile.write(to: url, vaultID: keyFile.vaultID, schemaVersion: schemaVersion,
                                               sqlcipher: try db.cipherVersion() ?? "unknown", keyFile: keyFileBytes,
-                                              database: snapshot, dataKey: dataKey) { written, total in
+                                              database: snapshot, dataKey: slotKey) { written, total in
                 progress(0.5 + 0.5 * Double(written) / Double(max(total, 1)))
             }
             let bytes = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0

@@ -32,6 +32,11 @@ public enum KDFParameters: Equatable, Sendable {
     /// A crafted key file must not make an unlock run for minutes per slot.
     public static let maximumWork: UInt64 = 1 << 24
 
+    /// The PBKDF2 iterations hreader before 0.4 let a slot have (`--pbkdf2-iterations` up to 10^8,
+    /// about 30 s): a key file it wrote must still open, so reading accepts them; no new slot gets
+    /// more than `maximumWork` (`validateForNewSlot`).
+    public static let legacyMaximumPBKDF2Iterations: UInt32 = 100_000_000
+
     /// The cost of one derivation in comparable units: N·r·p for scrypt (its memory-hard loop runs
     /// 2·N·r·p Salsa20/8 block mixes), the iteration count for PBKDF2-HMAC-SHA256. One unit takes
     /// 0.3 to 0.5 µs on the reference machine for either (docs/formats.md, "Limits"). Only meaningful
@@ -62,9 +67,19 @@ public enum KDFParameters: Equatable, Sendable {
                 throw CryptoError.invalidParameters("scrypt parameters would need more than 2 GiB of memory")
             }
         case let .pbkdf2SHA256(iterations):
-            guard iterations >= 1, UInt64(iterations) <= Self.maximumWork else {
-                throw CryptoError.invalidParameters("PBKDF2 iterations must be 1–16,777,216")
+            guard iterations >= 1, iterations <= Self.legacyMaximumPBKDF2Iterations else {
+                throw CryptoError.invalidParameters("PBKDF2 iterations must be 1–100,000,000")
             }
+        }
+    }
+
+    /// `validate`, and at most `maximumWork`: what a new slot (init, passwd, key add|upgrade,
+    /// recover, rekey) may ask for.
+    public func validateForNewSlot() throws {
+        try validate()
+        guard work <= Self.maximumWork else {
+            throw CryptoError.invalidParameters(self.name == "scrypt" ? "scrypt N·r·p must be at most 2^24"
+                                                                       : "PBKDF2 iterations must be 1–16,777,216")
         }
     }
 }

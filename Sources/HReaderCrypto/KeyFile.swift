@@ -58,6 +58,10 @@ public struct KeyFile: Equatable, Sendable {
     /// The KDF work of all slots together: 2^26, four slots at the per-slot cap or 64 at the default
     /// scrypt (N=2^17, r=8, p=1); about 30 s on the reference machine (docs/formats.md, "Limits").
     public static let maximumTotalWork: UInt64 = 1 << 26
+    /// What a key file read from disk may ask for in all: `maximumTotalWork` and room for one slot
+    /// of a key file an earlier hreader wrote (`KDFParameters.legacyMaximumPBKDF2Iterations`), so no
+    /// vault that opened before is refused; still about a minute at worst, not hours.
+    public static let maximumTotalWorkOnRead: UInt64 = 1 << 27
     /// A salt longer than this (bytes) is damage; hreader writes 16.
     static let maximumSaltSize = 64
 
@@ -95,7 +99,7 @@ public struct KeyFile: Equatable, Sendable {
         } else if questions != nil {
             throw CryptoError.invalidParameters("only a questions slot has questions")
         }
-        try kdf.validate()
+        try kdf.validateForNewSlot()
         let staying = slots.filter { !replacing.contains($0.id) }
         guard staying.count < Self.maximumSlots else {
             throw CryptoError.invalidParameters("a key file holds at most \(Self.maximumSlots) slots; remove one first")
@@ -352,7 +356,7 @@ extension KeyFile {
             }
             do { try kdf.validate() } catch { throw KeyFileError.damaged("slot \(w.id) has KDF parameters out of range") }
             work += kdf.work
-            guard work <= maximumTotalWork else {
+            guard work <= maximumTotalWorkOnRead else {
                 throw KeyFileError.damaged("its slots together ask for more KDF work than an unlock may take")
             }
             guard let salt = [UInt8](base64: w.kdf.salt), (16...maximumSaltSize).contains(salt.count),

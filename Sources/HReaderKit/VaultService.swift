@@ -25,7 +25,7 @@ public struct VaultService: Sendable {
         do {
             try PasswordPolicy.check(password)
             if let questions { try Self.checkQuestions(questions) }
-            try kdf.validate()
+            try kdf.validateForNewSlot()
             if vault.exists { throw Vault.Failure.alreadyExists(vault.root.path) }
             try vault.createDirectory()
             return try vault.withExclusiveLock {
@@ -260,7 +260,7 @@ public struct VaultService: Sendable {
 
     /// Rewraps the password slot that `password` opens under new KDF parameters (default: today's).
     public func upgradeSlot(password: SecretBytes, to kdf: KDFParameters = .scryptDefault, now: Date = Date()) throws -> KeySlot {
-        try kdf.validate()
+        try kdf.validateForNewSlot()
         var upgraded: KeySlot?
         try updateKeyFile { keyFile in
             let (dataKey, slot) = try keyFile.unlock(kind: .password, secret: password)

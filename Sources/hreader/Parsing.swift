@@ -57,7 +57,7 @@ struct KDFOptions: ParsableArguments {
             guard scryptN == nil else { throw HReaderError.usage("--scrypt-n goes with --kdf scrypt") }
             parameters = .pbkdf2SHA256(iterations: pbkdf2Iterations ?? 600_000)
         }
-        do { try parameters.validate() } catch { throw HReaderError.from(error) }
+        do { try parameters.validateForNewSlot() } catch { throw HReaderError.from(error) }
         return parameters
     }
 

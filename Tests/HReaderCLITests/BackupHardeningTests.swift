@@ -203,10 +203,10 @@ extension BackupTests {
         let cases: [(String, Data)] = [
             ("2000 slots of 100,000,000 PBKDF2 iterations",
              try keyFile(genuineKeyFile, repeatingItsPasswordSlot: 2000, kdf: ["name": "pbkdf2-sha256", "iterations": 100_000_000])),
-            ("one slot of 100,000,000 PBKDF2 iterations",
-             try keyFile(genuineKeyFile, repeatingItsPasswordSlot: 1, kdf: ["name": "pbkdf2-sha256", "iterations": 100_000_000])),
-            ("5 slots of 16,777,216 PBKDF2 iterations (each at the cap, together over the total)",
-             try keyFile(genuineKeyFile, repeatingItsPasswordSlot: 5, kdf: ["name": "pbkdf2-sha256", "iterations": 1 << 24])),
+            ("one slot of 100,000,001 PBKDF2 iterations (beyond what any version wrote)",
+             try keyFile(genuineKeyFile, repeatingItsPasswordSlot: 1, kdf: ["name": "pbkdf2-sha256", "iterations": 100_000_001])),
+            ("9 slots of 16,777,216 PBKDF2 iterations (each at the cap, together over the total)",
+             try keyFile(genuineKeyFile, repeatingItsPasswordSlot: 9, kdf: ["name": "pbkdf2-sha256", "iterations": 1 << 24])),
             ("33 cheap slots",
              try keyFile(genuineKeyFile, repeatingItsPasswordSlot: 33, kdf: ["name": "scrypt", "n": 1024, "r": 8, "p": 1])),
         ]
@@ -236,9 +236,9 @@ extension BackupTests {
         let genuine = try Data(contentsOf: keyURL)
         for (what, crafted) in [
             ("33 slots", try keyFile(genuine, repeatingItsPasswordSlot: 33, kdf: ["name": "scrypt", "n": 1024, "r": 8, "p": 1])),
-            ("a slot of 16,777,217 PBKDF2 iterations",
-             try keyFile(genuine, repeatingItsPasswordSlot: 1, kdf: ["name": "pbkdf2-sha256", "iterations": 16_777_217])),
-            ("five slots at the per-slot cap", try keyFile(genuine, repeatingItsPasswordSlot: 5, kdf: ["name": "pbkdf2-sha256", "iterations": 1 << 24])),
+            ("a slot of 100,000,001 PBKDF2 iterations",
+             try keyFile(genuine, repeatingItsPasswordSlot: 1, kdf: ["name": "pbkdf2-sha256", "iterations": 100_000_001])),
+            ("nine slots at the per-slot cap", try keyFile(genuine, repeatingItsPasswordSlot: 9, kdf: ["name": "pbkdf2-sha256", "iterations": 1 << 24])),
         ] {
             try crafted.write(to: keyURL)
             let result = try hreader(withPassword(["patients", "list"]), timeout: 20)

@@ -276,15 +276,18 @@ final class PrimitivesTests: XCTestCase {
         XCTAssertNoThrow(try KDFParameters.pbkdf2SHA256(iterations: 1).validate())
     }
 
-    /// Issue 23, L2: one derivation asks for at most 2^24 units of work (scrypt N·r·p, PBKDF2
+    /// Issue 23, L2: a new slot asks for at most 2^24 units of work (scrypt N·r·p, PBKDF2
     /// iterations): about 8 s (scrypt) or 5 s (PBKDF2) on the reference machine, not half a minute.
+    /// Reading still accepts the 10^8 PBKDF2 iterations earlier versions allowed (no vault is locked out).
     func testKDFWorkPerSlotIsCappedAt2To24() {
         XCTAssertEqual(KDFParameters.maximumWork, 1 << 24)
         XCTAssertEqual(KDFParameters.scryptDefault.work, 1 << 20)
         XCTAssertEqual(KDFParameters.pbkdf2Default.work, 600_000)
-        XCTAssertNoThrow(try KDFParameters.pbkdf2SHA256(iterations: 1 << 24).validate())
-        XCTAssertThrowsInvalidParameters(try KDFParameters.pbkdf2SHA256(iterations: (1 << 24) + 1).validate(), "2^24 + 1 iterations")
-        XCTAssertThrowsInvalidParameters(try KDFParameters.pbkdf2SHA256(iterations: 100_000_000).validate(), "100,000,000 iterations")
+        XCTAssertNoThrow(try KDFParameters.pbkdf2SHA256(iterations: 1 << 24).validateForNewSlot())
+        XCTAssertThrowsInvalidParameters(try KDFParameters.pbkdf2SHA256(iterations: (1 << 24) + 1).validateForNewSlot(), "2^24 + 1 iterations")
+        XCTAssertThrowsInvalidParameters(try KDFParameters.pbkdf2SHA256(iterations: 100_000_000).validateForNewSlot(), "100,000,000 iterations")
+        XCTAssertNoThrow(try KDFParameters.pbkdf2SHA256(iterations: 100_000_000).validate(), "what earlier versions wrote still reads")
+        XCTAssertThrowsInvalidParameters(try KDFParameters.pbkdf2SHA256(iterations: 100_000_001).validate(), "beyond what any version wrote")
         XCTAssertThrowsInvalidParameters(try KDFParameters.pbkdf2SHA256(iterations: .max).validate(), "UInt32.max iterations")
         XCTAssertNoThrow(try KDFParameters.scrypt(n: 1 << 21, r: 8, p: 1).validate())
         XCTAssertNoThrow(try KDFParameters.scrypt(n: 1 << 20, r: 16, p: 1).validate())
@@ -292,7 +295,7 @@ final class PrimitivesTests: XCTestCase {
         XCTAssertThrowsInvalidParameters(try KDFParameters.scrypt(n: 1 << 20, r: 16, p: 2).validate(), "N·r·p = 2^25")
         XCTAssertThrowsInvalidParameters(try KDFParameters.scrypt(n: 1 << 24, r: 32, p: 16).validate(), "everything at its own maximum")
         XCTAssertThrowsInvalidParameters(
-            try KDF.derive(.pbkdf2SHA256(iterations: 100_000_000), secret: SecretBytes(utf8: "pw"), salt: [1], length: 32),
+            try KDF.derive(.pbkdf2SHA256(iterations: 100_000_001), secret: SecretBytes(utf8: "pw"), salt: [1], length: 32),
             "refused before deriving")
     }
 

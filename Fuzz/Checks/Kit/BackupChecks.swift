@@ -72,12 +72,12 @@ extension KitFuzzChecks {
         } catch {
             throw FuzzViolation("KeyFile.decode threw \(type(of: error)): \(error)")
         }
-        guard file.slots.count <= KeyFile.maximumSlots, file.totalWork <= KeyFile.maximumTotalWork,
+        guard file.slots.count <= KeyFile.maximumSlots, file.totalWork <= KeyFile.maximumTotalWorkOnRead,
               file.slots.contains(where: { $0.kind == .password }),
               Set(file.slots.map(\.id)).count == file.slots.count
         else { throw FuzzViolation("a key file beyond its limits: \(file.slots.count) slots, work \(file.totalWork)") }
         for slot in file.slots {
-            guard (try? slot.kdf.validate()) != nil, slot.kdf.work <= KDFParameters.maximumWork,
+            guard (try? slot.kdf.validate()) != nil, slot.kdf.work <= max(KDFParameters.maximumWork, UInt64(KDFParameters.legacyMaximumPBKDF2Iterations)),
                   (16...KeyFile.maximumSaltSize).contains(slot.salt.count), slot.nonce.count == AESGCM.nonceSize,
                   slot.wrappedKey.count == KeyFile.dataKeySize + AESGCM.tagSize,
                   (slot.kind == .questions) == (slot.questions != nil), (slot.questions?.count ?? 2) >= 2

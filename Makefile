@@ -70,8 +70,10 @@ torture: deps schema
 		| grep -E '^torture |error|Executed'
 
 # The manual page, from the command definitions (swift-argument-parser's generate-manual plugin).
-man:
-	$(SWIFT) package --allow-writing-to-directory docs generate-manual --output-directory docs
+# From the debug build: the same command definitions, without the release build the plugin would make.
+man: build
+	$(SWIFT) build --product generate-manual $(SWIFTFLAGS)
+	$(BUILD_DIR)/debug/generate-manual $(BUILD_DIR)/debug/hreader --output-directory docs
 
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1

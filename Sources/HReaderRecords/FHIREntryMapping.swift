@@ -88,6 +88,18 @@ struct FHIREntryMapping {
         return verification
     }
 
+    /// Statuses that say the thing named did not happen or is not so, and how a description says it.
+    static let negatingStatuses = ["refuted": "refuted", "not-done": "not done", "not-taken": "not taken",
+                                   "entered-in-error": "entered in error"]
+
+    /// The description, with "(refuted)", "(not done)", "(not taken)" or "(entered in error)" after
+    /// it when the status says so: wherever the entry is shown by its name alone (the entry list,
+    /// the timeline), a refused vaccine never reads as one given, a refuted condition never as one had.
+    static func describingNegation(_ content: EntryContent) -> String {
+        guard let status = content.status?.lowercased(), let words = negatingStatuses[status] else { return content.description }
+        return "\(content.description) (\(words))"
+    }
+
     /// MedicationRequest and MedicationStatement: the medication (a CodeableConcept, or a reference
     /// to a contained or included Medication, or the reference's display), the first dosage, times.
     func medication(_ r: JSONReader, type: String) throws -> EntryContent {

@@ -147,6 +147,7 @@ public struct FHIRMapper: Sendable {
                         continue
                     }
                     content.raw = resource.object.json.serialized()
+                    content.description = FHIREntryMapping.describingNegation(content)
                     entry = MappedEntry(remoteID: remoteID, content: content)
                 } else if resource.type != "Medication", subject != nil {
                     // About a patient but of a type without a mapping (CarePlan, Goal, …): kept, raw

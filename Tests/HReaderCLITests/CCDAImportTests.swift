@@ -55,14 +55,17 @@ final class CCDAImportTests: CLITestCase {
         try ok(withPassword(["import", "--file", try fixture("ccd-r21.xml"), "--as", "me"]))
         let all = try entries()
         func status(_ description: String) -> String? { all.first { $0["description"] as? String == description }?["status"] as? String }
-        XCTAssertEqual(status("Diabetes mellitus ruled out"), "refuted")
-        XCTAssertEqual(status("Latex"), "refuted")
-        XCTAssertEqual(status("pneumococcal polysaccharide vaccine, 23 valent"), "not-done")
+        // Where an entry is shown by its name alone (the entry list, the timeline), the name says it.
+        XCTAssertEqual(status("Diabetes mellitus ruled out (refuted)"), "refuted")
+        XCTAssertEqual(status("Latex (refuted)"), "refuted")
+        XCTAssertEqual(status("pneumococcal polysaccharide vaccine, 23 valent (not done)"), "not-done")
         XCTAssertEqual(status("Essential hypertension"), "active")
         XCTAssertEqual(status("Asthma"), "resolved")
         let note = try XCTUnwrap(all.first { ($0["description"] as? String)?.hasPrefix("Functional Status") == true })
         XCTAssertEqual(note["status"] as? String, "narrative")
         XCTAssertEqual(note["value"] as? String, "Independent in all activities of daily living.")
+        let timeline = try ok(withPassword(["timeline", "--patient", "1", "--from", "2000-01-01", "--to", "2020-01-01"])).stdout
+        XCTAssertTrue(timeline.contains("pneumococcal polysaccharide vaccine, 23 valent (not done)"), timeline)
         let summary = try ok(withPassword(["summary", "--patient", "1"])).stdout
         XCTAssertTrue(summary.contains("Essential hypertension"), summary)
         for absent in ["Diabetes", "Latex", "Asthma"] { XCTAssertFalse(summary.contains(absent), "\(absent) in\n\(summary)") }

@@ -272,7 +272,7 @@ final class CCDATests: XCTestCase {
         XCTAssertEqual(codings(allergies.first?["code"]), ["http://snomed.info/sct|716186003"])
         XCTAssertEqual(allergies.last?["verificationStatus"]?["coding"]?[0]?["code"]?.string, "refuted")
         let entries = try mapped(data).entries
-        XCTAssertEqual(entries.map(\.content.description), ["No known allergy", "Penicillin"])
+        XCTAssertEqual(entries.map(\.content.description), ["No known allergy", "Penicillin (refuted)"], "the name says it where only the name is shown")
         XCTAssertEqual(entries.last?.content.status, "refuted", "never an active allergy to penicillin")
     }
 
@@ -292,6 +292,7 @@ final class CCDATests: XCTestCase {
         XCTAssertEqual(resources(document, "Immunization").count, 1, "a planned vaccine is not one given")
         XCTAssertEqual(document.sections.first?.skipped, ["a planned immunization (moodCode INT), not one given": 1])
         XCTAssertEqual(try mapped(data).entries.first?.content.status, "not-done")
+        XCTAssertEqual(try mapped(data).entries.first?.content.description, "Pneumococcal (not done)")
     }
 
     func testPlaceholdersAreSkippedAndCountedWithTheirReasons() throws {

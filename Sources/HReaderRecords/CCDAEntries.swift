@@ -32,9 +32,16 @@ extension CCDAMapping {
     /// A Problem Observation as a Condition: its value is the problem; a negated one is refuted;
     /// the clinical status comes from its Problem Status observation, else its concern's statusCode.
     func condition(_ observation: CDAElement, concern: CDAElement?) -> Built {
-        let code = concept(observation.child("value"))
+        var code = concept(observation.child("value"))
+        if observation.child("value") == nil, let named = concept(observation.child("code")),
+           !CCDAValues.codes(of: named).contains(where: { Self.problemTypeCodes.contains($0.code) }) {
+            code = named  // a vendor that names the problem in `code` and gives no value
+        }
         guard !CCDAValues.isPlaceholder(code), let code else {
             return skip("a problem whose value is a nullFlavor or a placeholder (no problem named)")
+        }
+        if observation.isNegated, CCDAValues.codes(of: code).contains(where: { Self.problemTypeCodes.contains($0.code) }) {
+            return skip("a statement that there are no known problems (a negated \"Problem\"), not a record")
         }
         var members: [JSONObject.Member] = [("resourceType", "Condition")]
         members += identifiers(observation)
@@ -76,6 +83,12 @@ extension CCDAMapping {
         default: return nil
         }
     }
+
+    /// Codes that say what kind of statement a Problem Observation is (problem, condition, finding,
+    /// symptom, diagnosis, complaint, functional limitation), not which problem.
+    static let problemTypeCodes: Set<String> = ["55607006", "64572001", "404684003", "418799008", "282291009", "409586006",
+                                                "248536006", "75326-9", "75325-1", "75322-8", "75315-2", "75318-6", "75319-4",
+                                                "75321-0", "75323-6", "75324-4", "29308-4", "46766-9", "11450-4", "ASSERTION"]
 
     // MARK: Allergies
 
@@ -195,7 +208,9 @@ extension CCDAMapping {
     /// The drug or vaccine of a substanceAdministration: its manufacturedMaterial's code (RxNorm,
     /// CVX), with the material's name as the text when the code has none.
     private func material(_ administration: CDAElement) -> (concept: JSONObject?, material: CDAElement?) {
+        // CCD 1.0 allowed a manufacturedLabeledDrug in place of the manufacturedMaterial.
         let material = administration.at("consumable/manufacturedProduct/manufacturedMaterial")
+            ?? administration.at("consumable/manufacturedProduct/manufacturedLabeledDrug")
         var code = concept(material?.child("code"))
         if let name = material?.child("name").flatMap({ nonEmpty($0.plainText) }), !CCDAValues.isPlaceholderText(name) {
             if code == nil { code = ["text": .string(name)] } else if code?["text"] == nil { code?.members.append(("text", .string(name))) }
@@ -373,6 +388,11 @@ extension CCDAMapping {
         switch element.instanceType?.uppercased() {
         case "PQ"?:
             if let quantity = CCDAValues.quantity(element) { return [("valueQuantity", .object(quantity))] }
+            if element.nullFlavor == nil, let written = element[attribute: "value"].flatMap(nonEmpty) {
+                // Not a number ("120/80", "<5"): kept as written, with its unit, never dropped.
+                let unit = element[attribute: "unit"].flatMap(nonEmpty).map { " \($0)" } ?? ""
+                return [("valueString", .string(written + unit))]
+            }
         case "CD"?, "CE"?, "CV"?, "CO"?, "CS"?:
             if let concept = concept(element), !CCDAValues.isPlaceholder(concept) { return [("valueCodeableConcept", .object(concept))] }
         case "ST"?, "ED"?:

@@ -88,7 +88,36 @@ struct CCDAMapping {
         if let birthDate { members.append(("birthDate", .string(birthDate))) }
         let addresses = role.all("addr").compactMap(address)
         if !addresses.isEmpty { members.append(("address", .array(addresses))) }
+        if let person {
+            let extensions = [Self.category(person, element: "raceCode", url: FHIRPatientMapping.raceURL, omb: Self.ombRaces),
+                              Self.category(person, element: "ethnicGroupCode", url: FHIRPatientMapping.ethnicityURL, omb: Self.ombEthnicities)]
+                .compactMap { $0 }
+            if !extensions.isEmpty { members.insert(("extension", .array(extensions)), at: 2) }
+        }
         resources.append(JSONObject(members))
+    }
+
+    static let ombRaces: Set<String> = ["1002-5", "2028-9", "2054-5", "2076-8", "2106-3"]
+    static let ombEthnicities: Set<String> = ["2135-2", "2186-5"]
+    static let sdtcNamespace = "urn:hl7-org:sdtc"
+
+    /// `raceCode` (and `sdtc:raceCode`) or `ethnicGroupCode` as the US Core extension: OMB categories,
+    /// detailed ones, and the text US Core asks for. Nil for a nullFlavor (asked, unknown).
+    static func category(_ person: CDAElement, element name: String, url: String, omb: Set<String>) -> JSONValue? {
+        let codes = person.children.filter { $0.name == name && ($0.namespace == CDAElement.hl7Namespace || $0.namespace == sdtcNamespace) }
+        var parts: [JSONValue] = []
+        var names: [String] = []
+        for code in codes where code.nullFlavor == nil {
+            guard let value = code[attribute: "code"].flatMap(nonEmpty) else { continue }
+            var coding: [JSONObject.Member] = [("system", "urn:oid:2.16.840.1.113883.6.238"), ("code", .string(value))]
+            if let display = code[attribute: "displayName"].flatMap(nonEmpty) { coding.append(("display", .string(display))); names.append(display) } else {
+                names.append(RaceAndEthnicity.name(forCode: value) ?? value)
+            }
+            parts.append(["url": .string(omb.contains(value) ? "ombCategory" : "detailed"), "valueCoding": .object(JSONObject(coding))])
+        }
+        guard !parts.isEmpty else { return nil }
+        parts.append(["url": "text", "valueString": .string(names.joined(separator: ", "))])
+        return ["url": .string(url), "extension": .array(parts)]
     }
 
     private func telecom(_ element: CDAElement) -> JSONValue? {

@@ -341,6 +341,42 @@ final class CCDATests: XCTestCase {
         XCTAssertTrue(entry.content.raw?.contains(pdf) == true)
     }
 
+    func testVendorShapesAreReadWithoutLosingWhatTheySay() throws {
+        // The problem in `code` with no value; a negated generic "Problem" (no known problems); a
+        // CCD 1.0 manufacturedLabeledDrug; a PQ whose value is not a number.
+        let inCode = """
+            <observation classCode="OBS" moodCode="EVN"><templateId root="2.16.840.1.113883.10.20.22.4.4"/>
+              <code code="38341003" codeSystem="2.16.840.1.113883.6.96" displayName="Hypertension"/><statusCode code="completed"/></observation>
+            """
+        let noProblems = CDAFixture.problem("55607006", "Problem", negated: true)
+        let labeled = """
+            <substanceAdministration classCode="SBADM" moodCode="EVN"><statusCode code="active"/>
+              <consumable><manufacturedProduct><manufacturedLabeledDrug><code code="197361" codeSystem="2.16.840.1.113883.6.88"
+                displayName="amlodipine 5 MG Oral Tablet"/></manufacturedLabeledDrug></manufacturedProduct></consumable></substanceAdministration>
+            """
+        let pressure = """
+            <observation classCode="OBS" moodCode="EVN"><code code="85354-9" codeSystem="2.16.840.1.113883.6.1" displayName="Blood pressure"/>
+              <statusCode code="completed"/><effectiveTime value="20200101"/><value xsi:type="PQ" value="120/80" unit="mm[Hg]"/></observation>
+            """
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(
+            CDAFixture.section(template: CDAFixture.problems, title: "Problems", entries: [inCode, noProblems]),
+            CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.1.1", title: "Medications", entries: [labeled]),
+            CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.4.1", title: "Vitals", entries: [pressure]))))
+        XCTAssertEqual(codings(resources(document, "Condition").first?["code"]), ["http://snomed.info/sct|38341003"])
+        XCTAssertEqual(resources(document, "Condition").count, 1)
+        XCTAssertEqual(document.sections[0].skipped, ["a statement that there are no known problems (a negated \"Problem\"), not a record": 1])
+        XCTAssertEqual(codings(resources(document, "MedicationStatement").first?["medicationCodeableConcept"]),
+                       ["http://www.nlm.nih.gov/research/umls/rxnorm|197361"])
+        XCTAssertEqual(resources(document, "Observation").first?["valueString"]?.string, "120/80 mm[Hg]")
+    }
+
+    func testRaceAndEthnicityBecomeTheUSCoreExtensionsThePatientMappingReads() throws {
+        let record = try mapped(try CDAFixture.file("ccd-r21.xml"))
+        XCTAssertEqual(record.patient.content.race, "White")
+        XCTAssertEqual(record.patient.content.ethnicity, "Not Hispanic or Latino")
+        XCTAssertEqual(record.patient.identifiers, ["urn:oid:2.16.840.1.113883.19.5.99999.2|998991"])
+    }
+
     // MARK: Identity
 
     func testEntriesWhoseIDsRepeatAreAllKeptWithStableDistinctIDs() throws {

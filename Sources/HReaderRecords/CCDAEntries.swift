@@ -27,11 +27,17 @@ extension CCDAMapping {
         return period.isEmpty ? [] : [("\(prefix)Period", .object(JSONObject(period)))]
     }
 
+    /// A statement whose own nullFlavor says it is unknown is no record.
+    private func unknownStatement(_ statement: CDAElement) -> Built? {
+        statement.nullFlavor.map { skip("a statement the document marks unknown (nullFlavor \($0)), not a record") }
+    }
+
     // MARK: Problems
 
     /// A Problem Observation as a Condition: its value is the problem; a negated one is refuted;
     /// the clinical status comes from its Problem Status observation, else its concern's statusCode.
     func condition(_ observation: CDAElement, concern: CDAElement?) -> Built {
+        if let unknown = unknownStatement(observation) { return unknown }
         var code = concept(observation.child("value"))
         if observation.child("value") == nil, let named = concept(observation.child("code")),
            !CCDAValues.codes(of: named).contains(where: { Self.problemTypeCodes.contains($0.code) }) {
@@ -99,6 +105,7 @@ extension CCDAMapping {
     /// An Allergy Intolerance Observation: the substance is its participant's playingEntity. A
     /// negated one with no substance is "no known (drug, food) allergy"; with a substance, refuted.
     func allergy(_ observation: CDAElement, concern: CDAElement?) -> Built {
+        if let unknown = unknownStatement(observation) { return unknown }
         let entity = observation.all("participant").first { $0[attribute: "typeCode"] == "CSM" || $0.at("participantRole/playingEntity") != nil }?
             .at("participantRole/playingEntity")
         var substance = concept(entity?.child("code"))
@@ -222,7 +229,15 @@ extension CCDAMapping {
     /// RQO, PRP), a MedicationStatement for one taken (EVN); a negated one is a MedicationStatement
     /// `not-taken`.
     func medication(_ administration: CDAElement) -> Built {
-        let (drug, _) = material(administration)
+        if let unknown = unknownStatement(administration) { return unknown }
+        var (drug, _) = material(administration)
+        if drug == nil, !administration.isNegated, let text = CCDAValues.text(administration.child("text"), narrative: lookup),
+           !CCDAValues.isPlaceholderText(text) {
+            drug = ["text": .string(text)]  // a free-text medication: the document's own words name it
+        }
+        if administration.isNegated, CCDAValues.codes(of: drug).contains(where: { Self.genericDrugCodes.contains($0.code) }) {
+            return skip("a statement that no medication is taken (negationInd), not a record")
+        }
         guard let drug else {
             return skip(administration.isNegated ? "a statement that no medication is taken (negationInd), not a record"
                                                   : "a medication whose drug is a nullFlavor or a placeholder (no drug named)")
@@ -283,6 +298,9 @@ extension CCDAMapping {
         return .success(JSONObject(members))
     }
 
+    /// "Drug or medicament", "medicinal product": negated, they say no medication at all is taken.
+    static let genericDrugCodes: Set<String> = ["410942007", "763158003", "373873005"]
+
     /// text (the sig), route, dose and frequency of a substanceAdministration.
     private func dosage(_ administration: CDAElement) -> JSONObject {
         var members: [JSONObject.Member] = []
@@ -305,6 +323,7 @@ extension CCDAMapping {
     /// An Immunization Activity: given (completed), or refused (negationInd: `not-done` with the
     /// refusal reason). A planned one (moodCode INT) was not given and is skipped.
     func immunization(_ administration: CDAElement) -> Built {
+        if let unknown = unknownStatement(administration) { return unknown }
         let (vaccine, material) = material(administration)
         guard let vaccine else { return skip("an immunization whose vaccine is a nullFlavor or a placeholder (no vaccine named)") }
         let status = statusCode(administration)
@@ -340,6 +359,7 @@ extension CCDAMapping {
     // MARK: Observations (results, vital signs, social history, functional status)
 
     func observation(_ observation: CDAElement, organizer: CDAElement?, kind: CCDASectionKind) -> Built {
+        if let unknown = unknownStatement(observation) { return unknown }
         if observation.isNegated { return skip("an observation the document negates (negationInd), not a record") }
         if moodCode(observation) != "EVN" { return skip("an observation not made (moodCode \(moodCode(observation)))") }
         var code = concept(observation.child("code"))
@@ -388,6 +408,9 @@ extension CCDAMapping {
         switch element.instanceType?.uppercased() {
         case "PQ"?:
             if let quantity = CCDAValues.quantity(element) { return [("valueQuantity", .object(quantity))] }
+            if let translated = element.all("translation").lazy.compactMap(translatedQuantity).first {
+                return [("valueQuantity", .object(translated))]
+            }
             if element.nullFlavor == nil, let written = element[attribute: "value"].flatMap(nonEmpty) {
                 // Not a number ("120/80", "<5"): kept as written, with its unit, never dropped.
                 let unit = element[attribute: "unit"].flatMap(nonEmpty).map { " \($0)" } ?? ""
@@ -409,6 +432,18 @@ extension CCDAMapping {
             if let time = CCDAValues.fhirDateTime(element[attribute: "value"]) { return [("valueDateTime", .string(time))] }
         case "IVL_PQ"?:
             let low = element.child("low").flatMap(CCDAValues.quantity), high = element.child("high").flatMap(CCDAValues.quantity)
+            // "≤ 5" is written as 0–5 (or no low), "> 400" as a low alone: a Quantity with its comparator.
+            let lowIsZero = low.map { $0["value"]?.numberText.flatMap(Double.init) == 0 } ?? true
+            if let high, lowIsZero {
+                var quantity = high
+                quantity.members.insert(("comparator", element.child("high")?[attribute: "inclusive"] == "false" ? "<" : "<="), at: 1)
+                return [("valueQuantity", .object(quantity))]
+            }
+            if let low, high == nil {
+                var quantity = low
+                quantity.members.insert(("comparator", element.child("low")?[attribute: "inclusive"] == "false" ? ">" : ">="), at: 1)
+                return [("valueQuantity", .object(quantity))]
+            }
             var range: [JSONObject.Member] = []
             if let low { range.append(("low", .object(low))) }
             if let high { range.append(("high", .object(high))) }
@@ -419,6 +454,15 @@ extension CCDAMapping {
             if let text = CCDAValues.text(element, narrative: lookup) { return [("valueString", .string(text))] }
         }
         return [("dataAbsentReason", CCDAValues.absentReason(element.nullFlavor))]
+    }
+
+    /// A PQ's translation that carries the value in a unit outside UCUM (`nullFlavor="OTH"`, the
+    /// unit as its originalText): a Quantity with that unit as written, no UCUM code.
+    private func translatedQuantity(_ translation: CDAElement) -> JSONObject? {
+        guard let value = CCDAValues.decimal(translation[attribute: "value"]) else { return nil }
+        var members: [JSONObject.Member] = [("value", .number(value))]
+        if let unit = CCDAValues.originalText(translation, narrative: lookup) { members.append(("unit", .string(unit))) }
+        return JSONObject(members)
     }
 
     private func referenceRange(_ range: CDAElement) -> JSONValue? {
@@ -435,6 +479,7 @@ extension CCDAMapping {
 
     /// A Procedure Activity (procedure, observation or act) as a Procedure; a negated one is `not-done`.
     func procedure(_ statement: CDAElement) -> Built {
+        if let unknown = unknownStatement(statement) { return unknown }
         guard let code = concept(statement.child("code")), !CCDAValues.isPlaceholder(code) else {
             return skip("a procedure whose code is a nullFlavor or a placeholder (nothing named)")
         }
@@ -460,6 +505,7 @@ extension CCDAMapping {
     /// An Encounter Activity. R4 requires a class: the ActCode translation when the document gives
     /// one, else the NullFlavor code UNK (the class is not guessed).
     func encounter(_ encounter: CDAElement) -> Built {
+        if let unknown = unknownStatement(encounter) { return unknown }
         if encounter.isNegated { return skip("an encounter the document negates (negationInd), not a record") }
         if moodCode(encounter) != "EVN" { return skip("a planned encounter (moodCode \(moodCode(encounter))), not one that took place") }
         let type = concept(encounter.child("code")).flatMap { CCDAValues.isPlaceholder($0) ? nil : $0 }
@@ -501,6 +547,7 @@ extension CCDAMapping {
     /// (intent plan, order or proposal), a goal (moodCode GOL) as a Goal. Planned medications are
     /// ServiceRequests too, so nothing planned is ever listed as a medication taken.
     func planned(_ statement: CDAElement) -> Built {
+        if let unknown = unknownStatement(statement) { return unknown }
         if statement.isNegated { return skip("a planned item the document negates (negationInd), not a record") }
         let mood = moodCode(statement)
         var code = concept(statement.child("code")).flatMap { CCDAValues.isPlaceholder($0) ? nil : $0 }

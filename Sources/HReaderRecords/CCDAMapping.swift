@@ -195,6 +195,11 @@ struct CCDAMapping {
             return
         }
         var results: [Result<JSONObject, Skipped>] = []
+        if let nullFlavor = statement.nullFlavor {
+            // "Unknown if pregnant", "immunization status unknown": the statement itself is unknown.
+            record.skipped["a statement the document marks unknown (nullFlavor \(nullFlavor)), not a record", default: 0] += 1
+            return
+        }
         switch kind {
         case .problems:
             let observations = Self.inner(statement, templates: ["2.16.840.1.113883.10.20.22.4.4", "2.16.840.1.113883.10.20.1.28",
@@ -209,11 +214,13 @@ struct CCDAMapping {
             let concern = statement.name == "observation" ? nil : statement
             results += observations.map { allergy($0, concern: concern) }
         case .medications:
-            results.append(statement.name == "substanceAdministration" ? medication(statement)
-                           : .failure(.init("a medication entry that is not a substanceAdministration")))
+            let administrations = Self.administrations(in: statement)
+            if administrations.isEmpty { results.append(.failure(.init("a medication entry that is not a substanceAdministration"))) }
+            results += administrations.map(medication)
         case .immunizations:
-            results.append(statement.name == "substanceAdministration" ? immunization(statement)
-                           : .failure(.init("an immunization entry that is not a substanceAdministration")))
+            let administrations = Self.administrations(in: statement)
+            if administrations.isEmpty { results.append(.failure(.init("an immunization entry that is not a substanceAdministration"))) }
+            results += administrations.map(immunization)
         case .results, .vitalSigns, .socialHistory, .functionalStatus:
             let organizer = statement.name == "organizer" ? statement : nil
             let observations = Self.observations(in: statement)
@@ -259,6 +266,14 @@ struct CCDAMapping {
 
     static func isStatusObservation(_ observation: CDAElement) -> Bool {
         observation.child("code")?[attribute: "code"] == "33999-4"
+    }
+
+    /// The substanceAdministrations of an entry: itself, or an organizer's components (a course of
+    /// a medication in parts, each with its own dose).
+    static func administrations(in statement: CDAElement) -> [CDAElement] {
+        if statement.name == "substanceAdministration" { return [statement] }
+        guard statement.name == "organizer" else { return [] }
+        return statement.all("component").compactMap { $0.child("substanceAdministration") }
     }
 
     /// The observations of an organizer (its components, nested organizers too) or the observation itself.

@@ -370,6 +370,67 @@ final class CCDATests: XCTestCase {
         XCTAssertEqual(resources(document, "Observation").first?["valueString"]?.string, "120/80 mm[Hg]")
     }
 
+    func testAStatementMarkedUnknownIsNoRecord() throws {
+        // HL7's "unknown if pregnant" and "immunization status unknown" shapes: the statement itself has a nullFlavor.
+        let pregnancy = """
+            <observation classCode="OBS" moodCode="EVN" nullFlavor="UNK"><templateId root="2.16.840.1.113883.10.20.15.3.8"/>
+              <code code="ASSERTION" codeSystem="2.16.840.1.113883.5.4"/><statusCode code="completed"/><effectiveTime value="20110410"/>
+              <value xsi:type="CD" code="77386006" codeSystem="2.16.840.1.113883.6.96" displayName="Pregnancy"/></observation>
+            """
+        let vaccine = CDAFixture.vaccine("88", "Influenza").replacingOccurrences(of: "moodCode=\"EVN\"", with: "moodCode=\"EVN\" nullFlavor=\"NI\"")
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(
+            CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.17", title: "Social history", entries: [pregnancy]),
+            CDAFixture.section(template: CDAFixture.immunizations, title: "Immunizations", entries: [vaccine]))))
+        XCTAssertEqual(document.resources.count, 1, "the Patient only")
+        XCTAssertEqual(document.sections.map(\.skipped), [["a statement the document marks unknown (nullFlavor UNK), not a record": 1],
+                                                         ["a statement the document marks unknown (nullFlavor NI), not a record": 1]])
+    }
+
+    func testMedicationsInAnOrganizerFreeTextAndNoMedicationAtAll() throws {
+        func administration(_ material: String, negated: Bool = false, text: String = "") -> String {
+            """
+            <substanceAdministration classCode="SBADM" moodCode="EVN"\(negated ? " negationInd=\"true\"" : "")>\(text)<statusCode code="active"/>
+              <consumable><manufacturedProduct><manufacturedMaterial>\(material)</manufacturedMaterial></manufacturedProduct></consumable>
+            </substanceAdministration>
+            """
+        }
+        let azithromycin = "<code code=\"308460\" codeSystem=\"2.16.840.1.113883.6.88\" displayName=\"azithromycin 250 MG Oral Tablet\"/>"
+        let course = "<organizer classCode=\"CLUSTER\" moodCode=\"EVN\"><statusCode code=\"active\"/>"
+            + "<component>\(administration(azithromycin))</component><component>\(administration(azithromycin))</component></organizer>"
+        let freeText = administration("<code nullFlavor=\"UNK\"/>", text: "<text><reference value=\"#m1\"/></text>")
+        let none = administration("<code code=\"410942007\" codeSystem=\"2.16.840.1.113883.6.96\" displayName=\"Drug or medicament\"/>", negated: true)
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: "2.16.840.1.113883.10.20.22.2.1.1", title: "Medications", text: "<paragraph ID=\"m1\">Trial drug X, one tab daily</paragraph>",
+            entries: [course, freeText, none]))))
+        let statements = resources(document, "MedicationStatement")
+        XCTAssertEqual(statements.count, 3, "both parts of the course, and the free-text medication")
+        XCTAssertEqual(statements.last?["medicationCodeableConcept"]?["text"]?.string, "Trial drug X, one tab daily")
+        XCTAssertEqual(document.sections[0].skipped, ["a statement that no medication is taken (negationInd), not a record": 1])
+    }
+
+    func testResultsBeyondAValueAndInUnitsOutsideUCUMKeepTheirMeaning() throws {
+        func result(_ value: String) -> String {
+            """
+            <observation classCode="OBS" moodCode="EVN"><code code="30934-4" codeSystem="2.16.840.1.113883.6.1" displayName="BNP"/>
+              <statusCode code="completed"/><effectiveTime value="20200101"/>\(value)</observation>
+            """
+        }
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.results, title: "Results", entries: [
+                result("<value xsi:type=\"IVL_PQ\"><low value=\"0\" unit=\"pg/mL\"/><high value=\"5\" unit=\"pg/mL\"/></value>"),
+                result("<value xsi:type=\"IVL_PQ\"><low value=\"500\" unit=\"mg/dL\" inclusive=\"false\"/></value>"),
+                result("<value xsi:type=\"PQ\" nullFlavor=\"OTH\"><translation value=\"152\" nullFlavor=\"OTH\"><originalText>THOUS/MCL</originalText></translation></value>"),
+            ]))))
+        let values = resources(document, "Observation").map { $0["valueQuantity"] }
+        XCTAssertEqual(values.map { $0?["comparator"]?.string }, ["<=", ">", nil])
+        XCTAssertEqual(values.last??["unit"]?.string, "THOUS/MCL")
+        let entries = try mapped(Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.results, title: "Results",
+            entries: [result("<value xsi:type=\"IVL_PQ\"><high value=\"5\" unit=\"pg/mL\"/></value>")]))).utf8)).entries
+        XCTAssertEqual(entries.first?.content.valueText, "<=5", "never the exact number 5")
+        XCTAssertNil(entries.first?.content.valueNumber)
+    }
+
     func testRaceAndEthnicityBecomeTheUSCoreExtensionsThePatientMappingReads() throws {
         let record = try mapped(try CDAFixture.file("ccd-r21.xml"))
         XCTAssertEqual(record.patient.content.race, "White")

@@ -268,12 +268,15 @@ struct CCDAMapping {
         observation.child("code")?[attribute: "code"] == "33999-4"
     }
 
-    /// The substanceAdministrations of an entry: itself, or an organizer's components (a course of
-    /// a medication in parts, each with its own dose).
+    /// The substanceAdministrations of an entry: itself, an organizer's components (a course of a
+    /// medication in parts, each with its own dose), or those a Discharge Medication act wraps.
     static func administrations(in statement: CDAElement) -> [CDAElement] {
-        if statement.name == "substanceAdministration" { return [statement] }
-        guard statement.name == "organizer" else { return [] }
-        return statement.all("component").compactMap { $0.child("substanceAdministration") }
+        switch statement.name {
+        case "substanceAdministration": return [statement]
+        case "organizer": return statement.all("component").compactMap { $0.child("substanceAdministration") }
+        case "act": return statement.all("entryRelationship").compactMap { $0.child("substanceAdministration") }  // a Discharge Medication act
+        default: return []
+        }
     }
 
     /// The observations of an organizer (its components, nested organizers too) or the observation itself.

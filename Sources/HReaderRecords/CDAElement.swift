@@ -80,14 +80,19 @@ struct CDAElement {
 
     private static let blockNames: Set<String> = ["paragraph", "tr", "item", "br", "caption", "list", "table", "thead", "tbody", "tfoot"]
 
+    /// Line ends in the source are layout, not text: only block elements end a line.
     private func appendText(to out: inout String) {
-        out += text
+        out += Self.flattened(text)
         for child in children {
             if child.name == "td" || child.name == "th" { out += " | " }
             child.appendText(to: &out)
             if Self.blockNames.contains(child.name) { out += "\n" }
-            out += child.tail
+            out += Self.flattened(child.tail)
         }
+    }
+
+    private static func flattened(_ text: String) -> String {
+        text.contains(where: \.isNewline) ? String(text.map { $0.isNewline ? " " : $0 }) : text
     }
 
     /// The descendant (or this element) whose `ID` attribute is `id`, depth first.

@@ -43,7 +43,8 @@ public struct CCDADocument: Sendable {
 
         /// "Problems: 3 imported, 1 skipped" (the reasons are in `skipped`).
         public var summary: String {
-            var line = keptNarrative ? "\(title): narrative only, kept as a note" : "\(title): \(imported) imported"
+            var line = "\(title): \(imported) imported"
+            if keptNarrative { line = "\(title): " + (skipped.isEmpty ? "narrative only, kept as a note" : "narrative kept as a note") }
             let count = skipped.values.reduce(0, +)
             if count > 0 {
                 line += ", \(count) skipped"

@@ -552,7 +552,7 @@ extension CCDAMapping {
         let mood = moodCode(statement)
         var code = concept(statement.child("code")).flatMap { CCDAValues.isPlaceholder($0) ? nil : $0 }
         if statement.name == "substanceAdministration" || statement.name == "supply" { code = material(statement).concept ?? code }
-        let text = CCDAValues.text(statement.child("text"), narrative: lookup)
+        let text = CCDAValues.text(statement.child("text"), narrative: lookup).flatMap { CCDAValues.isPlaceholderText($0) ? nil : $0 }
         if mood == "GOL" {
             let description = concept(statement.child("value")).flatMap { CCDAValues.isPlaceholder($0) ? nil : $0 }
                 ?? code ?? text.map { ["text": .string($0)] }

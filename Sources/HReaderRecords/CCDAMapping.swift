@@ -167,6 +167,8 @@ struct CCDAMapping {
             if !entries.isEmpty { record.skipped["entries of a section hreader does not read", default: 0] += entries.count }
             if let nullFlavor = section.nullFlavor, entries.isEmpty {
                 record.skipped["the section says it has no information (nullFlavor \(nullFlavor))", default: 0] += 1
+            } else if let text = section.child("text").flatMap({ nonEmpty($0.plainText) }), CCDAValues.isPlaceholderText(text) {
+                record.skipped["the section's narrative says only that there is nothing (\"\(text)\")", default: 0] += 1
             } else if let text = section.child("text").flatMap({ nonEmpty($0.plainText) }) {
                 let sectionCode = code?[attribute: "code"]
                 let id = "ccda-" + StableID.fnv1a64("Note|\(kind?.rawValue ?? "")|\(sectionCode ?? "")|\(title)|" + key(section, kind: "note"))

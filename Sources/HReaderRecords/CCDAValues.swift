@@ -166,13 +166,12 @@ enum CCDAValues {
         return nonEmpty(own.plainText)
     }
 
-    /// Whether a concept says nothing but that nothing is known: no coding and a text such as
-    /// "Not on file" or "No information".
+    /// Whether a concept says nothing but that nothing is known: nothing at all, or a text such as
+    /// "Not on file" or "No medication data is applicable" (whatever generic code a vendor put beside it).
     static func isPlaceholder(_ concept: JSONObject?) -> Bool {
         guard let concept else { return true }
-        guard concept["coding"] == nil else { return false }
-        guard let text = concept["text"]?.string else { return true }
-        return isPlaceholderText(text)
+        if let text = concept["text"]?.string { return isPlaceholderText(text) }
+        return concept["coding"] == nil
     }
 
     static let placeholderTexts: Set<String> = [
@@ -180,9 +179,18 @@ enum CCDAValues {
         "n/a", "na", "none", "not recorded", "no known", "not specified", "not documented", "nullflavor", "ni", "unk",
     ]
 
+    /// Placeholders vendors write where a section has nothing: "No medication data is applicable",
+    /// "Instruction excluded/not available", "No information available", "Not applicable".
+    static let placeholderPatterns = [
+        "^no( [a-z/&-]+){0,4} (data|information|info)( (is|was))?( (applicable|available|recorded|on file|documented|reported|found))?$",
+        "(excluded/)?not (applicable|available|on file|recorded|documented)$", "^(data|information) (not|un)available$",
+    ]
+
     static func isPlaceholderText(_ text: String) -> Bool {
         let folded = text.lowercased().trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ".-")))
-        return placeholderTexts.contains(folded)
+        if placeholderTexts.contains(folded) { return true }
+        guard folded.count <= 80 else { return false }
+        return placeholderPatterns.contains { folded.range(of: $0, options: .regularExpression) != nil }
     }
 
     static func codes(of concept: JSONObject?) -> [(system: String?, code: String)] {

@@ -310,6 +310,31 @@ final class CCDATests: XCTestCase {
         XCTAssertEqual(document.resources.count, 1, "the Patient only")
         XCTAssertEqual(document.sections[0].skipped, ["a problem whose value is a nullFlavor or a placeholder (no problem named)": 2])
         XCTAssertEqual(document.sections[1].skipped, ["a medication whose drug is a nullFlavor or a placeholder (no drug named)": 1])
+
+        // A vendor's placeholder beside a generic code, and a narrative that only says there is nothing.
+        let encounter = """
+            <encounter classCode="ENC" moodCode="EVN"><code code="371531000" codeSystem="2.16.840.1.113883.6.96" displayName="encounter report">
+              <originalText><reference value="#e1"/></originalText></code></encounter>
+            """
+        let vendor = try read(CDAFixture.document(body: CDAFixture.structured(
+            CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.22.1", title: "Encounters",
+                               text: "<content ID=\"e1\">No encounter diagnosis data is applicable</content>", entries: [encounter]),
+            CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.14", title: "Functional status", text: "Not available."))))
+        XCTAssertEqual(vendor.resources.count, 1, "the Patient only")
+        XCTAssertEqual(vendor.notes, [])
+        XCTAssertEqual(vendor.sections.map(\.skipped), [["an encounter with neither a type nor a time": 1],
+                                                       ["the section's narrative says only that there is nothing (\"Not available.\")": 1]])
+    }
+
+    func testVendorPlaceholderWordingIsToldFromRealNames() {
+        for placeholder in ["Not on file", "No information", "No medication data is applicable", "No encounter diagnosis data is applicable",
+                            "Instruction excluded/not available", "Not applicable", "none recorded.", "UNKNOWN"] {
+            XCTAssertTrue(CCDAValues.isPlaceholderText(placeholder), placeholder)
+        }
+        for name in ["No known allergies", "Nonspecific chest pain", "Noscapine 3 MG/ML Oral Solution", "Unknown etiology fever",
+                     "Not pregnant", "Information technology worker"] {
+            XCTAssertFalse(CCDAValues.isPlaceholderText(name), name)
+        }
     }
 
     func testANarrativeOnlySectionIsKeptAsANoteOfItsKindNeverAsACodedFact() throws {

@@ -71,7 +71,8 @@ public struct CCDADocument: Sendable {
             // Not parsed for recognition: read() refuses it with the reason.
             return String(decoding: data.prefix(64 << 10), as: UTF8.self).contains("<ClinicalDocument")
         }
-        guard let root = CDAElement.rootName(data) else { return false }
+        // The root's start tag comes early: libxml2 need not see (nor copy) a whole embedded PDF to find it.
+        guard let root = CDAElement.rootName(data.prefix(1 << 20)) else { return false }
         return root.name == "ClinicalDocument" && root.namespace == hl7
     }
 

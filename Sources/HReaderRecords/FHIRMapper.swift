@@ -125,7 +125,11 @@ public struct FHIRMapper: Sendable {
         }
 
         for note in input.notes {
-            guard let index = patientIndex[note.patient] else { continue }
+            guard let index = patientIndex[note.patient] else {
+                batch.skipped.append(Skip(kind: "narrative", remoteID: note.entry.remoteID,
+                                          reason: "a section's narrative about \(note.patient), whose Patient was not mapped"))
+                continue
+            }
             batch.records[index].entries.append(note.entry)
         }
 

@@ -364,6 +364,13 @@ final class CCDATests: XCTestCase {
         let entry = try XCTUnwrap(try mapped(data).entries.first)
         XCTAssertEqual(entry.unmappedType, "DocumentReference")
         XCTAssertTrue(entry.content.raw?.contains(pdf) == true)
+
+        // A large embedded PDF: recognized from its first bytes, read whole.
+        let large = Data(repeating: 0x25, count: 800 << 10).base64EncodedString()  // over the 1 MiB recognition reads
+        let big = Data(CDAFixture.document(body: "<nonXMLBody><text mediaType=\"application/pdf\" representation=\"B64\">\(large)</text></nonXMLBody>").utf8)
+        XCTAssertTrue(CCDADocument.recognizes(big))
+        XCTAssertEqual(resources(try CCDADocument.read(big, what: "big"), "DocumentReference").first?["content"]?[0]?["attachment"]?["data"]?.string?.count,
+                       large.count)
     }
 
     func testVendorShapesAreReadWithoutLosingWhatTheySay() throws {

@@ -220,6 +220,17 @@ final class CCDATests: XCTestCase {
                        "a negated drug allergy without a substance is 'no known drug allergy'")
     }
 
+    func testSectionsAreFoundByEitherTemplateOfTheirKind() throws {
+        // Entries optional (…22.2.5), entries required (…22.2.5.1), CCD 1.0 (…10.20.1.11), HITSP C83 (…83.103).
+        for template in ["2.16.840.1.113883.10.20.22.2.5", "2.16.840.1.113883.10.20.22.2.5.1", "2.16.840.1.113883.10.20.1.11",
+                         "2.16.840.1.113883.3.88.11.83.103"] {
+            let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+                template: template, title: "Diagnoses", entries: [CDAFixture.problem("38341003", "Hypertension")]))))
+            XCTAssertEqual(document.sections.map(\.kind), ["problems"], template)
+            XCTAssertEqual(resources(document, "Condition").count, 1, template)
+        }
+    }
+
     func testSectionsWithoutTemplateIDsAreFoundByTheirLOINCCode() throws {
         let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
             code: "11450-4", title: "Problem List", entries: [CDAFixture.problem("38341003", "Hypertension")]))))

@@ -163,18 +163,27 @@ struct CCDAMapping {
         let entries = section.all("entry")
         if let kind, !entries.isEmpty {
             for entry in entries { map(entry, kind: kind, into: &record) }
-        } else {
-            if !entries.isEmpty { record.skipped["entries of a section hreader does not read", default: 0] += entries.count }
+        } else if !entries.isEmpty {
+            record.skipped["entries of a section hreader does not read", default: 0] += entries.count
+        }
+        if record.imported == 0 {
+            // Nothing coded came of the section (no entries, entries of a section not read, or only
+            // placeholders): its narrative is what the document says, kept as a note.
             if let nullFlavor = section.nullFlavor, entries.isEmpty {
                 record.skipped["the section says it has no information (nullFlavor \(nullFlavor))", default: 0] += 1
-            } else if let text = section.child("text").flatMap({ nonEmpty($0.plainText) }), CCDAValues.isPlaceholderText(text) {
-                record.skipped["the section's narrative says only that there is nothing (\"\(text)\")", default: 0] += 1
             } else if let text = section.child("text").flatMap({ nonEmpty($0.plainText) }) {
-                let sectionCode = code?[attribute: "code"]
-                let id = "ccda-" + StableID.fnv1a64("Note|\(kind?.rawValue ?? "")|\(sectionCode ?? "")|\(title)|" + key(section, kind: "note"))
-                notes.append(CCDADocument.Note(id: id, type: kind?.entryType ?? .observation, title: title, sectionCode: sectionCode, text: text))
-                record.imported += 1
-                record.keptNarrative = true
+                if CCDAValues.isPlaceholderText(text) {
+                    if entries.isEmpty { record.skipped["the section's narrative says only that there is nothing (\"\(text)\")", default: 0] += 1 }
+                } else {
+                    let sectionCode = code?[attribute: "code"]
+                    let base = "Note|\(kind?.rawValue ?? "")|\(sectionCode ?? "")|\(title)|" + key(section, kind: "note")
+                    let seen = occurrences[base, default: 0]
+                    occurrences[base] = seen + 1
+                    notes.append(CCDADocument.Note(id: "ccda-" + StableID.fnv1a64(base + "|\(seen)"), type: kind?.entryType ?? .observation,
+                                                   title: title, sectionCode: sectionCode, text: text))
+                    record.imported += 1
+                    record.keptNarrative = true
+                }
             }
         }
         sections.append(record)

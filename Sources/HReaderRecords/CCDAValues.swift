@@ -200,10 +200,6 @@ enum CCDAValues {
         }
     }
 
-    static func has(_ concept: JSONObject?, system: String, code: String) -> Bool {
-        codes(of: concept).contains { $0.system == system && $0.code == code }
-    }
-
     static func coding(_ system: String, _ code: String, _ display: String) -> JSONValue {
         ["system": .string(system), "code": .string(code), "display": .string(display)]
     }

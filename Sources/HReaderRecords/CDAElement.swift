@@ -46,14 +46,6 @@ struct CDAElement {
         return current
     }
 
-    /// `templateId/@root`s, with their extension when there is one (`root:extension`).
-    var templateIDs: [String] {
-        all("templateId").compactMap { template in
-            guard let root = template[attribute: "root"] else { return nil }
-            return template[attribute: "extension"].map { "\(root):\($0)" } ?? root
-        }
-    }
-
     func hasTemplate(_ root: String) -> Bool {
         all("templateId").contains { $0[attribute: "root"] == root }
     }
@@ -93,13 +85,6 @@ struct CDAElement {
 
     private static func flattened(_ text: String) -> String {
         text.contains(where: \.isNewline) ? String(text.map { $0.isNewline ? " " : $0 }) : text
-    }
-
-    /// The descendant (or this element) whose `ID` attribute is `id`, depth first.
-    func element(withID id: String) -> CDAElement? {
-        if self[attribute: "ID"] == id { return self }
-        for child in children { if let found = child.element(withID: id) { return found } }
-        return nil
     }
 
     // MARK: - Reading

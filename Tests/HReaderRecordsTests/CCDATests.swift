@@ -361,6 +361,18 @@ final class CCDATests: XCTestCase {
         XCTAssertTrue(entry.content.description.contains("narrative"), entry.content.description)
         XCTAssertEqual(entry.content.valueText, "Migraine since 2010\nSeasonal rhinitis")
         XCTAssertEqual(entry.content.codes, ["LOINC": ["11450-4"]], "the section's code only, no problem code")
+
+        // Entries that all turn out to be placeholders (a vaccine named only by a reference that points
+        // nowhere): what the narrative says is kept as a note, beside the skip.
+        let broken = CDAFixture.vaccine("140", "Influenza").replacingOccurrences(
+            of: "<code code=\"140\" codeSystem=\"2.16.840.1.113883.12.292\" displayName=\"Influenza\"/>",
+            with: "<code nullFlavor=\"NI\"><originalText><reference value=\"#missing\"/></originalText></code>")
+        let vaccines = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.immunizations, code: "11369-6", title: "Immunizations", text: "Influenza vaccine, October 2019", entries: [broken]))))
+        XCTAssertTrue(resources(vaccines, "Immunization").isEmpty)
+        XCTAssertEqual(vaccines.notes.map(\.type), [.immunization])
+        XCTAssertEqual(vaccines.sections.first?.skipped, ["an immunization whose vaccine is a nullFlavor or a placeholder (no vaccine named)": 1])
+        XCTAssertEqual(vaccines.sections.first?.summary, "Immunizations: narrative kept as a note, 1 skipped")
     }
 
     func testANonXMLBodyIsKeptAsADocumentReferenceWithTheAttachmentInline() throws {

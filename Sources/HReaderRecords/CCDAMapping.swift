@@ -171,9 +171,12 @@ struct CCDAMapping {
             // placeholders): its narrative is what the document says, kept as a note.
             if let nullFlavor = section.nullFlavor, entries.isEmpty {
                 record.skipped["the section says it has no information (nullFlavor \(nullFlavor))", default: 0] += 1
-            } else if let text = section.child("text").flatMap({ nonEmpty($0.plainText) }) {
-                if CCDAValues.isPlaceholderText(text) {
-                    if entries.isEmpty { record.skipped["the section's narrative says only that there is nothing (\"\(text)\")", default: 0] += 1 }
+            } else if let narrative = section.child("text"), let text = nonEmpty(narrative.plainText) {
+                let body = nonEmpty(narrative.plainTextWithoutHeaders)
+                if body == nil {
+                    if entries.isEmpty { record.skipped["the section's narrative is a table with headers and no rows", default: 0] += 1 }
+                } else if let body, CCDAValues.isPlaceholderText(body) {
+                    if entries.isEmpty { record.skipped["the section's narrative says only that there is nothing (\"\(body)\")", default: 0] += 1 }
                 } else {
                     let sectionCode = code?[attribute: "code"]
                     let base = "Note|\(kind?.rawValue ?? "")|\(sectionCode ?? "")|\(title)|" + key(section, kind: "note")

@@ -183,7 +183,8 @@ enum CCDAValues {
     /// "Instruction excluded/not available", "No information available", "Not applicable".
     static let placeholderPatterns = [
         "^no( [a-z/&-]+){0,4} (data|information|info)( (is|was))?( (applicable|available|recorded|on file|documented|reported|found))?$",
-        "(excluded/)?not (applicable|available|on file|recorded|documented)$", "^(data|information) (not|un)available$",
+        "(excluded/)?not (applicable|available|on file|recorded|documented|indicated)$", "^(data|information) (not|un)available$",
+        "^no (data|information|info) (about|on|for|regarding)( [a-z/&-]+){1,4}$", "^no [a-z]+ (taken|recorded|reported|documented|on file)$",
     ]
 
     static func isPlaceholderText(_ text: String) -> Bool {

@@ -70,6 +70,18 @@ struct CDAElement {
         return result.joined(separator: "\n")
     }
 
+    /// The narrative without its table headers and captions: empty when a table has headers only.
+    var plainTextWithoutHeaders: String {
+        var copy = self
+        copy.removeHeaders()
+        return copy.plainText
+    }
+
+    private mutating func removeHeaders() {
+        children.removeAll { ["thead", "th", "caption"].contains($0.name) }
+        for index in children.indices { children[index].removeHeaders() }
+    }
+
     private static let blockNames: Set<String> = ["paragraph", "tr", "item", "br", "caption", "list", "table", "thead", "tbody", "tfoot"]
 
     /// Line ends in the source are layout, not text: only block elements end a line.

@@ -331,6 +331,11 @@ final class CCDATests: XCTestCase {
             CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.22.1", title: "Encounters",
                                text: "<content ID=\"e1\">No encounter diagnosis data is applicable</content>", entries: [encounter]),
             CDAFixture.section(template: "2.16.840.1.113883.10.20.22.2.14", title: "Functional status", text: "Not available."))))
+        let emptyTable = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.results, title: "Results",
+            text: "<table><thead><tr><th>Test</th><th>Value</th><th>Date</th></tr></thead><tbody/></table>"))))
+        XCTAssertEqual(emptyTable.notes, [])
+        XCTAssertEqual(emptyTable.sections.first?.skipped, ["the section's narrative is a table with headers and no rows": 1])
         XCTAssertEqual(vendor.resources.count, 1, "the Patient only")
         XCTAssertEqual(vendor.notes, [])
         XCTAssertEqual(vendor.sections.map(\.skipped), [["an encounter with neither a type nor a time": 1],
@@ -339,10 +344,11 @@ final class CCDATests: XCTestCase {
 
     func testVendorPlaceholderWordingIsToldFromRealNames() {
         for placeholder in ["Not on file", "No information", "No medication data is applicable", "No encounter diagnosis data is applicable",
-                            "Instruction excluded/not available", "Not applicable", "none recorded.", "UNKNOWN"] {
+                            "Instruction excluded/not available", "Not applicable", "none recorded.", "UNKNOWN", "No Information About Results",
+                            "No vitals taken", "Not indicated"] {
             XCTAssertTrue(CCDAValues.isPlaceholderText(placeholder), placeholder)
         }
-        for name in ["No known allergies", "Nonspecific chest pain", "Noscapine 3 MG/ML Oral Solution", "Unknown etiology fever",
+        for name in ["No known allergies", "No complications", "Nonspecific chest pain", "Noscapine 3 MG/ML Oral Solution", "Unknown etiology fever",
                      "Not pregnant", "Information technology worker"] {
             XCTAssertFalse(CCDAValues.isPlaceholderText(name), name)
         }

@@ -101,6 +101,38 @@ put("fhir-xml", "extension-primitive.xml", '<Patient xmlns="http://hl7.org/fhir"
     '<extension url="http://hl7.org/fhir/StructureDefinition/patient-birthTime"><valueDateTime value="1970-01-01T10:00:00Z"/></extension></birthDate>'
     '<name><given value="A"/><given value="B"/><family value="C"/></name></Patient>')
 
+# --- C-CDA / C32 ---------------------------------------------------------------------------------
+cda_head = ('<?xml version="1.0" encoding="UTF-8"?>\n<ClinicalDocument xmlns="urn:hl7-org:v3" '
+            'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
+            '<templateId root="2.16.840.1.113883.10.20.22.1.2" extension="2015-08-01"/><id root="1.2.3" extension="d1"/>'
+            '<effectiveTime value="20200102103000-0500"/>'
+            '<recordTarget><patientRole><id root="1.2.3.4" extension="p1"/><patient><name><given>A</given><family>B</family></name>'
+            '<administrativeGenderCode code="F"/><birthTime value="19800101"/></patient></patientRole></recordTarget>\n')
+def cda(body):
+    return cda_head + '<component>' + body + '</component></ClinicalDocument>\n'
+def cda_section(template, entries, text=""):
+    return ('<component><section><templateId root="2.16.840.1.113883.10.20.22.2.%s"/><title>S</title><text>%s</text>%s</section></component>'
+            % (template, text, "".join("<entry>%s</entry>" % e for e in entries)))
+problem = ('<act classCode="ACT" moodCode="EVN"><statusCode code="active"/><entryRelationship typeCode="SUBJ">'
+           '<observation classCode="OBS" moodCode="EVN"%s><templateId root="2.16.840.1.113883.10.20.22.4.4"/><id root="9.9" extension="x"/>'
+           '<effectiveTime><low value="2015"/><high value="201601"/></effectiveTime>'
+           '<value xsi:type="CD" code="38341003" codeSystem="2.16.840.1.113883.6.96"><originalText><reference value="#p1"/></originalText>'
+           '<translation code="I10" codeSystem="2.16.840.1.113883.6.90"/></value></observation></entryRelationship></act>')
+vaccine = ('<substanceAdministration classCode="SBADM" moodCode="EVN"%s><id root="1.1"/><statusCode code="completed"/>'
+           '<effectiveTime value="20191001"/><consumable><manufacturedProduct><manufacturedMaterial><code code="140" '
+           'codeSystem="2.16.840.1.113883.12.292"/></manufacturedMaterial></manufacturedProduct></consumable></substanceAdministration>')
+vitals = ('<organizer classCode="CLUSTER" moodCode="EVN"><statusCode code="completed"/><effectiveTime value="20200102"/>'
+          '<component><observation classCode="OBS" moodCode="EVN"><code code="8480-6" codeSystem="2.16.840.1.113883.6.1"/>'
+          '<value xsi:type="PQ" value=".5" unit="mm[Hg]"/></observation></component></organizer>')
+put("ccda", "ccd.xml", cda("<structuredBody>" + cda_section("5.1", [problem % "", problem % ' negationInd="true"'],
+                                                            '<content ID="p1">High blood pressure</content>')
+                           + cda_section("2.1", [vaccine % "", vaccine % ' negationInd="true"', vaccine % ""])
+                           + cda_section("4.1", [vitals]) + cda_section("1.1", [], "Narrative only") + "</structuredBody>"))
+put("ccda", "nonxml.xml", cda('<nonXMLBody><text mediaType="application/pdf" representation="B64">JVBERi0xLjQK</text></nonXMLBody>'))
+put("ccda", "bom-crlf.xml", b"\xef\xbb\xbf" + cda("<structuredBody>" + cda_section("6.1", []) + "</structuredBody>").replace("\n", "\r\n").encode())
+put("ccda", "entity.xml", '<?xml version="1.0"?><!DOCTYPE ClinicalDocument [<!ENTITY a "aaaa">]>'
+    '<ClinicalDocument xmlns="urn:hl7-org:v3"><title>&a;</title></ClinicalDocument>')
+
 # --- JSON core ------------------------------------------------------------------------------------
 put("json", "object.json", j({"a": [1, -2.5e-3, 1E+10, True, False, None], "b": {"c": "\u00e9\ud83d\ude00\\\"\n\t"}, "": {}}))
 put("json", "escapes.json", r'"\u0000\u001f\ud834\udd1e\/\b\f"')

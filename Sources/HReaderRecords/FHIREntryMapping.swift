@@ -58,6 +58,7 @@ struct FHIREntryMapping {
 
     func condition(_ r: JSONReader) throws -> EntryContent {
         var content = try coded(r, .condition, code: "code", status: "clinicalStatus")
+        content.status = try Self.refutation(r) ?? content.status
         content.start = try r.time("onsetDateTime", timeZone: timeZone) ?? r.period("onsetPeriod", timeZone: timeZone)?.start
         content.end = try r.time("abatementDateTime", timeZone: timeZone) ?? r.period("abatementPeriod", timeZone: timeZone)?.end
         if content.start == nil { content.date = try r.time("recordedDate", timeZone: timeZone) }
@@ -66,6 +67,7 @@ struct FHIREntryMapping {
 
     func allergy(_ r: JSONReader) throws -> EntryContent {
         var content = try coded(r, .allergy, code: "code", status: "clinicalStatus")
+        content.status = try Self.refutation(r) ?? content.status
         let reaction = try r.first("reaction")
         if let reaction {
             let manifestations = try reaction.concepts("manifestation").compactMap(\.description)
@@ -76,6 +78,26 @@ struct FHIREntryMapping {
         content.start = try r.time("onsetDateTime", timeZone: timeZone) ?? r.period("onsetPeriod", timeZone: timeZone)?.start
         if content.start == nil { content.date = try r.time("recordedDate", timeZone: timeZone) }
         return content
+    }
+
+    /// `refuted` or `entered-in-error` when the verificationStatus says so: a statement that the
+    /// condition or allergy is not there is never shown with the clinical status beside it.
+    static func refutation(_ r: JSONReader) throws -> String? {
+        guard let verification = try r.status("verificationStatus")?.lowercased(),
+              verification == "refuted" || verification == "entered-in-error" else { return nil }
+        return verification
+    }
+
+    /// Statuses that say the thing named did not happen or is not so, and how a description says it.
+    static let negatingStatuses = ["refuted": "refuted", "not-done": "not done", "not-taken": "not taken",
+                                   "entered-in-error": "entered in error"]
+
+    /// The description, with "(refuted)", "(not done)", "(not taken)" or "(entered in error)" after
+    /// it when the status says so: wherever the entry is shown by its name alone (the entry list,
+    /// the timeline), a refused vaccine never reads as one given, a refuted condition never as one had.
+    static func describingNegation(_ content: EntryContent) -> String {
+        guard let status = content.status?.lowercased(), let words = negatingStatuses[status] else { return content.description }
+        return "\(content.description) (\(words))"
     }
 
     /// MedicationRequest and MedicationStatement: the medication (a CodeableConcept, or a reference

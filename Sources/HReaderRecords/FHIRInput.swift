@@ -21,6 +21,8 @@ struct FHIRInput {
     private(set) var skipped: [Skip] = []
     /// Medication resources by `Medication/<id>` and by fullUrl.
     private(set) var medications: [String: JSONObject] = [:]
+    /// Entries that are no FHIR resource (a CDA section's narrative), by the `Patient/<id>` they belong to.
+    var notes: [(patient: String, entry: MappedEntry)] = []
 
     /// Adds a resource; a Bundle adds its entries' resources instead, recursively.
     mutating func add(_ object: JSONObject, path: String, fullUrl: String?) throws {

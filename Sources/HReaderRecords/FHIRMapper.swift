@@ -46,14 +46,18 @@ public struct FHIRMapper: Sendable {
     /// file is the patient of the resources in another that reference it.
     public func map(files: [(name: String, data: Data, format: FHIRFileFormat)]) throws -> MappedBatch {
         var input = FHIRInput()
+        var documents: [(name: String, document: CCDADocument)] = []
         for file in files {
             switch file.format {
             case .json: try Self.addDocument(file.data, into: &input, what: file.name)
             case .ndjson: try Self.addNDJSON(file.data, into: &input, what: file.name)
             case .xml: try Self.addXML(file.data, into: &input, what: file.name)
+            case .ccda: documents.append((file.name, try Self.addCCDA(file.data, into: &input, what: file.name)))
             }
         }
-        return map(input)
+        var batch = map(input)
+        batch.documents = documents
+        return batch
     }
 
     private static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
@@ -120,6 +124,15 @@ public struct FHIRMapper: Sendable {
             }
         }
 
+        for note in input.notes {
+            guard let index = patientIndex[note.patient] else {
+                batch.skipped.append(Skip(kind: "narrative", remoteID: note.entry.remoteID,
+                                          reason: "a section's narrative about \(note.patient), whose Patient was not mapped"))
+                continue
+            }
+            batch.records[index].entries.append(note.entry)
+        }
+
         let entries = FHIREntryMapping(timeZone: timeZone, medications: input.medications)
         for resource in input.resources where resource.type != "Patient" {
             let (reference, subject) = Self.subject(of: resource.object)
@@ -138,6 +151,7 @@ public struct FHIRMapper: Sendable {
                         continue
                     }
                     content.raw = resource.object.json.serialized()
+                    content.description = FHIREntryMapping.describingNegation(content)
                     entry = MappedEntry(remoteID: remoteID, content: content)
                 } else if resource.type != "Medication", subject != nil {
                     // About a patient but of a type without a mapping (CarePlan, Goal, …): kept, raw
@@ -252,4 +266,6 @@ public enum FHIRFileFormat: String, Sendable {
     case ndjson
     /// A Bundle or a single resource in FHIR's XML form (`FHIRXML`).
     case xml
+    /// A C-CDA, CCD or HITSP C32 clinical document (`CCDADocument`), read as the FHIR resources it stands for.
+    case ccda
 }

@@ -48,6 +48,10 @@ extension FHIREntryMapping {
     func value(of r: JSONReader) throws -> ObservationValue? {
         if let quantity = try r.object("valueQuantity") {
             guard let q = try quantity.asQuantity() else { return nil }
+            if let comparator = nonEmpty(try quantity.string("comparator")) {
+                // "<= 5" is not the number 5: kept as text, so no chart or rule reads it as exact.
+                return ObservationValue(text: comparator + q.literal, unit: q.unit, display: comparator + q.literal)
+            }
             return ObservationValue(number: q.value, unit: q.unit, display: q.literal)
         }
         if let text = nonEmpty(try r.string("valueString")) {

@@ -113,6 +113,9 @@ public struct MappedBatch: Sendable {
     public var unattached: [UnattachedEntry]
     /// What belongs to no patient of the input and was not mapped (Practitioner, Organization, …).
     public var skipped: [Skip]
+    /// The CDA documents of the input (file name and what it is, its producer and its sections'
+    /// counts; their resources are in the records).
+    public var documents: [(name: String, document: CCDADocument)] = []
 
     public init(records: [MappedRecord] = [], unattached: [UnattachedEntry] = [], skipped: [Skip] = []) {
         self.records = records; self.unattached = unattached; self.skipped = skipped

@@ -8,7 +8,7 @@ import HReaderStore
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON, a Bulk Data directory, RHEx c32 JSON).",
+        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON/XML, a Bulk Data directory, RHEx c32 JSON, C-CDA/C32 documents).",
         discussion: """
             Patients are created or updated by the id their source gives them; entries are updated in
             place on a re-import, and your own comments and strike-throughs are kept. Each patient is
@@ -19,7 +19,8 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --server https://fhir.example.org/r4     (the patient chosen at 'sources login --smart')
               hreader import --server https://rhex.example.org --kind rhex --patient 4f4e9fcb
               hreader import --file everything.json
-              hreader import --file bulk-export/          (a directory: every .json, .ndjson, .xml in it)
+              hreader import --file bulk-export/          (a directory: every .json, .ndjson, .xml, .ccd, .cda in it)
+              hreader import --file summary.ccd --as me   (a C-CDA CCD, a discharge summary, a HITSP C32, …)
               hreader import --file labs.ndjson --patient 1
               hreader import --apple-health export.zip --as me
               hreader import --apple-health export.zip --patient 2
@@ -30,7 +31,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Import from this server's base URL.", valueName: "url")) var server: String?
     @Option(help: "fhir or rhex (default: the stored source's kind, else found by asking the server).") var kind: ServerKind?
     @Flag(help: "Import every patient the server holds.") var all = false
-    @Option(help: ArgumentHelp("The file (or directory of FHIR files) to import.", valueName: "path")) var file: String?
+    @Option(help: ArgumentHelp("The file (or directory of FHIR files and clinical documents) to import.", valueName: "path")) var file: String?
     @Option(help: ArgumentHelp("An Apple Health export (export.zip or export.xml) to import, streamed.", valueName: "file"))
     var appleHealth: String?
     @Option(help: "With --server: a remote patient id (repeatable; default: the patient chosen at a SMART login). With --file: the local patient (id or uuid) the file is about; a resource about anyone else refuses the import.")

@@ -13,6 +13,7 @@ public enum RecordsFuzzChecks {
     public static let all: [FuzzHarness] = [
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth),
+        ("ccda", ccda),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -137,6 +138,26 @@ public enum RecordsFuzzChecks {
               second.records.map(\.patient.remoteID) == batch.records.map(\.patient.remoteID) else {
             throw FuzzViolation("\(what): the same bytes mapped differently the second time")
         }
+    }
+
+    /// A C-CDA/C32 document or a RecordsError, never a trap: recognition answers; every resource
+    /// has a type and an id, unique per type, the Patient first; the same bytes give the same
+    /// resources and notes; the mapper maps them as any FHIR input (`batch`'s invariants).
+    public static func ccda(_ data: Data) throws {
+        _ = CCDADocument.recognizes(data)
+        guard let document = try expectingRecordsError("CCDADocument.read", { try CCDADocument.read(data, what: "fuzz.xml") }) else { return }
+        guard document.resources.first?["resourceType"]?.string == "Patient" else { throw FuzzViolation("ccda: the first resource is not the Patient") }
+        var seen: Set<String> = []
+        for resource in document.resources {
+            guard let type = resource["resourceType"]?.string, !type.isEmpty else { throw FuzzViolation("ccda: a resource without a type") }
+            guard let id = resource["id"]?.string, !id.isEmpty else { throw FuzzViolation("ccda: a \(type) without an id") }
+            guard seen.insert("\(type)/\(id)").inserted else { throw FuzzViolation("ccda: \(type)/\(id) twice") }
+        }
+        guard let again = try? CCDADocument.read(data, what: "fuzz.xml"), again.resources == document.resources, again.notes == document.notes,
+              again.sections == document.sections else {
+            throw FuzzViolation("ccda: the same bytes read differently the second time")
+        }
+        try batch("map(files: .ccda)", data) { try FHIRMapper(timeZone: utc).map(files: [("fuzz.xml", data, .ccda)]) }
     }
 
     // MARK: 3. RHEx

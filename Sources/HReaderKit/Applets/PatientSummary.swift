@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderJSON
+import HReaderRecords
 import HReaderStore
 
 /// hReader's patient summary: who the patient is (name, age as hReader showed it, gender, relationship),
@@ -68,8 +69,10 @@ public struct PatientSummary: Sendable {
         }
     }
 
-    /// Statuses that mean a condition or allergy is no longer current.
-    static let inactiveStatuses: Set<String> = ["inactive", "resolved", "remission", "refuted", "entered-in-error", "completed", "historical"]
+    /// Statuses that mean a condition or allergy is no longer current, or never was one: refuted, or
+    /// a note that keeps a document section's narrative (`FHIRMapper.narrativeStatus`).
+    static let inactiveStatuses: Set<String> = ["inactive", "resolved", "remission", "refuted", "entered-in-error", "completed", "historical",
+                                                FHIRMapper.narrativeStatus]
 
     static func isActive(_ entry: Entry, now: Date) -> Bool {
         guard !entry.user.deleted else { return false }

@@ -7,14 +7,16 @@ public enum RecordFileFormat: String, Sendable {
     case fhirJSON = "FHIR JSON"
     case fhirNDJSON = "FHIR NDJSON"
     case fhirXML = "FHIR XML"
+    case ccda = "C-CDA"
     case rhex = "RHEx c32 JSON"
 
-    /// XML when the document starts with `<`; NDJSON when several lines each hold a resource; a
+    /// A CDA document (C-CDA, CCD, C32) when the XML's root is `ClinicalDocument` in the HL7 v3
+    /// namespace; other XML is FHIR XML; NDJSON when several lines each hold a resource; a
     /// FHIR resource or Bundle when the document has a `resourceType`; an RHEx/hData c32 record
     /// when it has a record's members; nil for anything else (a Bulk Data manifest, …).
     static func detect(_ data: Data) -> RecordFileFormat? {
         let firstByte = data.first { ![0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf].contains($0) }
-        if firstByte == UInt8(ascii: "<") { return .fhirXML }
+        if firstByte == UInt8(ascii: "<") { return CCDADocument.recognizes(data) ? .ccda : .fhirXML }
         let lines = data.split(separator: 0x0a, omittingEmptySubsequences: true)
             .filter { !$0.allSatisfy { $0 == 0x20 || $0 == 0x0d || $0 == 0x09 } }
         if lines.count > 1, let first = lines.first,
@@ -35,10 +37,11 @@ struct RecordFile {
     let data: Data
     let format: RecordFileFormat
 
-    static let extensions: Set<String> = ["json", "ndjson", "xml"]
+    static let extensions: Set<String> = ["json", "ndjson", "xml", "ccd", "cda"]
 
-    /// A file, or every `.json`, `.ndjson` and `.xml` file directly inside a directory (a Bulk Data
-    /// export's one file per type), in name order. In a directory, a file that is no record (its
+    /// A file (whatever its extension: a CDA document often comes as `.ccd`, `.cda` or `.txt`), or
+    /// every `.json`, `.ndjson`, `.xml`, `.ccd` and `.cda` file directly inside a directory (a Bulk
+    /// Data export's one file per type, a folder of clinical documents), in name order. In a directory, a file that is no record (its
     /// manifest) is passed over and said so; given alone, it is an error.
     static func read(_ url: URL, passedOver: inout [String]) throws -> [RecordFile] {
         var isDirectory: ObjCBool = false
@@ -53,13 +56,13 @@ struct RecordFile {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
         let candidates = names.filter { !$0.hasPrefix(".") && extensions.contains(($0 as NSString).pathExtension.lowercased()) }.sorted()
         guard !candidates.isEmpty else {
-            throw HReaderError.usage("\(url.path) holds no .json, .ndjson or .xml file to import")
+            throw HReaderError.usage("\(url.path) holds no .json, .ndjson, .xml, .ccd or .cda file to import")
         }
         var files: [RecordFile] = []
         for name in candidates {
             let data = try contents(url.appendingPathComponent(name))
             guard let format = RecordFileFormat.detect(data) else {
-                passedOver.append("\(name): not a FHIR resource, Bundle, NDJSON or RHEx record")
+                passedOver.append("\(name): not a FHIR resource, Bundle, NDJSON, RHEx record or CDA document")
                 continue
             }
             files.append(RecordFile(name: name, data: data, format: format))
@@ -81,7 +84,7 @@ struct RecordFile {
         do { _ = try FHIRMapper().mapBundle(data) } catch let error as RecordsError {
             return HReaderError.badInput("\(name): \(error.description)")
         } catch {}
-        return HReaderError.badInput("\(name): not a FHIR resource, Bundle, NDJSON or RHEx record")
+        return HReaderError.badInput("\(name): not a FHIR resource, Bundle, NDJSON, RHEx record or CDA document")
     }
 }
 
@@ -113,6 +116,7 @@ extension OpenVault {
                 case .fhirJSON: (file.name, file.data, .json)
                 case .fhirNDJSON: (file.name, file.data, .ndjson)
                 case .fhirXML: (file.name, file.data, .xml)
+                case .ccda: (file.name, file.data, .ccda)
                 case .rhex: nil
                 }
             }
@@ -121,6 +125,7 @@ extension OpenVault {
                 records = batch.records
                 loose = batch.unattached
                 for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
+                for (fileName, document) in batch.documents { Self.describe(document, name: fileName, files: files.count, into: &summary) }
             }
             for file in files where file.format == .rhex { records.append(try RHExMapper().map(file.data)) }
         } catch let error as RecordsError {
@@ -174,6 +179,19 @@ extension OpenVault {
             }
         }
         return (Self.describe(files), summary)
+    }
+
+    /// A CDA document's kind, producer and date, and each section's counts, as notes; what its
+    /// sections skipped joins the summary's skipped reasons.
+    private static func describe(_ document: CCDADocument, name: String, files: Int, into summary: inout ImportSummary) {
+        var line = document.kind
+        if let producer = document.producer { line += " from \(producer)" }
+        if let date = document.date { line += ", dated \(date)" }
+        summary.notes.append(files > 1 ? "\(name): \(line)" : line)
+        for section in document.sections {
+            summary.notes.append("  " + section.summary)
+            for (reason, count) in section.skipped { summary.skipped["\(section.title): \(reason)", default: 0] += count }
+        }
     }
 
     /// "FHIR NDJSON", or for a directory "9 files: FHIR NDJSON".

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderRecords
 import HReaderStore
 
 /// What a summary for a clinician holds (docs/summary.md): the patient; their active problems and
@@ -35,12 +36,14 @@ public struct ClinicalSummary: Sendable {
     public static let defaultWindow: TimeInterval = 2 * 365.25 * 86_400
 
     /// Statuses that mean a medication is no longer taken (FHIR's MedicationRequest and
-    /// MedicationStatement codes, and hData's words).
+    /// MedicationStatement codes, and hData's words), or is a note that keeps a document section's
+    /// narrative (`FHIRMapper.narrativeStatus`), not a medication.
     static let pastMedicationStatuses: Set<String> = [
         "completed", "stopped", "cancelled", "entered-in-error", "not-taken", "inactive", "ended", "discontinued", "draft",
+        FHIRMapper.narrativeStatus,
     ]
-    /// Statuses of an immunization that was not given.
-    static let notGivenStatuses: Set<String> = ["not-done", "entered-in-error", "cancelled"]
+    /// Statuses of an immunization that was not given (or a section's narrative kept as a note).
+    static let notGivenStatuses: Set<String> = ["not-done", "entered-in-error", "cancelled", FHIRMapper.narrativeStatus]
 
     /// Groups the latest reading of a kind: the first LOINC code, else the first code, else the description.
     static func kind(of entry: Entry) -> String {

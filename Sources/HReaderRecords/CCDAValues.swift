@@ -1,0 +1,274 @@
+import Foundation
+import HReaderJSON
+
+/// HL7 v3 data types of a CDA document as FHIR R4 JSON, as "C-CDA on FHIR" maps them: TS → date or
+/// dateTime at the precision written, CD → CodeableConcept (translations as extra codings,
+/// originalText resolved into the narrative), II → Identifier, PQ → Quantity.
+enum CCDAValues {
+    /// Code system OIDs and their FHIR system URIs; other OIDs stay `urn:oid:…`.
+    static let systems: [String: String] = [
+        "2.16.840.1.113883.6.1": "http://loinc.org",
+        "2.16.840.1.113883.6.96": "http://snomed.info/sct",
+        "2.16.840.1.113883.6.88": "http://www.nlm.nih.gov/research/umls/rxnorm",
+        "2.16.840.1.113883.12.292": "http://hl7.org/fhir/sid/cvx",
+        "2.16.840.1.113883.6.59": "http://hl7.org/fhir/sid/cvx",  // CVX as HITSP C32 named it
+        "2.16.840.1.113883.6.90": "http://hl7.org/fhir/sid/icd-10-cm",
+        "2.16.840.1.113883.6.3": "http://hl7.org/fhir/sid/icd-10",
+        "2.16.840.1.113883.6.103": "http://hl7.org/fhir/sid/icd-9-cm",
+        "2.16.840.1.113883.6.2": "http://hl7.org/fhir/sid/icd-9-cm",
+        "2.16.840.1.113883.6.12": "http://www.ama-assn.org/go/cpt",
+        "2.16.840.1.113883.6.69": "http://hl7.org/fhir/sid/ndc",
+        "2.16.840.1.113883.6.8": "http://unitsofmeasure.org",
+        "2.16.840.1.113883.6.4": "http://www.cms.gov/Medicare/Coding/ICD10",
+        "2.16.840.1.113883.6.285": "http://www.cms.gov/Medicare/Coding/HCPCSReleaseCodeSets",
+        "2.16.840.1.113883.6.101": "http://nucc.org/provider-taxonomy",
+        "2.16.840.1.113883.4.9": "http://fdasis.nlm.nih.gov",
+        "2.16.840.1.113883.5.4": "http://terminology.hl7.org/CodeSystem/v3-ActCode",
+        "2.16.840.1.113883.5.8": "http://terminology.hl7.org/CodeSystem/v3-ActReason",
+        "2.16.840.1.113883.5.83": "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation",
+        "2.16.840.1.113883.5.112": "http://terminology.hl7.org/CodeSystem/v3-RouteOfAdministration",
+        "2.16.840.1.113883.5.1063": "http://terminology.hl7.org/CodeSystem/v3-ObservationValue",
+        "2.16.840.1.113883.5.1": "http://terminology.hl7.org/CodeSystem/v3-AdministrativeGender",
+        "2.16.840.1.113883.5.1008": "http://terminology.hl7.org/CodeSystem/v3-NullFlavor",
+        "2.16.840.1.113883.5.111": "http://terminology.hl7.org/CodeSystem/v3-RoleCode",
+    ]
+
+    static func system(_ oid: String?) -> String? {
+        guard let oid = oid.flatMap(nonEmpty) else { return nil }
+        if let known = systems[oid] { return known }
+        if isOID(oid) { return "urn:oid:" + oid }
+        if isUUID(oid) { return "urn:uuid:" + oid.lowercased() }
+        return oid.contains(":") ? oid : nil
+    }
+
+    static func isOID(_ text: String) -> Bool {
+        !text.isEmpty && text.allSatisfy { $0 == "." || $0.isASCII && $0.isNumber } && !text.hasPrefix(".") && !text.hasSuffix(".")
+            && !text.contains("..")
+    }
+
+    static func isUUID(_ text: String) -> Bool {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
+        return parts == [8, 4, 4, 4, 12] && text.allSatisfy { $0 == "-" || $0.isHexDigit }
+    }
+
+    // MARK: Times
+
+    /// An HL7 TS (`YYYY[MM[DD[HH[MM[SS[.S…]]]]]][±ZZZZ]`) as a FHIR date or dateTime at the precision
+    /// written. A time of day needs an offset in FHIR; without one only the date is kept (the time
+    /// is not guessed in some zone). Nil for anything that is not a valid TS.
+    static func fhirDateTime(_ text: String?) -> String? {
+        guard var text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.allSatisfy(\.isASCII) else { return nil }
+        var offset: String?
+        if let sign = text.firstIndex(where: { $0 == "+" || $0 == "-" }) {
+            let zone = text[text.index(after: sign)...]
+            guard zone.count == 4, zone.allSatisfy(\.isNumber), let hours = Int(zone.prefix(2)), let minutes = Int(zone.suffix(2)),
+                  hours <= 14, minutes < 60 else { return nil }
+            offset = "\(text[sign])\(zone.prefix(2)):\(zone.suffix(2))"
+            text = String(text[..<sign])
+        }
+        var fraction = ""
+        if let dot = text.firstIndex(of: ".") {
+            let digits = text[text.index(after: dot)...]
+            guard !digits.isEmpty, digits.allSatisfy(\.isNumber) else { return nil }
+            fraction = "." + digits.prefix(9)
+            text = String(text[..<dot])
+        }
+        guard text.allSatisfy(\.isNumber), [4, 6, 8, 10, 12, 14].contains(text.count) else { return nil }
+        let digits = Array(text)
+        func number(_ from: Int, _ count: Int) -> Int { Int(String(digits[from..<(from + count)]))! }
+        let year = number(0, 4)
+        guard year >= 1 else { return nil }
+        var out = String(digits[0..<4])
+        guard digits.count >= 6 else { return out }
+        let month = number(4, 2)
+        guard (1...12).contains(month) else { return nil }
+        out += "-" + String(digits[4..<6])
+        guard digits.count >= 8 else { return out }
+        let day = number(6, 2)
+        guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        out += "-" + String(digits[6..<8])
+        guard digits.count >= 10, let offset else { return out }
+        let hour = number(8, 2), minute = digits.count >= 12 ? number(10, 2) : 0, second = digits.count >= 14 ? number(12, 2) : 0
+        guard hour < 24, minute < 60, second < 60 else { return nil }
+        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return out + "T\(two(hour)):\(two(minute)):\(two(second))" + (digits.count >= 14 ? fraction : "") + offset
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// An effectiveTime (TS, IVL_TS, or a PIVL/SXPR whose first part is one): its point or its
+    /// low and high, each as FHIR.
+    static func times(_ element: CDAElement?) -> (point: String?, low: String?, high: String?) {
+        guard let element else { return (nil, nil, nil) }
+        let point = fhirDateTime(element[attribute: "value"])
+        let low = fhirDateTime(element.child("low")?[attribute: "value"])
+        let high = fhirDateTime(element.child("high")?[attribute: "value"])
+        if point == nil, low == nil, high == nil, let center = element.child("center") {
+            return (fhirDateTime(center[attribute: "value"]), nil, nil)
+        }
+        return (point, low, high)
+    }
+
+    /// The effectiveTime elements of an entry: the interval first (an IVL_TS), a frequency (PIVL_TS) after.
+    static func interval(of entry: CDAElement) -> (point: String?, low: String?, high: String?) {
+        let times = entry.all("effectiveTime")
+        let chosen = times.first { !["PIVL_TS", "EIVL_TS"].contains($0.instanceType ?? "") } ?? times.first
+        return Self.times(chosen)
+    }
+
+    // MARK: Codes
+
+    /// A CD/CE/CV as a CodeableConcept: the code (when it has one), its translations, and the
+    /// original text (`originalText`, its reference into the narrative resolved by `narrative`).
+    /// Nil when nothing is left: a nullFlavor with no text and no translation.
+    static func concept(_ element: CDAElement?, narrative: (String) -> String?) -> JSONObject? {
+        guard let element else { return nil }
+        var codings: [JSONValue] = []
+        func add(_ coding: CDAElement) {
+            guard coding.nullFlavor == nil, let code = coding[attribute: "code"].flatMap(nonEmpty) else { return }
+            var members: [JSONObject.Member] = []
+            if let system = system(coding[attribute: "codeSystem"]) { members.append(("system", .string(system))) }
+            members.append(("code", .string(code)))
+            if let display = coding[attribute: "displayName"].flatMap(nonEmpty) { members.append(("display", .string(display))) }
+            let value = JSONValue.object(JSONObject(members))
+            if !codings.contains(value) { codings.append(value) }
+        }
+        add(element)
+        for translation in element.all("translation") { add(translation) }
+        var members: [JSONObject.Member] = []
+        if !codings.isEmpty { members.append(("coding", .array(codings))) }
+        if let text = originalText(element, narrative: narrative) { members.append(("text", .string(text))) }
+        return members.isEmpty ? nil : JSONObject(members)
+    }
+
+    /// The text of an `originalText` (or of any element with a `reference`): its reference into the
+    /// narrative (`#id`) when it resolves, else its own text.
+    static func originalText(_ element: CDAElement, narrative: (String) -> String?) -> String? {
+        guard let original = element.child("originalText") else { return nil }
+        return text(original, narrative: narrative)
+    }
+
+    /// An ED/`text` element: its reference resolved into the narrative, else its own text.
+    static func text(_ element: CDAElement?, narrative: (String) -> String?) -> String? {
+        guard let element else { return nil }
+        if let reference = element.child("reference")?[attribute: "value"], reference.hasPrefix("#"),
+           let resolved = narrative(String(reference.dropFirst())).flatMap(nonEmpty) {
+            return resolved
+        }
+        var own = element
+        own.children.removeAll { $0.name == "reference" }
+        return nonEmpty(own.plainText)
+    }
+
+    /// Whether a concept says nothing but that nothing is known: nothing at all, or a text such as
+    /// "Not on file" or "No medication data is applicable" (whatever generic code a vendor put beside it).
+    static func isPlaceholder(_ concept: JSONObject?) -> Bool {
+        guard let concept else { return true }
+        if let text = concept["text"]?.string { return isPlaceholderText(text) }
+        return concept["coding"] == nil
+    }
+
+    static let placeholderTexts: Set<String> = [
+        "not on file", "no information", "no information available", "none recorded", "no data", "not available", "unknown",
+        "n/a", "na", "none", "not recorded", "no known", "not specified", "not documented", "nullflavor", "ni", "unk",
+    ]
+
+    /// Placeholders vendors write where a section has nothing: "No medication data is applicable",
+    /// "Instruction excluded/not available", "No information available", "Not applicable".
+    static let placeholderPatterns = [
+        "^no( [a-z/&-]+){0,4} (data|information|info)( (is|was))?( (applicable|available|recorded|on file|documented|reported|found))?$",
+        "(excluded/)?not (applicable|available|on file|recorded|documented|indicated)$", "^(data|information) (not|un)available$",
+        "^no (data|information|info) (about|on|for|regarding)( [a-z/&-]+){1,4}$", "^no [a-z]+ (taken|recorded|reported|documented|on file)$",
+    ]
+
+    static func isPlaceholderText(_ text: String) -> Bool {
+        let folded = text.lowercased().trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ".-")))
+        if placeholderTexts.contains(folded) { return true }
+        guard folded.count <= 80 else { return false }
+        return placeholderPatterns.contains { folded.range(of: $0, options: .regularExpression) != nil }
+    }
+
+    static func codes(of concept: JSONObject?) -> [(system: String?, code: String)] {
+        (concept?["coding"]?.array ?? []).compactMap { coding in
+            guard let code = coding["code"]?.string else { return nil }
+            return (coding["system"]?.string, code)
+        }
+    }
+
+    static func coding(_ system: String, _ code: String, _ display: String) -> JSONValue {
+        ["system": .string(system), "code": .string(code), "display": .string(display)]
+    }
+
+    static func concept(_ system: String, _ code: String, _ display: String) -> JSONValue {
+        ["coding": [coding(system, code, display)]]
+    }
+
+    // MARK: Identifiers and quantities
+
+    /// An II as a FHIR Identifier: `urn:oid:ROOT` (or `urn:uuid:`) and the extension; a root alone
+    /// is the value, in the URI system. Nil for a nullFlavor or an id without a root.
+    static func identifier(_ element: CDAElement) -> JSONObject? {
+        guard element.nullFlavor == nil, let root = element[attribute: "root"].flatMap(nonEmpty) else { return nil }
+        let rootURI = system(root) == nil ? nil : (isOID(root) ? "urn:oid:\(root)" : isUUID(root) ? "urn:uuid:\(root.lowercased())" : root)
+        if let extensionValue = element[attribute: "extension"].flatMap(nonEmpty) {
+            guard let rootURI else { return nil }
+            return ["system": .string(rootURI), "value": .string(extensionValue)]
+        }
+        guard let rootURI else { return nil }
+        return ["system": "urn:ietf:rfc:3986", "value": .string(rootURI)]
+    }
+
+    /// A decimal literal as FHIR JSON takes it (`.5` → `0.5`, `+3` → `3`, `007` → `7`); nil when the
+    /// text is not a decimal.
+    static func decimal(_ text: String?) -> String? {
+        guard var text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        var sign = ""
+        if text.hasPrefix("-") { sign = "-"; text.removeFirst() } else if text.hasPrefix("+") { text.removeFirst() }
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let whole = parts.first, whole.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        var integer = String(whole.drop { $0 == "0" })
+        if integer.isEmpty { integer = "0" }
+        var out = sign + integer
+        if parts.count == 2 {
+            let fraction = parts[1]
+            guard !fraction.isEmpty, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            out += "." + fraction
+        } else if whole.isEmpty {
+            return nil
+        }
+        guard out.count <= 40 else { return nil }
+        return out == "-0" ? "0" : out
+    }
+
+    /// A PQ as a Quantity with its UCUM unit (the unit `1` is left out, as it says no unit).
+    static func quantity(_ element: CDAElement) -> JSONObject? {
+        guard element.nullFlavor == nil, let value = decimal(element[attribute: "value"]) else { return nil }
+        var members: [JSONObject.Member] = [("value", .number(value))]
+        if let unit = element[attribute: "unit"].flatMap(nonEmpty), unit != "1" {
+            members += [("unit", .string(unit)), ("system", "http://unitsofmeasure.org"), ("code", .string(unit))]
+        }
+        return JSONObject(members)
+    }
+
+    /// nullFlavor → FHIR's data-absent-reason code.
+    static func absentReason(_ nullFlavor: String?) -> JSONValue {
+        let code = switch nullFlavor?.uppercased() {
+        case "ASKU": "asked-unknown"
+        case "NAV": "temp-unknown"
+        case "NASK": "not-asked"
+        case "MSK": "masked"
+        case "NA": "not-applicable"
+        case "NAN": "not-a-number"
+        case "NINF": "negative-infinity"
+        case "PINF": "positive-infinity"
+        default: "unknown"
+        }
+        return ["coding": [["system": "http://terminology.hl7.org/CodeSystem/data-absent-reason", "code": .string(code)]]]
+    }
+}

@@ -42,14 +42,24 @@ struct RecordFile {
     /// A file (whatever its extension: a CDA document often comes as `.ccd`, `.cda` or `.txt`), or
     /// every `.json`, `.ndjson`, `.xml`, `.ccd` and `.cda` file directly inside a directory (a Bulk
     /// Data export's one file per type, a folder of clinical documents), in name order. In a directory, a file that is no record (its
-    /// manifest) is passed over and said so; given alone, it is an error.
-    static func read(_ url: URL, passedOver: inout [String]) throws -> [RecordFile] {
+    /// manifest) is passed over and said so; given alone, it is an error. A file may also be a
+    /// package of clinical documents (`DocumentPackage`): an IHE XDM zip, or a Blue Button page.
+    static func read(_ url: URL, passedOver: inout [String], notes: inout [String]) throws -> [RecordFile] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw HReaderError.usage("cannot read \(url.path)")
         }
         guard isDirectory.boolValue else {
             let data = try contents(url)
+            if DocumentPackage.isZip(data) { return try package(url, passedOver: &passedOver, notes: &notes) }
+            if BlueButtonPage.isHTML(data) {
+                guard let document = DocumentPackage.page(url, data: data), CCDADocument.recognizes(document.data) else {
+                    throw HReaderError.badInput("\(url.lastPathComponent) is an HTML page that carries no clinical document "
+                                                + "(no <script> element holding a <ClinicalDocument>)")
+                }
+                notes.append("read the clinical document a Blue Button page carries (its scripts were not run)")
+                return [RecordFile(name: document.name, data: document.data, format: .ccda)]
+            }
             guard let format = RecordFileFormat.detect(data) else { throw notARecord(url.lastPathComponent, data) }
             return [RecordFile(name: url.lastPathComponent, data: data, format: format)]
         }
@@ -67,6 +77,25 @@ struct RecordFile {
             }
             files.append(RecordFile(name: name, data: data, format: format))
         }
+        return files
+    }
+
+    /// The clinical documents of an IHE XDM zip, named by their path in it.
+    private static func package(_ url: URL, passedOver: inout [String], notes: inout [String]) throws -> [RecordFile] {
+        let unpacked = try DocumentPackage.xdm(url)
+        passedOver += unpacked.passedOver
+        var files: [RecordFile] = []
+        for document in unpacked.documents {
+            guard CCDADocument.recognizes(document.data) else {
+                passedOver.append("\(document.name): not a CDA document")
+                continue
+            }
+            files.append(RecordFile(name: document.name, data: document.data, format: .ccda))
+        }
+        guard !files.isEmpty else {
+            throw HReaderError.badInput("\(url.lastPathComponent) is an XDM package without a clinical document to import")
+        }
+        notes.append("an IHE XDM package: read " + files.map(\.name).joined(separator: ", "))
         return files
     }
 
@@ -103,9 +132,9 @@ extension OpenVault {
     public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil,
                            progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
         var summary = ImportSummary()
-        var passedOver: [String] = []
-        let files = try RecordFile.read(url, passedOver: &passedOver)
-        summary.notes = passedOver.map { "passed over \($0)" }
+        var passedOver: [String] = [], notes: [String] = []
+        let files = try RecordFile.read(url, passedOver: &passedOver, notes: &notes)
+        summary.notes = notes + passedOver.map { "passed over \($0)" }
         let name = url.lastPathComponent
 
         var records: [MappedRecord] = []

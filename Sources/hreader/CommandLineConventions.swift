@@ -5,7 +5,7 @@ import HReaderStore
 /// What the command line accepts beyond ArgumentParser's rules, as people type it from git, restic or
 /// docker: global options before the subcommand, and `--version` with the libraries that matter.
 enum CommandLineConventions {
-    static let version = "0.4.0"
+    static let version = "0.5.0"
 
     /// The global options (DESIGN.md §8) that take a value, and the flags.
     static let valuedOptions: Set<String> = ["--vault", "--password-file", "--password-command"]
@@ -42,7 +42,7 @@ enum CommandLineConventions {
         return rest
     }
 
-    /// "hreader 0.4.0 (SQLCipher 4.6.1 community, SQLite 3.46.1, OpenSSL 3.0.19 …)".
+    /// "hreader 0.5.0 (SQLCipher 4.6.1 community, SQLite 3.46.1, OpenSSL 3.0.19 …)".
     static var versionLine: String {
         "hreader \(version) (SQLCipher \(Database.libraryCipherVersion() ?? "unknown"), SQLite \(Database.libraryVersion), "
             + "\(OpenSSLLibrary.version))"

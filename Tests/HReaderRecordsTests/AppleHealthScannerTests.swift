@@ -128,3 +128,51 @@ extension AppleHealthScannerTests {
         XCTAssertTrue(elements.contains { $0.hasPrefix("record@") && $0.contains("type=x") && !$0.contains("xmlns") }, "\(elements)")
     }
 }
+
+extension AppleHealthScannerTests {
+    /// Feeds `chunks` to a scanner that goes on after `<HealthData`: nil when every chunk was
+    /// taken, else why it declined and after which chunk.
+    static func scan(_ chunks: [[UInt8]]) throws -> (chunk: Int, reason: String)? {
+        let root = strdup("HealthData")!
+        defer { free(root) }
+        let rootName = UnsafeRawPointer(root).assumingMemoryBound(to: UInt8.self)
+        var builder = AppleHealthElementBuilder()
+        try builder.start(rootName, attributes: SAXAttributes(base: nil, count: 0), line: 1)
+        var scanner = AppleHealthScanner(rootName: rootName, line: 1)
+        defer { scanner.deallocate() }
+        for (index, chunk) in chunks.enumerated() {
+            do {
+                try chunk.withUnsafeBytes { try scanner.feed($0, into: &builder) }
+            } catch let declined as AppleHealthReader.FastPathDeclined {
+                return (index, declined.reason)
+            }
+        }
+        return nil
+    }
+
+    /// An `&` 16 bytes before the end of what the scanner holds: its reference may still end with
+    /// the next byte, which is not there yet. The scanner read that byte anyway, one past its bytes
+    /// (past its buffer when the chunk filled it: AddressSanitizer's heap-buffer-overflow), and
+    /// judged the reference by whatever was there.
+    func testAReferenceSixteenBytesBeforeTheEndWaitsForTheNextByte() throws {
+        let head = Array(">\n<Record type=\"".utf8)
+        let reference = Array("&".utf8) + [UInt8](repeating: UInt8(ascii: "b"), count: 15)
+        let tail = Array("x\"/>\n</HealthData>\n".utf8)
+
+        // The first chunk fills the buffer exactly, the `&` 16 bytes before its end.
+        let capacity = AppleHealthScanner.initialCapacity
+        let full = head + [UInt8](repeating: UInt8(ascii: "a"), count: capacity - head.count - reference.count) + reference
+        XCTAssertEqual(full.count, capacity)
+        var outcome = try Self.scan([full, tail])
+        XCTAssertEqual(outcome?.chunk, 1, "the first chunk is taken whole: the reference is not all there yet")
+        XCTAssertEqual(outcome?.reason, "an unterminated reference")
+
+        // What the byte after the bytes held was (a `;` of an earlier chunk, still in the buffer) decides nothing.
+        let earlier = Array(">\n<Other v=\"".utf8) + [UInt8](repeating: UInt8(ascii: ";"), count: 200) + Array("\"/>\n".utf8)
+        let short = Array("<Record type=\"".utf8) + reference
+        XCTAssertLessThan(short.count, earlier.count - 20)
+        outcome = try Self.scan([earlier, short, tail])
+        XCTAssertEqual(outcome?.chunk, 2, "the second chunk is taken whole")
+        XCTAssertEqual(outcome?.reason, "an unterminated reference")
+    }
+}

@@ -176,3 +176,45 @@ extension AppleHealthScannerTests {
         XCTAssertEqual(outcome?.reason, "an unterminated reference")
     }
 }
+
+extension AppleHealthScannerTests {
+    /// An element keeps at most 1,000 children (MetadataEntry, a correlation's Records), with or
+    /// without attributes: a top-level Record (split into samples or not), a correlation and a
+    /// correlation's Record. libxml2 alone and the fast path refuse them alike, with the same line.
+    func testChildrenPastTheCapAreRefusedAlikeByBothReaders() {
+        let record = #"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="W" unit="count/min" startDate="2026-03-01 09:05:00 +0100" endDate="2026-03-01 09:05:00 +0100" value="71">"#
+        let correlation = #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="2026-03-01 08:00:00 +0100" endDate="2026-03-01 08:00:00 +0100">"#
+        func document(_ element: String) -> String {
+            "<HealthData locale=\"en_US\">\n <ExportDate value=\"2026-11-20 10:00:00 +0100\"/>\n" + element + "\n</HealthData>\n"
+        }
+        let cases: [(String, String, String)] = [
+            ("empty Records of a correlation", correlation + "\n" + String(repeating: "<Record/>", count: 1001) + "</Correlation>", "Correlation"),
+            ("empty metadata of a correlation", correlation + "\n" + String(repeating: "<MetadataEntry/>", count: 600)
+                + String(repeating: "<Record/>", count: 401) + "</Correlation>", "Correlation"),
+            ("metadata of a Record", record + "\n" + String(repeating: "<MetadataEntry key=\"k\" value=\"v\"/>", count: 1001) + "</Record>", "Record"),
+            ("metadata of a correlation's Record", correlation + "\n<Record>\n" + String(repeating: "<MetadataEntry/>", count: 1001) + "</Record></Correlation>", "Record"),
+        ]
+        for (what, element, kind) in cases {
+            let xml = document(element)
+            let message = "the <\(kind)> at line \(kind == "Record" && what.contains("correlation") ? 4 : 3) has more than 1000 children"
+            for splitting in [true, false] {
+                do {
+                    _ = try AppleHealthReader(splittingSamples: splitting, source: AppleHealthReaderTests.source(xml)).read { _ in }
+                    XCTFail("\(what): read")
+                } catch {
+                    XCTAssertTrue("\(error)".contains(message), "\(what): \(error)")
+                }
+            }
+            let libxml2 = Self.read(xml, chunk: .max, fastPath: false)
+            guard case .failed(_, let error) = libxml2 else { XCTFail("\(what): \(libxml2)"); continue }
+            XCTAssertTrue(error.contains(message), "\(what): \(error)")
+            for chunk in [7, 4096, .max] {
+                XCTAssertEqual(Self.read(xml, chunk: chunk, fastPath: true), libxml2, "\(what), chunks of \(chunk)")
+            }
+        }
+        // 1,000 is not too many.
+        let full = document(correlation + "\n" + String(repeating: "<Record/>", count: 998) + "<MetadataEntry/><MetadataEntry/></Correlation>")
+        guard case .read(let elements) = Self.read(full, chunk: .max, fastPath: true) else { return XCTFail("1,000 children refused") }
+        XCTAssertEqual(elements.count, 2)
+    }
+}

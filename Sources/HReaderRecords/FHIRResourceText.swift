@@ -18,7 +18,7 @@ public struct FHIRResourceText: Sendable {
     /// Nil when `raw` is not a JSON object with a `resourceType` (an RHEx entry, an Apple Health record).
     public init?(raw: String) {
         guard raw.first(where: { !$0.isWhitespace }) == "{",
-              let value = try? JSONParser.parse(Array(raw.utf8), what: "the stored resource"),
+              let value = try? JSONParser.parse(Array(raw.utf8), what: "the stored resource", duplicateNames: .refused),
               let object = value.object, let type = object["resourceType"]?.string, !type.isEmpty else { return nil }
         self.resourceType = type
         self.object = object

@@ -35,13 +35,25 @@ public enum RecordsFuzzChecks {
     /// The parser gives a value or a JSONError (its typed throws allows nothing else) and accepts
     /// nothing deeper than its depth limit, nor more bytes than its size limit; parse → serialize →
     /// parse gives an equal value, compact and pretty, and serializing is stable (also with sorted
-    /// keys); the streaming writer writes the tree serializer's bytes.
+    /// keys); the streaming writer writes the tree serializer's bytes. Asked to refuse repeated
+    /// member names, it refuses exactly the values with an object that repeats one.
     public static func json(_ data: Data) throws {
         let limits = JSONParser.Limits.default
         let value: JSONValue
         do { value = try JSONParser.parse(data) } catch {
             if error.kind == .tooLarge { throw FuzzViolation("\(data.count) bytes refused as too large: \(error)") }
+            if case .success = Result(catching: { () throws(JSONError) in try JSONParser.parse(data, duplicateNames: .refused) }) {
+                throw FuzzViolation("refusing repeated names accepted what the parser refuses: \(error)")
+            }
             return
+        }
+        let strict = Result { () throws(JSONError) in try JSONParser.parse(data, duplicateNames: .refused) }
+        switch (strict, repeatsAName(value)) {
+        case (.success(let again), false):
+            guard again == value else { throw FuzzViolation("refusing repeated names read another value") }
+        case (.failure(let error), true) where error.kind == .duplicateName: break
+        case (.success, true): throw FuzzViolation("a repeated member name was not refused")
+        case (.failure(let error), _): throw FuzzViolation("refusing repeated names failed otherwise: \(error)")
         }
         let depth = nesting(value)
         guard depth <= limits.maxDepth else { throw FuzzViolation("accepted nesting \(depth) > maxDepth \(limits.maxDepth)") }
@@ -68,6 +80,14 @@ public enum RecordsFuzzChecks {
         out.value(value)
         try out.flush()
         guard streamed == value.serializedBytes() else { throw FuzzViolation("the streaming writer differs from the tree serializer") }
+    }
+
+    static func repeatsAName(_ value: JSONValue) -> Bool {
+        switch value {
+        case .array(let items): items.contains(where: repeatsAName)
+        case .object(let object): Set(object.keys).count != object.count || object.contains { repeatsAName($0.value) }
+        default: false
+        }
     }
 
     static func nesting(_ value: JSONValue) -> Int {

@@ -12,7 +12,7 @@ public enum RecordsFuzzChecks {
     /// Harness name → check. The names are the folders of the regression inputs.
     public static let all: [FuzzHarness] = [
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
-        ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth),
+        ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -128,6 +128,32 @@ public enum RecordsFuzzChecks {
         guard second.records.map(\.entries) == batch.records.map(\.entries), second.unattached == batch.unattached,
               second.records.map(\.patient.remoteID) == batch.records.map(\.patient.remoteID) else {
             throw FuzzViolation("\(what): the same bytes mapped differently the second time")
+        }
+    }
+
+    /// A narrative div (the bytes as UTF-8 text) is refused, or comes back written again so that it
+    /// passes again unchanged (what is written keeps to the rules it was checked against) and is a
+    /// single XHTML div, with no element or attribute outside the allow-list.
+    public static func fhirNarrative(_ data: Data) throws {
+        let div = String(decoding: data, as: UTF8.self)
+        guard let clean = FHIRNarrative.sanitized(div) else { return }
+        guard FHIRNarrative.sanitized(clean) == clean else {
+            throw FuzzViolation("a sanitized narrative does not pass again unchanged:\n in: \(div.prefix(300))\n out: \(clean.prefix(300))")
+        }
+        guard clean.hasPrefix("<div xmlns=\"http://www.w3.org/1999/xhtml\""), clean.hasSuffix("</div>") || clean.hasSuffix("/>") else {
+            throw FuzzViolation("a sanitized narrative is not one XHTML div: \(clean.prefix(300))")
+        }
+        let reader = try XMLTextReader(Data(clean.utf8), what: "the sanitized narrative")
+        while try reader.read() {
+            guard reader.nodeType == .elementStart else { continue }
+            guard FHIRNarrative.elements.contains(reader.localName) else { throw FuzzViolation("element <\(reader.localName)> passed") }
+            for attribute in reader.attributes() where !attribute.isNamespaceDeclaration {
+                let name = attribute.localName.lowercased()
+                guard !name.hasPrefix("on"), attribute.namespaceURI == nil || name == "lang" else {
+                    throw FuzzViolation("attribute \(attribute.name) passed")
+                }
+                if name == "href", !FHIRNarrative.safeLink(attribute.value) { throw FuzzViolation("href \(attribute.value) passed") }
+            }
         }
     }
 

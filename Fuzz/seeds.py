@@ -95,6 +95,13 @@ put("fhir-xml", "patient.xml", xml_resource(patient))
 put("fhir-xml", "narrative.xml", '<Observation xmlns="http://hl7.org/fhir"><id value="n1"/><text><status value="generated"/>'
     '<div xmlns="http://www.w3.org/1999/xhtml"><p>Heart <b>72</b>&#160;/min</p></div></text>'
     '<subject><reference value="Patient/p1"/></subject><code><text value="HR"/></code><valueQuantity><value value="72"/></valueQuantity></Observation>')
+X = 'xmlns="http://www.w3.org/1999/xhtml"'
+put("fhir-narrative", "table.xml", '<div %s xml:lang="en"><p>Eczema, <b>both hands</b> &amp; wrists<!-- c --></p><table class="t">'
+    '<tr><th scope="col">Site</th><td style="color: rgb(0, 0, 0); font-weight: bold" colspan="2">Hands</td></tr></table>'
+    '<ul><li><a href="https://example.org/x">x</a></li><li><a href="#n" name="n">n</a></li></ul><img src="#b1" alt="chart"/></div>' % X)
+put("fhir-narrative", "script.xml", '<div %s><p>A</p><script>alert(1)</script><img src="x" onerror="alert(2)"/></div>' % X)
+put("fhir-narrative", "javascript.xml", '<div %s><a href=" JaVa&#x09;ScRiPt:alert(3)">M</a><iframe src="https://e.example/"/></div>' % X)
+put("fhir-narrative", "prefixed.xml", '<x:div xmlns:x="http://www.w3.org/1999/xhtml"><x:p>P<![CDATA[<b>]]></x:p></x:div>')
 put("fhir-xml", "entity.xml", '<?xml version="1.0"?><!DOCTYPE Patient [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>'
     '<Patient xmlns="http://hl7.org/fhir"><id value="&b;"/></Patient>')
 put("fhir-xml", "extension-primitive.xml", '<Patient xmlns="http://hl7.org/fhir"><id value="x"/><birthDate value="1970-01-01">'

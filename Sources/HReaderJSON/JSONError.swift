@@ -10,6 +10,9 @@ public struct JSONError: Error, Equatable, Sendable, CustomStringConvertible {
         case tooLarge
         /// A Foundation value JSON cannot hold (`JSONValue(foundation:)`): NaN, a date, ….
         case unrepresentable
+        /// An object that repeats a member name, when the parser was asked to refuse that
+        /// (`JSONParser.DuplicateNames.refused`; FHIR JSON forbids it).
+        case duplicateName
     }
 
     public struct Location: Equatable, Sendable {

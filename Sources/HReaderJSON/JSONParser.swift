@@ -7,6 +7,7 @@
 /// ```swift
 /// let value = try JSONParser.parse(data)                          // Data, [UInt8], a slice, …
 /// let small = try JSONParser.parse(body, limits: .init(maxDepth: 64, maxBytes: 1 << 20))
+/// let fhir = try JSONParser.parse(data, duplicateNames: .refused) // {"id":"a","id":"b"} is an error
 /// ```
 public struct JSONParser {
     public struct Limits: Sendable {
@@ -25,31 +26,39 @@ public struct JSONParser {
         public static let `default` = Limits()
     }
 
+    /// An object that repeats a member name: RFC 8259 only says names SHOULD be unique, and by
+    /// default every member is kept (lookups take the last); formats that forbid it (FHIR JSON)
+    /// ask for `.refused`, a `JSONError` of kind `.duplicateName` at the second name.
+    public enum DuplicateNames: Sendable { case kept, refused }
+
     private let bytes: UnsafeBufferPointer<UInt8>
     private let limits: Limits
+    private let refusesDuplicateNames: Bool
     private var index = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>, limits: Limits) {
+    private init(_ bytes: UnsafeBufferPointer<UInt8>, limits: Limits, duplicateNames: DuplicateNames) {
         self.bytes = bytes
         self.limits = limits
+        refusesDuplicateNames = duplicateNames == .refused
     }
 
     /// Parses one JSON text.
-    public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, limits: Limits = .default) throws(JSONError) -> JSONValue {
-        let result = bytes.withContiguousStorageIfAvailable { parse(buffer: $0, limits: limits) }
-            ?? Array(bytes).withUnsafeBufferPointer { parse(buffer: $0, limits: limits) }
+    public static func parse<Bytes: Collection<UInt8>>(_ bytes: Bytes, limits: Limits = .default,
+                                                       duplicateNames: DuplicateNames = .kept) throws(JSONError) -> JSONValue {
+        let result = bytes.withContiguousStorageIfAvailable { parse(buffer: $0, limits: limits, duplicateNames: duplicateNames) }
+            ?? Array(bytes).withUnsafeBufferPointer { parse(buffer: $0, limits: limits, duplicateNames: duplicateNames) }
         return try result.get()
     }
 
     /// Parses one JSON text held in a string.
-    public static func parse(_ text: String, limits: Limits = .default) throws(JSONError) -> JSONValue {
+    public static func parse(_ text: String, limits: Limits = .default, duplicateNames: DuplicateNames = .kept) throws(JSONError) -> JSONValue {
         var text = text
-        return try text.withUTF8 { parse(buffer: $0, limits: limits) }.get()
+        return try text.withUTF8 { parse(buffer: $0, limits: limits, duplicateNames: duplicateNames) }.get()
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, limits: Limits) -> Result<JSONValue, JSONError> {
-        var parser = JSONParser(buffer, limits: limits)
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, limits: Limits, duplicateNames: DuplicateNames) -> Result<JSONValue, JSONError> {
+        var parser = JSONParser(buffer, limits: limits, duplicateNames: duplicateNames)
         do throws(Failure) {
             guard buffer.count <= limits.maxBytes else {
                 return .failure(JSONError(.tooLarge, "too large (\(buffer.count) bytes, the limit is \(limits.maxBytes))"))
@@ -130,13 +139,16 @@ public struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var members: [JSONObject.Member] = []
+        var names: Set<String>?  // for refusing repeated names in a large object
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(JSONObject(members)) }
         while true {
             skipWhitespace()
             guard index < bytes.count else { throw failure("unexpected end of input in an object") }
             guard bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a member name in quotes, found \(describe(bytes[index]))") }
+            let nameStart = index
             let key = try string()
+            if refusesDuplicateNames { try refuseRepeated(key, in: members, names: &names, at: nameStart) }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after member name \"\(key)\"") }
             index += 1
@@ -150,6 +162,21 @@ public struct JSONParser {
             case let byte: throw failure("expected ',' or '}' in an object, found \(describe(byte))")
             }
         }
+    }
+
+    /// Throws when `members` already has `key`: a plain scan while the object is small (most are),
+    /// a set of its names from the 16th member on.
+    private func refuseRepeated(_ key: String, in members: [JSONObject.Member], names: inout Set<String>?, at position: Int) throws(Failure) {
+        let repeated: Bool
+        if members.count < 16 {
+            repeated = members.contains { $0.key == key }
+        } else {
+            if names == nil { names = Set(members.lazy.map(\.key)) }
+            repeated = !names!.insert(key).inserted
+        }
+        guard repeated else { return }
+        let shown = JSONValue.string(String(key.prefix(64))).serialized()
+        throw failure("the member name \(shown) appears twice in one object", at: position, kind: .duplicateName)
     }
 
     private mutating func array() throws(Failure) -> JSONValue {

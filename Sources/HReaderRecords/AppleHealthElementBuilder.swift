@@ -6,14 +6,26 @@ import HReaderStore
 /// its `MetadataEntry` children and a correlation's `Record`s) at a time, kept until handed over.
 /// It enforces the export's shape (root `<HealthData>`) and the limits on what it keeps.
 struct AppleHealthElementBuilder {
-    /// The most one top-level element may keep (attribute names and values, its children's too).
+    /// The most one top-level element may keep: its attribute values and its children's, and a
+    /// fixed cost for each child kept (`childBytes`, `metadataBytes`).
     static let maxElementBytes = 16 << 20
+    /// The most children one element keeps: `MetadataEntry`s, and a correlation's `Record`s (a
+    /// blood-pressure correlation has two Records, a food one a few dozen, any one a handful of
+    /// metadata entries). A correlation of a million empty `<Record/>`s is refused, not kept.
+    static let maxChildren = 1_000
+    /// What keeping a correlation's `Record` costs besides its attribute values (the element and
+    /// its lists, about this in memory), so that children without attributes count too.
+    static let childBytes = 256
+    /// What keeping a `MetadataEntry` costs besides its key and value (its place in a list).
+    static let metadataBytes = 64
 
     private(set) var sawRoot = false
     private var depth = 0                          // elements open, the root included
     private var current: AppleHealthElement?       // the top-level element being read
     private var child: AppleHealthElement?         // a correlation's Record being read
     private var kept = 0                           // bytes `current` keeps
+    private var currentChildren = 0               // children `current` keeps
+    private var childChildren = 0                  // metadata entries `child` keeps
     private var ready: [AppleHealthElement] = []
     private var names = AppleHealthNames()
     /// The texts samples repeat (types, sources, devices, units), made once.
@@ -50,20 +62,24 @@ struct AppleHealthElementBuilder {
         case 2:
             guard let kind = name.kind else { return }
             kept = 0
+            currentChildren = 0
             if kind == .record, splittingSamples, let sample = try sample(attributes, line: line) {
                 current = AppleHealthElement(sample: sample, line: line)
             } else {
-                kept = 0
                 current = AppleHealthElement(kind: kind, attributes: try keep(attributes, line: line), line: line)
             }
         case 3 where current != nil:
             if name.role == .metadataEntry {
+                try keepChild(ofCurrent: true, costing: Self.metadataBytes, line: line)
                 let entry = try metadata(attributes, line: line)
                 current?.appendMetadata(key: entry.key, value: entry.value)
             } else if name.role == .record, current?.kind == .correlation {
+                try keepChild(ofCurrent: true, costing: Self.childBytes, line: line)
+                childChildren = 0
                 child = AppleHealthElement(kind: .record, attributes: try keep(attributes, line: line), line: line)
             }
         case 4 where child != nil && name.role == .metadataEntry:
+            try keepChild(ofCurrent: false, costing: Self.metadataBytes, line: line)
             let entry = try metadata(attributes, line: line)
             child?.appendMetadata(key: entry.key, value: entry.value)
         default:
@@ -131,14 +147,30 @@ struct AppleHealthElementBuilder {
         return entry
     }
 
+    /// Counts a child about to be kept against the limits: one more child of `current` (or of a
+    /// correlation's `child`), and its fixed cost against what the top-level element keeps.
+    private mutating func keepChild(ofCurrent: Bool, costing bytes: Int, line: Int) throws {
+        let count: Int
+        if ofCurrent { currentChildren += 1; count = currentChildren } else { childChildren += 1; count = childChildren }
+        if count > Self.maxChildren, let parent = ofCurrent ? current : child {
+            throw RecordsError.malformed("the <\(parent.kind.rawValue)> at line \(parent.line) has more than \(Self.maxChildren) "
+                                         + "children (MetadataEntry, Record); an export's have a handful; refused")
+        }
+        try charge(bytes, line: line)
+    }
+
     /// Counts a value against the limits on what one element keeps.
     private mutating func account(_ bytes: UnsafeBufferPointer<UInt8>, line: Int) throws {
         guard bytes.count <= XMLPolicy.maxValueBytes else {
             throw RecordsError.malformed("an attribute value at line \(line) is longer than \(XMLPolicy.maxValueBytes >> 20) MiB; refused")
         }
-        kept += bytes.count + 16
+        try charge(bytes.count + 16, line: line)
+    }
+
+    private mutating func charge(_ bytes: Int, line: Int) throws {
+        kept += bytes
         guard kept <= Self.maxElementBytes else {
-            throw RecordsError.malformed("the element at line \(line) holds more than \(Self.maxElementBytes >> 20) MiB of attributes; refused")
+            throw RecordsError.malformed("the element at line \(line) holds more than \(Self.maxElementBytes >> 20) MiB of attributes and children; refused")
         }
     }
 

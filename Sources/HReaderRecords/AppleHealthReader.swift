@@ -46,7 +46,15 @@ public struct AppleHealthElement: Sendable {
     /// Adds a `MetadataEntry` child as the reader finds it.
     mutating func appendMetadata(key: String, value: String) {
         if sample != nil {
-            sample!.extras = (sample!.extras.map { $0 + "\u{1E}" } ?? "") + key + "\u{1F}" + value
+            // In place: a new string for each entry would copy the ones before it every time.
+            if sample!.extras == nil {
+                sample!.extras = key + "\u{1F}" + value
+            } else {
+                sample!.extras!.append("\u{1E}")
+                sample!.extras!.append(key)
+                sample!.extras!.append("\u{1F}")
+                sample!.extras!.append(value)
+            }
         } else {
             textMetadata.append((key, value))
         }
@@ -173,20 +181,25 @@ public final class AppleHealthReader {
                 }
                 var scanner = AppleHealthScanner(rootName: handOff.rootName, line: handOff.line)
                 defer { scanner.deallocate() }
-                try parser.withBuilder { builder in
-                    try scanner.feed(UnsafeRawBufferPointer(rebasing: chunk[offset..<count]), into: &builder)
+                // What the scanner completed before it stopped (an error, a limit) is handed over
+                // first, as libxml2's path does.
+                func scan(_ body: (inout AppleHealthElementBuilder) throws -> Void) throws {
+                    do { try parser.withBuilder(body) } catch {
+                        try parser.handOver(handle)
+                        throw error
+                    }
+                    try parser.handOver(handle)
                 }
-                try parser.handOver(handle)
+                try scan { try scanner.feed(UnsafeRawBufferPointer(rebasing: chunk[offset..<count]), into: &$0) }
                 while true {
                     count = try next()
-                    try parser.withBuilder { builder in
+                    try scan { builder in
                         if count == 0 {
                             try scanner.finish(into: &builder)
                         } else {
                             try scanner.feed(UnsafeRawBufferPointer(rebasing: chunk[..<count]), into: &builder)
                         }
                     }
-                    try parser.handOver(handle)
                     if count == 0 { return }
                 }
             }

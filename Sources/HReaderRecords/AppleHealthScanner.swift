@@ -38,8 +38,11 @@ struct AppleHealthScanner {
     /// The largest start tag read here (a longer one is left to libxml2).
     static let maxTagBytes = 4 << 20
 
+    /// The buffer's first size (it grows for a longer start tag).
+    static let initialCapacity = 256 << 10
+
     init(rootName: UnsafePointer<xmlChar>, line: Int) {
-        capacity = 256 << 10
+        capacity = Self.initialCapacity
         buffer = .allocate(capacity: capacity)
         scratch = .allocate(capacity: capacity)
         attributes = .allocate(capacity: 5 * attributeCapacity)
@@ -292,7 +295,9 @@ struct AppleHealthScanner {
     private func reference(at q: Int, into out: UnsafeMutablePointer<UInt8>) throws -> (written: Int, length: Int)? {
         var r = q + 1
         while r < end, r - q < 16, buffer[r] != 0x3B { r += 1 }
-        if r == end && r - q < 16 { return nil }
+        // `r` may be `end` even after 15 bytes of body (the `&` 16 bytes before the end): the byte
+        // that decides is not here yet, and `buffer[end]` is past what was read (past the buffer, when full).
+        if r == end { return nil }
         guard buffer[r] == 0x3B else { throw declined("an unterminated reference") }
         let body = buffer + q + 1, count = r - q - 1, length = r - q + 1
         func named(_ name: StaticString) -> Bool {

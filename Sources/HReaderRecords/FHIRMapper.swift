@@ -61,7 +61,7 @@ public struct FHIRMapper: Sendable {
     }
 
     private static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
-        let json = try JSONParser.parse(data, what: name.map { "\($0) (FHIR JSON)" } ?? "FHIR JSON")
+        let json = try JSONParser.parse(data, what: name.map { "\($0) (FHIR JSON)" } ?? "FHIR JSON", duplicateNames: .refused)
         guard let object = json.object else {
             throw RecordsError.malformed("\(name.map { "\($0): " } ?? "")FHIR JSON is \(json.kindDescription), expected a Bundle or a resource (an object)")
         }
@@ -73,7 +73,7 @@ public struct FHIRMapper: Sendable {
         for (number, line) in Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             let what = (name.map { "\($0) " } ?? "") + "NDJSON line \(number + 1)"
             guard line.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { continue }
-            let json = try JSONParser.parse(Array(line), what: what)
+            let json = try JSONParser.parse(Array(line), what: what, duplicateNames: .refused)
             guard let object = json.object else {
                 throw RecordsError.malformed("\(what) is \(json.kindDescription), expected a resource (an object)")
             }

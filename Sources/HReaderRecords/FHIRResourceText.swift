@@ -18,7 +18,7 @@ public struct FHIRResourceText: Sendable {
     /// Nil when `raw` is not a JSON object with a `resourceType` (an RHEx entry, an Apple Health record).
     public init?(raw: String) {
         guard raw.first(where: { !$0.isWhitespace }) == "{",
-              let value = try? JSONParser.parse(Array(raw.utf8), what: "the stored resource"),
+              let value = try? JSONParser.parse(Array(raw.utf8), what: "the stored resource", duplicateNames: .refused),
               let object = value.object, let type = object["resourceType"]?.string, !type.isEmpty else { return nil }
         self.resourceType = type
         self.object = object
@@ -88,6 +88,46 @@ public struct FHIRResourceText: Sendable {
         case .array(let items): .array(items.map { rewrite($0, member: member, resolve) })
         default: value
         }
+    }
+
+    /// Keeps the resource's narrative (`text.div`), and those of its contained resources, only as
+    /// `FHIRNarrative.sanitized` writes them again. A narrative of the resource that fails (a
+    /// script, an event attribute, a `javascript:` link, anything not on FHIR's list) is replaced by
+    /// `generated`, an XHTML div of the caller's (status `generated`); a contained resource's is
+    /// removed. Returns how many were replaced or removed.
+    @discardableResult
+    public mutating func sanitizeNarratives(replacingWith generated: String) -> Int {
+        var replaced = 0
+        if let index = object.members.firstIndex(where: { $0.key == "text" }) {
+            if let text = Self.sanitizedNarrative(object.members[index].value) {
+                object.members[index].value = text
+            } else {
+                object.members[index].value = .object([("status", .string("generated")), ("div", .string(generated))])
+                replaced += 1
+            }
+        }
+        if case .array(var contained)? = object["contained"], let containedIndex = object.members.firstIndex(where: { $0.key == "contained" }) {
+            for item in contained.indices {
+                guard case .object(var resource) = contained[item], let index = resource.members.firstIndex(where: { $0.key == "text" }) else { continue }
+                if let text = Self.sanitizedNarrative(resource.members[index].value) {
+                    resource.members[index].value = text
+                } else {
+                    resource.members.remove(at: index)
+                    replaced += 1
+                }
+                contained[item] = .object(resource)
+            }
+            object.members[containedIndex].value = .array(contained)
+        }
+        return replaced
+    }
+
+    /// A Narrative with its div written again by `FHIRNarrative`, or nil when it is not one or fails.
+    private static func sanitizedNarrative(_ value: JSONValue) -> JSONValue? {
+        guard case .object(var narrative) = value, let index = narrative.members.firstIndex(where: { $0.key == "div" }),
+              case .string(let div) = narrative.members[index].value, let clean = FHIRNarrative.sanitized(div) else { return nil }
+        narrative.members[index].value = .string(clean)
+        return .object(narrative)
     }
 
     /// Compact JSON text, members in order, numbers as written.

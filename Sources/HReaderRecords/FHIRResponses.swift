@@ -89,7 +89,7 @@ public struct FHIRResponseSet: Sendable {
     }
 
     private static func object(_ data: Data, what: String) throws -> JSONObject {
-        let json = try JSONParser.parse(data, what: what)
+        let json = try JSONParser.parse(data, what: what, duplicateNames: .refused)
         guard let object = json.object else {
             throw RecordsError.malformed("\(what) is \(json.kindDescription), expected a FHIR resource (an object)")
         }
@@ -201,7 +201,7 @@ public struct FHIRCapability: Sendable, Equatable {
     }
 
     public static func parse(_ data: Data, what: String) throws -> FHIRCapability {
-        let json = try JSONParser.parse(data, what: what)
+        let json = try JSONParser.parse(data, what: what, duplicateNames: .refused)
         guard let object = json.object, object["resourceType"]?.string == "CapabilityStatement" else {
             throw RecordsError.malformed("\(what) is not a CapabilityStatement")
         }

@@ -31,6 +31,10 @@ public enum PropertyList: Equatable, Sendable {
     /// How many values the whole list may hold once read: a binary plist can refer to one object
     /// many times, so a small file could otherwise stand for an enormous tree.
     public static let maxValues = 100_000
+    /// How many bytes of strings and data (keys included) the whole list may hold once read, each
+    /// counted every time it is referred to: a 140 KB binary plist that refers to one 40 KB string
+    /// 100,000 times would otherwise stand for 4 GB. Four times the largest file read.
+    public static let maxTextBytes = 16 << 20
 
     /// Seconds from 1970-01-01 to 2001-01-01, where plist dates count from.
     public static let referenceDateOffset: Double = 978_307_200
@@ -56,9 +60,19 @@ public enum PropertyList: Equatable, Sendable {
         return bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == 0x3C ? .xml : nil
     }
 
-    /// Counts values and depth while a reader builds the tree, and says where a limit was passed.
+    /// Counts values, depth and the bytes of strings and data while a reader builds the tree, and
+    /// says where a limit was passed.
     struct Budget {
         private(set) var values = 0
+        private(set) var textBytes = 0
+
+        /// A string's or a data's bytes, once more.
+        mutating func take(bytes: Int, at place: @autoclosure () -> String) throws {
+            textBytes += bytes
+            guard textBytes <= PropertyList.maxTextBytes else {
+                throw RecordsError.malformed("the property list holds more than \(PropertyList.maxTextBytes >> 20) MiB of strings and data once read (\(place()))")
+            }
+        }
 
         mutating func take(depth: Int, at place: @autoclosure () -> String) throws {
             values += 1

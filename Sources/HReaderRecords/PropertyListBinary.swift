@@ -105,16 +105,20 @@ struct BinaryPropertyListReader {
             return .date(Double(bitPattern: raw))
         case 0x4:
             let (count, first) = try length(low, after: start, of: object)
-            return .data(Array(try slice(first, count, of: object)))
+            let field = try slice(first, count, of: object)
+            try budget.take(bytes: count, at: "object \(object)")
+            return .data(Array(field))
         case 0x5:
             let (count, first) = try length(low, after: start, of: object)
             let field = try slice(first, count, of: object)
+            try budget.take(bytes: count, at: "object \(object)")
             guard field.allSatisfy({ $0 < 0x80 }) else { throw Self.damaged("object \(object) is an ASCII string with other bytes") }
             return .string(String(decoding: field, as: UTF8.self))
         case 0x6:
             let (count, first) = try length(low, after: start, of: object)
             guard count <= Int.max / 2 else { throw Self.damaged("object \(object) is a string longer than the file") }
             let field = try slice(first, count * 2, of: object)
+            try budget.take(bytes: field.count, at: "object \(object)")
             var units: [UInt16] = []
             units.reserveCapacity(count)
             var index = field.startIndex

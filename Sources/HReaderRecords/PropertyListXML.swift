@@ -56,6 +56,7 @@ enum XMLPropertyListReader {
         /// A scalar element read whole: a `<key>` names the next value of its dictionary, any other
         /// is a value.
         func endScalar(_ name: String, _ text: String, line: Int) throws {
+            try budget.take(bytes: text.utf8.count, at: "line \(line)")
             guard name == "key" else { return try deliver(try value(name, text, line: line), line: line) }
             if case .dictionary(let members, nil)? = stack.last?.frame {
                 stack[stack.count - 1].frame = .dictionary(members, key: (text, line))

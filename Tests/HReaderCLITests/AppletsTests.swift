@@ -145,6 +145,25 @@ final class AppletsTests: CLITestCase {
         }
     }
 
+    /// A 141 KB binary plist that refers to one 40 KB string 100,000 times took 3.9 GB: it is bad
+    /// input (exit 5, one line) in bounded memory.
+    func testAPlistThatRefersToOneLongStringCountlessTimesIsBadInput() throws {
+        func be(_ value: Int, _ size: Int) -> [UInt8] { (0..<size).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        var bytes = Array("bplist00".utf8)
+        let string = [0x5F, 0x12] + be(40 << 10, 4) + [UInt8](repeating: UInt8(ascii: "x"), count: 40 << 10)
+        let array = [0xAF, 0x12] + be(100_000, 4) + [UInt8](repeating: 0, count: 100_000)
+        bytes += string + array
+        let table = bytes.count
+        bytes += be(8, 4) + be(8 + string.count, 4) + [0, 0, 0, 0, 0, 0, 4, 1] + be(2, 8) + be(1, 8) + be(table, 8)
+        let path = workDir.appendingPathComponent("references.plist").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (result, peakMB) = try hreaderMeasuringMemory(["applets", "available", "--applets", path])
+        XCTAssertEqual(result.status, 5, result.stderr)
+        XCTAssertLessThan(peakMB, 150)
+        XCTAssertTrue(result.stderr.contains(path) && result.stderr.contains("more than 16 MiB of strings and data"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+    }
+
     // MARK: The patient's list
 
     func testEachPatientStartsWithMedicationsAndBloodPressureAndKeepsTheOrderTheyChoose() throws {

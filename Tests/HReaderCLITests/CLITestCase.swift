@@ -108,6 +108,24 @@ class CLITestCase: XCTestCase {
         return Running(process: process, out: out, err: err)
     }
 
+    /// Runs hreader and samples its peak resident memory (the kernel's `VmHWM`) while it runs, in MB.
+    func hreaderMeasuringMemory(_ arguments: [String]) throws -> (CLIResult, Double) {
+        let running = try start(arguments)
+        let pid = running.process.processIdentifier
+        var peakKB = 0
+        let deadline = Date().addingTimeInterval(120)
+        while running.process.isRunning && Date() < deadline {
+            if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+               let kb = Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "") {
+                peakKB = max(peakKB, kb)
+            }
+            usleep(2_000)
+        }
+        if running.process.isRunning { kill(pid, SIGKILL) }
+        return (running.finish(), Double(peakKB) / 1024)
+    }
+
     /// Creates a vault with the cheap KDF (or `kdf`), and returns the recovery key it printed.
     @discardableResult
     func initVault(kdf: [String] = CLITestCase.cheapKDF, extra: [String] = [],

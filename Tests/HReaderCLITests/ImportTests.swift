@@ -155,6 +155,33 @@ final class ImportTests: CLITestCase {
         XCTAssertEqual(try hreader(withPassword(["import", "--file", workDir.appendingPathComponent("missing.json").path])).status, 2)
     }
 
+    /// FHIR JSON names each member once. Read leniently, `"id"` twice or a Reference with two
+    /// `reference`s (the one checked, and another that reached the IPS pointing outside the vault)
+    /// were kept: now the file is refused, naming the member, and nothing is written.
+    func testFHIRJSONThatRepeatsAMemberNameIsRefusedNamingIt() throws {
+        let patient = #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Twice", "given": ["Ada"]}]}"#
+        let cases: [(String, String, String)] = [
+            ("id-twice.json", #"{"resourceType": "Patient", "id": "p1", "name": [{"family": "Twice"}], "id": "p2"}"#, #""id""#),
+            ("two-references.json", """
+                {"resourceType": "Bundle", "type": "collection", "entry": [{"resource": \(patient)},
+                 {"resource": {"resourceType": "Condition", "id": "c1", "code": {"text": "Asthma"},
+                  "subject": {"reference": "Patient/p1", "reference": "https://elsewhere.example/fhir/Patient/9"}}}]}
+                """, #""reference""#),
+            ("repeated.ndjson", patient + "\n" + #"{"resourceType": "Condition", "code": {"text": "A", "text": "B"}, "subject": {"reference": "Patient/p1"}}"#,
+             #""text""#),
+        ]
+        for (name, text, member) in cases {
+            let result = try hreader(withPassword(["import", "--file", try file(name, text)]))
+            XCTAssertEqual(result.status, 5, "\(name): \(result.stderr)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(name), result.stderr)
+            XCTAssertTrue(result.stderr.contains("the member name \(member) appears twice in one object"), result.stderr)
+        }
+        let counts = try json(try ok(withPassword(["status", "--json"])))["counts"] as! [String: Int]
+        XCTAssertEqual(counts["patients"], 0)
+        XCTAssertEqual(counts["entries"], 0)
+    }
+
     func testFHIRXMLFilesImportLikeTheirJSONAndEntitiesAreRefused() throws {
         let xml = """
         <?xml version="1.0" encoding="UTF-8"?>

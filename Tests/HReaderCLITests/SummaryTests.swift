@@ -241,6 +241,86 @@ final class SummaryTests: CLITestCase {
         XCTAssertEqual(rows(printed), rows(html))
     }
 
+    /// A source's narrative reaches the IPS only as FHIR's rules for narrative XHTML allow it (the
+    /// summary copied `text.div` as it came: a script, an `onerror`, a `javascript:` link reached the
+    /// document a clinician opens). Checked by an allow-list over libxml2's parse and written again;
+    /// a narrative that fails is replaced by a generated one from the entry, a contained resource's
+    /// removed. The printable page never shows a source's narrative at all.
+    func testIPSKeepsASourcesNarrativeOnlyAsFHIRAllowsIt() throws {
+        let xhtml = "http://www.w3.org/1999/xhtml"
+        func condition(_ id: String, _ name: String, div: String) -> String {
+            let text = String(data: try! JSONSerialization.data(withJSONObject: ["status": "additional", "div": div]), encoding: .utf8)!
+            return """
+                {"resource": {"resourceType": "Condition", "id": "\(id)", "text": \(text),
+                 "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": "active"}]},
+                 "code": {"text": "\(name)"}, "subject": {"reference": "Patient/p1"}, "onsetDateTime": "2025-01-02"}}
+                """
+        }
+        let benign = #"<div xmlns="\#(xhtml)" xml:lang="en"><p>Eczema, <b>both hands</b> &amp; wrists<!-- seen 2025 --></p>"#
+            + #"<table class="grid"><tr><th scope="col">Site</th><td style="color: rgb(0, 0, 0); font-weight: bold">Hands</td></tr></table>"#
+            + ##"<p><a href="https://example.org/eczema">Leaflet</a> <a href="#note">note</a></p></div>"##
+        let hostile: [(String, String, String)] = [
+            ("c1", "Hostile asthma", #"<div xmlns="\#(xhtml)"><p>Asthma</p><script>alert(1)</script></div>"#),
+            ("c2", "Hostile gout", ##"<div xmlns="\##(xhtml)"><p>Gout</p><img src="#x" onerror="alert(2)"/></div>"##),
+            ("c3", "Hostile migraine", #"<div xmlns="\#(xhtml)"><a href=" JaVa&#x09;ScRiPt:alert(3)">Migraine</a></div>"#),
+            ("c4", "Hostile rash", #"<div xmlns="\#(xhtml)"><iframe src="https://evil.example/x"></iframe><p>Rash</p></div>"#),
+            ("c5", "Hostile cough", #"<div xmlns="\#(xhtml)"><form action="https://evil.example/"><input name="x"/></form>Cough</div>"#),
+            ("c6", "Hostile fever", #"<div xmlns="\#(xhtml)"><p style="background: url(https://evil.example/beacon)">Fever</p></div>"#),
+            ("c7", "Hostile sprain", #"<p onclick="alert(4)">Sprain</p><div xmlns="\#(xhtml)">x</div>"#),
+            ("c8", "Hostile acne", #"<div><p>Acne</p><svg xmlns="http://www.w3.org/2000/svg" onload="alert(5)"/></div>"#),
+        ]
+        let contained = #"<div xmlns="\#(xhtml)"><object data="https://evil.example/x.swf">Pills</object></div>"#
+        let allergy = """
+            {"resource": {"resourceType": "AllergyIntolerance", "id": "a1",
+             "contained": [{"resourceType": "Medication", "id": "m1", "text": {"status": "generated", "div": \(String(data: try JSONSerialization.data(withJSONObject: [contained]), encoding: .utf8)!.dropFirst().dropLast())},
+                            "code": {"text": "Penicillin V"}}],
+             "clinicalStatus": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/allergyintolerance-clinical", "code": "active"}]},
+             "code": {"text": "Penicillin"}, "patient": {"reference": "Patient/p1"}}}
+            """
+        let bundle = """
+            {"resourceType": "Bundle", "type": "collection", "entry": [
+             {"resource": {"resourceType": "Patient", "id": "p1", "name": [{"family": "Narrative", "given": ["Nora"]}]}},
+             \(condition("c-benign", "Plain eczema", div: benign)),
+             \(hostile.map { condition($0.0, $0.1, div: $0.2) }.joined(separator: ",\n")),
+             \(allergy)]}
+            """
+        try ok(withPassword(["import", "--file", try file("narratives.json", bundle), "--as", "me"]))
+        try ok(withPassword(["patients", "select", "1"]))
+
+        let (document, text) = try ips([])
+        try checkDocument(document)
+        for forbidden in ["<script", "onerror", "onclick", "onload", "javascript", "<iframe", "<form", "<object", "<svg", "evil.example"] {
+            XCTAssertFalse(text.lowercased().contains(forbidden), "the IPS holds \(forbidden)")
+        }
+        let conditions = resources(document).filter { $0["resourceType"] as? String == "Condition" }
+        func narrative(_ name: String) throws -> [String: Any] {
+            let resource = try XCTUnwrap(conditions.first { (($0["code"] as? [String: Any])?["text"] as? String) == name }, name)
+            return try XCTUnwrap(resource["text"] as? [String: Any], name)
+        }
+        for (_, name, _) in hostile {
+            let replaced = try narrative(name)
+            XCTAssertEqual(replaced["status"] as? String, "generated", name)
+            let div = replaced["div"] as? String ?? ""
+            XCTAssertTrue(div.hasPrefix(#"<div xmlns="\#(xhtml)"><p>\#(name) (2025-01-02)</p>"#), div)
+        }
+        // A narrative within the rules is kept, written again from its parse (the comment left out).
+        let kept = try narrative("Plain eczema")
+        XCTAssertEqual(kept["status"] as? String, "additional")
+        XCTAssertEqual(kept["div"] as? String, benign.replacingOccurrences(of: "<!-- seen 2025 -->", with: ""))
+        // A contained resource's narrative that fails is removed; the resource stays.
+        let allergyResource = try XCTUnwrap(resources(document).first { $0["resourceType"] as? String == "AllergyIntolerance" && $0["contained"] != nil })
+        let medication = try XCTUnwrap((allergyResource["contained"] as? [[String: Any]])?.first)
+        XCTAssertNil(medication["text"])
+        XCTAssertEqual((medication["code"] as? [String: Any])?["text"] as? String, "Penicillin V")
+
+        // The printable page shows the names as text and none of the narratives.
+        let html = try ok(withPassword(["summary", "--format", "html"])).stdout
+        XCTAssertTrue(html.contains("Hostile asthma") && html.contains("Plain eczema"))
+        for forbidden in ["<script", "onerror", "onclick", "onload", "javascript", "<iframe", "<form", "<object", "<svg", "evil.example", "both hands"] {
+            XCTAssertFalse(html.lowercased().contains(forbidden), "the page holds \(forbidden)")
+        }
+    }
+
     func testUsageAndPlaceErrorsAreOneLineWithTheirExitCodes() throws {
         try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace"]))
         let json = try hreader(withPassword(["summary", "--patient", "1", "--format", "ips", "--json"]))

@@ -159,6 +159,26 @@ final class JSONCoreTests: XCTestCase {
         XCTAssertEqual(error(parsing: hostile)?.kind, .tooDeep, "refused long before the stack runs out")
     }
 
+    /// Asked to (FHIR JSON forbids it), the parser refuses a name an object repeats, at the second
+    /// one, in small objects and large ones, nested anywhere; the same name in different objects is fine.
+    func testRepeatedNamesAreRefusedWhenAskedWithTheName() throws {
+        func refused(_ text: String) -> JSONError? {
+            do { _ = try JSONParser.parse(text, duplicateNames: .refused); return nil } catch { return error }
+        }
+        XCTAssertEqual(refused(#"{"id":"a","x":{"id":"b"},"y":[{"id":"c"},{"id":"d"}]}"#), nil)
+        XCTAssertEqual(refused("{\"resourceType\":\"Patient\",\n \"id\":\"a\", \"id\":\"b\"}"),
+                       JSONError(.duplicateName, #"the member name "id" appears twice in one object"#, at: .init(offset: 38, line: 2, column: 12)))
+        XCTAssertEqual(refused(#"[{"subject":{"reference":"Patient/1","display":"A","reference":"Patient/2"}}]"#)?.message,
+                       #"the member name "reference" appears twice in one object"#)
+        let many = (0..<40).map { "\"m\($0)\":\($0)" }.joined(separator: ",")
+        XCTAssertNil(refused("{" + many + "}"))
+        XCTAssertEqual(refused("{" + many + ",\"m7\":0}")?.kind, .duplicateName, "a large object checks with a set")
+        XCTAssertEqual(refused("{" + many + ",\"m39\":0}")?.kind, .duplicateName)
+        XCTAssertEqual(refused("{\"a\\u0062\":1,\"ab\":2}")?.message, #"the member name "ab" appears twice in one object"#, "names compare unescaped")
+        XCTAssertEqual(refused("{\"a\\n\":1,\"a\\n\":2}")?.message, #"the member name "a\n" appears twice in one object"#, "shown escaped, on one line")
+        XCTAssertNoThrow(try parse(#"{"id":"a","id":"b"}"#), "kept by default")
+    }
+
     func testSizeLimitIsRefusedWithATypedError() throws {
         let limits = JSONParser.Limits(maxBytes: 16)
         XCTAssertNoThrow(try parse(#"["0123456789ab"]"#, limits: limits))

@@ -128,3 +128,93 @@ extension AppleHealthScannerTests {
         XCTAssertTrue(elements.contains { $0.hasPrefix("record@") && $0.contains("type=x") && !$0.contains("xmlns") }, "\(elements)")
     }
 }
+
+extension AppleHealthScannerTests {
+    /// Feeds `chunks` to a scanner that goes on after `<HealthData`: nil when every chunk was
+    /// taken, else why it declined and after which chunk.
+    static func scan(_ chunks: [[UInt8]]) throws -> (chunk: Int, reason: String)? {
+        let root = strdup("HealthData")!
+        defer { free(root) }
+        let rootName = UnsafeRawPointer(root).assumingMemoryBound(to: UInt8.self)
+        var builder = AppleHealthElementBuilder()
+        try builder.start(rootName, attributes: SAXAttributes(base: nil, count: 0), line: 1)
+        var scanner = AppleHealthScanner(rootName: rootName, line: 1)
+        defer { scanner.deallocate() }
+        for (index, chunk) in chunks.enumerated() {
+            do {
+                try chunk.withUnsafeBytes { try scanner.feed($0, into: &builder) }
+            } catch let declined as AppleHealthReader.FastPathDeclined {
+                return (index, declined.reason)
+            }
+        }
+        return nil
+    }
+
+    /// An `&` 16 bytes before the end of what the scanner holds: its reference may still end with
+    /// the next byte, which is not there yet. The scanner read that byte anyway, one past its bytes
+    /// (past its buffer when the chunk filled it: AddressSanitizer's heap-buffer-overflow), and
+    /// judged the reference by whatever was there.
+    func testAReferenceSixteenBytesBeforeTheEndWaitsForTheNextByte() throws {
+        let head = Array(">\n<Record type=\"".utf8)
+        let reference = Array("&".utf8) + [UInt8](repeating: UInt8(ascii: "b"), count: 15)
+        let tail = Array("x\"/>\n</HealthData>\n".utf8)
+
+        // The first chunk fills the buffer exactly, the `&` 16 bytes before its end.
+        let capacity = AppleHealthScanner.initialCapacity
+        let full = head + [UInt8](repeating: UInt8(ascii: "a"), count: capacity - head.count - reference.count) + reference
+        XCTAssertEqual(full.count, capacity)
+        var outcome = try Self.scan([full, tail])
+        XCTAssertEqual(outcome?.chunk, 1, "the first chunk is taken whole: the reference is not all there yet")
+        XCTAssertEqual(outcome?.reason, "an unterminated reference")
+
+        // What the byte after the bytes held was (a `;` of an earlier chunk, still in the buffer) decides nothing.
+        let earlier = Array(">\n<Other v=\"".utf8) + [UInt8](repeating: UInt8(ascii: ";"), count: 200) + Array("\"/>\n".utf8)
+        let short = Array("<Record type=\"".utf8) + reference
+        XCTAssertLessThan(short.count, earlier.count - 20)
+        outcome = try Self.scan([earlier, short, tail])
+        XCTAssertEqual(outcome?.chunk, 2, "the second chunk is taken whole")
+        XCTAssertEqual(outcome?.reason, "an unterminated reference")
+    }
+}
+
+extension AppleHealthScannerTests {
+    /// An element keeps at most 1,000 children (MetadataEntry, a correlation's Records), with or
+    /// without attributes: a top-level Record (split into samples or not), a correlation and a
+    /// correlation's Record. libxml2 alone and the fast path refuse them alike, with the same line.
+    func testChildrenPastTheCapAreRefusedAlikeByBothReaders() {
+        let record = #"<Record type="HKQuantityTypeIdentifierHeartRate" sourceName="W" unit="count/min" startDate="2026-03-01 09:05:00 +0100" endDate="2026-03-01 09:05:00 +0100" value="71">"#
+        let correlation = #"<Correlation type="HKCorrelationTypeIdentifierBloodPressure" sourceName="Cuff" startDate="2026-03-01 08:00:00 +0100" endDate="2026-03-01 08:00:00 +0100">"#
+        func document(_ element: String) -> String {
+            "<HealthData locale=\"en_US\">\n <ExportDate value=\"2026-11-20 10:00:00 +0100\"/>\n" + element + "\n</HealthData>\n"
+        }
+        let cases: [(String, String, String)] = [
+            ("empty Records of a correlation", correlation + "\n" + String(repeating: "<Record/>", count: 1001) + "</Correlation>", "Correlation"),
+            ("empty metadata of a correlation", correlation + "\n" + String(repeating: "<MetadataEntry/>", count: 600)
+                + String(repeating: "<Record/>", count: 401) + "</Correlation>", "Correlation"),
+            ("metadata of a Record", record + "\n" + String(repeating: "<MetadataEntry key=\"k\" value=\"v\"/>", count: 1001) + "</Record>", "Record"),
+            ("metadata of a correlation's Record", correlation + "\n<Record>\n" + String(repeating: "<MetadataEntry/>", count: 1001) + "</Record></Correlation>", "Record"),
+        ]
+        for (what, element, kind) in cases {
+            let xml = document(element)
+            let message = "the <\(kind)> at line \(kind == "Record" && what.contains("correlation") ? 4 : 3) has more than 1000 children"
+            for splitting in [true, false] {
+                do {
+                    _ = try AppleHealthReader(splittingSamples: splitting, source: AppleHealthReaderTests.source(xml)).read { _ in }
+                    XCTFail("\(what): read")
+                } catch {
+                    XCTAssertTrue("\(error)".contains(message), "\(what): \(error)")
+                }
+            }
+            let libxml2 = Self.read(xml, chunk: .max, fastPath: false)
+            guard case .failed(_, let error) = libxml2 else { XCTFail("\(what): \(libxml2)"); continue }
+            XCTAssertTrue(error.contains(message), "\(what): \(error)")
+            for chunk in [7, 4096, .max] {
+                XCTAssertEqual(Self.read(xml, chunk: chunk, fastPath: true), libxml2, "\(what), chunks of \(chunk)")
+            }
+        }
+        // 1,000 is not too many.
+        let full = document(correlation + "\n" + String(repeating: "<Record/>", count: 998) + "<MetadataEntry/><MetadataEntry/></Correlation>")
+        guard case .read(let elements) = Self.read(full, chunk: .max, fastPath: true) else { return XCTFail("1,000 children refused") }
+        XCTAssertEqual(elements.count, 2)
+    }
+}

@@ -208,6 +208,37 @@ final class PropertyListTests: XCTestCase {
         XCTAssertEqual(try PropertyList.read(binary([[0x51, 0x61], [0xA2, 0, 0]])), .array([.string("a"), .string("a")]))
     }
 
+    /// A binary plist that refers to one 40 KB string 100,000 times (a 141 KB file) stood for 4 GB
+    /// of strings once read, within the 100,000-value limit: strings and data are counted, each
+    /// time they are referred to, against 16 MiB.
+    func testOneLongStringReferredToManyTimesIsRefusedByItsBytes() throws {
+        let hostile = Self.manyReferences(to: 40 << 10, count: 100_000)
+        XCTAssertLessThan(hostile.count, 150_000)
+        assertRefused(hostile, mentions: ["more than 16 MiB of strings and data"])
+        // As data too. (An XML plist is counted the same way, but cannot pass the limit: it holds
+        // each value's bytes once, and the file is at most 4 MiB.)
+        var asData = [UInt8](hostile)
+        asData[8] = 0x4F
+        assertRefused(Data(asData), mentions: ["more than 16 MiB of strings and data"])
+        // Fewer references are read.
+        guard case .array(let items) = try PropertyList.read(Self.manyReferences(to: 40 << 10, count: 100)) else { return XCTFail("not an array") }
+        XCTAssertEqual(items.count, 100)
+    }
+
+    /// A binary plist of one ASCII string of `bytes` bytes and an array that refers to it `count` times.
+    static func manyReferences(to bytes: Int, count: Int) -> Data {
+        func be(_ value: Int, _ size: Int) -> [UInt8] { (0..<size).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+        var file = Array("bplist00".utf8)
+        let string = [0x5F, 0x12] + be(bytes, 4) + [UInt8](repeating: UInt8(ascii: "x"), count: bytes)
+        let array = [0xAF, 0x12] + be(count, 4) + [UInt8](repeating: 0, count: count)
+        file += string
+        file += array
+        let table = file.count
+        file += be(8, 4) + be(8 + string.count, 4)
+        file += [0, 0, 0, 0, 0, 0, 4, 1] + be(2, 8) + be(1, 8) + be(table, 8)
+        return Data(file)
+    }
+
     func testDamagedOrHostileBinaryPlistsAreRefused() {
         let cases: [(Data, [String])] = [
             (Data("bplist00".utf8), ["too short"]),

@@ -12,7 +12,7 @@ public enum RecordsFuzzChecks {
     /// Harness name → check. The names are the folders of the regression inputs.
     public static let all: [FuzzHarness] = [
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
-        ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth),
+        ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda),
     ]
 
@@ -36,13 +36,25 @@ public enum RecordsFuzzChecks {
     /// The parser gives a value or a JSONError (its typed throws allows nothing else) and accepts
     /// nothing deeper than its depth limit, nor more bytes than its size limit; parse → serialize →
     /// parse gives an equal value, compact and pretty, and serializing is stable (also with sorted
-    /// keys); the streaming writer writes the tree serializer's bytes.
+    /// keys); the streaming writer writes the tree serializer's bytes. Asked to refuse repeated
+    /// member names, it refuses exactly the values with an object that repeats one.
     public static func json(_ data: Data) throws {
         let limits = JSONParser.Limits.default
         let value: JSONValue
         do { value = try JSONParser.parse(data) } catch {
             if error.kind == .tooLarge { throw FuzzViolation("\(data.count) bytes refused as too large: \(error)") }
+            if case .success = Result(catching: { () throws(JSONError) in try JSONParser.parse(data, duplicateNames: .refused) }) {
+                throw FuzzViolation("refusing repeated names accepted what the parser refuses: \(error)")
+            }
             return
+        }
+        let strict = Result { () throws(JSONError) in try JSONParser.parse(data, duplicateNames: .refused) }
+        switch (strict, repeatsAName(value)) {
+        case (.success(let again), false):
+            guard again == value else { throw FuzzViolation("refusing repeated names read another value") }
+        case (.failure(let error), true) where error.kind == .duplicateName: break
+        case (.success, true): throw FuzzViolation("a repeated member name was not refused")
+        case (.failure(let error), _): throw FuzzViolation("refusing repeated names failed otherwise: \(error)")
         }
         let depth = nesting(value)
         guard depth <= limits.maxDepth else { throw FuzzViolation("accepted nesting \(depth) > maxDepth \(limits.maxDepth)") }
@@ -69,6 +81,14 @@ public enum RecordsFuzzChecks {
         out.value(value)
         try out.flush()
         guard streamed == value.serializedBytes() else { throw FuzzViolation("the streaming writer differs from the tree serializer") }
+    }
+
+    static func repeatsAName(_ value: JSONValue) -> Bool {
+        switch value {
+        case .array(let items): items.contains(where: repeatsAName)
+        case .object(let object): Set(object.keys).count != object.count || object.contains { repeatsAName($0.value) }
+        default: false
+        }
     }
 
     static func nesting(_ value: JSONValue) -> Int {
@@ -158,6 +178,32 @@ public enum RecordsFuzzChecks {
             throw FuzzViolation("ccda: the same bytes read differently the second time")
         }
         try batch("map(files: .ccda)", data) { try FHIRMapper(timeZone: utc).map(files: [("fuzz.xml", data, .ccda)]) }
+    }
+
+    /// A narrative div (the bytes as UTF-8 text) is refused, or comes back written again so that it
+    /// passes again unchanged (what is written keeps to the rules it was checked against) and is a
+    /// single XHTML div, with no element or attribute outside the allow-list.
+    public static func fhirNarrative(_ data: Data) throws {
+        let div = String(decoding: data, as: UTF8.self)
+        guard let clean = FHIRNarrative.sanitized(div) else { return }
+        guard FHIRNarrative.sanitized(clean) == clean else {
+            throw FuzzViolation("a sanitized narrative does not pass again unchanged:\n in: \(div.prefix(300))\n out: \(clean.prefix(300))")
+        }
+        guard clean.hasPrefix("<div xmlns=\"http://www.w3.org/1999/xhtml\""), clean.hasSuffix("</div>") || clean.hasSuffix("/>") else {
+            throw FuzzViolation("a sanitized narrative is not one XHTML div: \(clean.prefix(300))")
+        }
+        let reader = try XMLTextReader(Data(clean.utf8), what: "the sanitized narrative")
+        while try reader.read() {
+            guard reader.nodeType == .elementStart else { continue }
+            guard FHIRNarrative.elements.contains(reader.localName) else { throw FuzzViolation("element <\(reader.localName)> passed") }
+            for attribute in reader.attributes() where !attribute.isNamespaceDeclaration {
+                let name = attribute.localName.lowercased()
+                guard !name.hasPrefix("on"), attribute.namespaceURI == nil || name == "lang" else {
+                    throw FuzzViolation("attribute \(attribute.name) passed")
+                }
+                if name == "href", !FHIRNarrative.safeLink(attribute.value) { throw FuzzViolation("href \(attribute.value) passed") }
+            }
+        }
     }
 
     // MARK: 3. RHEx

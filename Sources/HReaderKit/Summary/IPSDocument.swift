@@ -70,6 +70,13 @@ struct IPSDocument {
             return targets[key]
         }
 
+        // A source's narrative stays only as FHIR allows it (FHIRNarrative); one that fails gives way
+        // to the entry's line of its section, as the section's own narrative has it.
+        var lines: [String: String] = [:]
+        for section in SummarySection.allCases {
+            for row in summary.rows(section) { lines[row.entry.uuid] = Self.narrativeLine(row) }
+        }
+
         var resources: [(fullURL: String, resource: JSONValue)] = []
         var sectionEntries: [SummarySection: [String]] = [:]
         var usedIDs: Set<String> = []
@@ -82,6 +89,8 @@ struct IPSDocument {
                                      json: Self.concept(item.entry.content).serialized())
                 }
                 raw.rewriteReferences { resolve($0, member: $1) }
+                let line = lines[item.entry.uuid] ?? Self.escape(item.entry.content.description)
+                raw.sanitizeNarratives(replacingWith: Self.narrativeDiv("<p>" + line + "</p>"))
                 if let id = raw.id, Self.isFHIRID(id), usedIDs.insert("\(raw.resourceType)/\(id)").inserted {
                     // kept: a later import of this document finds the same resource by it
                 } else {
@@ -281,8 +290,11 @@ struct IPSDocument {
     }
 
     static func narrative(_ xhtml: String) -> JSONValue {
-        .object([("status", .string("generated")), ("div", .string("<div xmlns=\"http://www.w3.org/1999/xhtml\">\(xhtml)</div>"))])
+        .object([("status", .string("generated")), ("div", .string(narrativeDiv(xhtml)))])
     }
+
+    /// XHTML made here, every value in it escaped, as a narrative's div.
+    static func narrativeDiv(_ xhtml: String) -> String { "<div xmlns=\"http://www.w3.org/1999/xhtml\">\(xhtml)</div>" }
 
     /// "Essential hypertension (2026-11-06)", "Heart rate: 72 /min (2026-11-09)", escaped for XHTML.
     static func narrativeLine(_ row: SummaryRow) -> String {

@@ -5,7 +5,7 @@ BUILD_DIR  ?= .build
 SWIFTFLAGS ?=
 SHELL      := /bin/bash
 
-.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man deb deb-test
+.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man deb deb-test release-hreader
 
 all: build
 
@@ -18,12 +18,16 @@ schema:
 build: deps schema
 	$(SWIFT) build $(SWIFTFLAGS)
 
-# Release builds link the Swift runtime and Foundation statically on Linux, so the installed binary
-# (make install, make deb) runs without the toolchain.
+release: deps schema
+	$(SWIFT) build -c release $(SWIFTFLAGS)
+
+# The installed hreader (make install, make deb) links the Swift runtime and Foundation statically on
+# Linux, so it runs without the toolchain. Only that product: the bench and the test servers use
+# FoundationNetworking, whose static form needs libcurl's development files.
 STATIC_STDLIB := $(if $(filter Linux,$(shell uname -s)),--static-swift-stdlib,)
 
-release: deps schema
-	$(SWIFT) build -c release $(STATIC_STDLIB) $(SWIFTFLAGS)
+release-hreader: deps schema
+	$(SWIFT) build -c release $(STATIC_STDLIB) --product hreader $(SWIFTFLAGS)
 
 # A Debian package (hreader_VERSION_ARCH.deb) of the self-contained release binary, with the man page,
 # shell completions, README and copyright; deb-test checks it as a person installing it would get it.
@@ -75,7 +79,7 @@ man: build
 	$(SWIFT) build --product generate-manual $(SWIFTFLAGS)
 	$(BUILD_DIR)/debug/generate-manual $(BUILD_DIR)/debug/hreader --output-directory docs
 
-install: release
+install: release-hreader
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BUILD_DIR)/release/hreader $(DESTDIR)$(PREFIX)/bin/hreader
 	install -m 0644 docs/hreader.1 $(DESTDIR)$(PREFIX)/share/man/man1/hreader.1

@@ -89,6 +89,13 @@ step hreader timeline add --patient 3 --key Levels pain=2 energy=7 --at 2025-12-
 step hreader timeline --patient 3 --page year --at 2025-12-31T00:00:00Z --types vitals,results,levels --pretty
 "$hreader" timeline --patient 3 --page year --at 2025-12-31T00:00:00Z --types vitals,results,levels --pretty
 
+step hreader import --file docs/examples/ccd.xml --as family     "# a C-CDA R2.1 CCD, as a US patient portal hands them out"
+"$hreader" import --file "$examples/ccd.xml" --as family
+step hreader search hypertension     "# every entry that mentions it, across the family"
+"$hreader" search hypertension
+step hreader patients suggest     "# who might be one person seen by two sources (it never joins anyone itself)"
+"$hreader" patients suggest
+
 step hreader applets add --patient 3 org.mitre.hreader.bmi
 "$hreader" applets add --patient 3 org.mitre.hreader.bmi
 step hreader summary --patient 3

@@ -112,50 +112,15 @@ public final class AppleHealthExportSource {
                 return data.count
             }
         }
-        let pipe = ChunkPipe(capacity: 8)
-        let declared = entry.uncompressedSize, compressed = max(entry.compressedSize, 1)
         let name = url.lastPathComponent
-        let handoff = Handoff(archive: archive, entry: entry)
-        let producer = Thread {
-            var produced: UInt64 = 0
-            let (archive, entry) = (handoff.archive, handoff.entry)
-            do {
-                var crc: UInt = 0
-                _ = try archive.extract(entry, bufferSize: 256 << 10, skipCRC32: true) { chunk in
-                    produced += UInt64(chunk.count)
-                    crc = chunk.withUnsafeBytes { CZlibChecksum.crc32(crc, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt32($0.count)) }
-                    if produced > declared || produced / compressed > Self.maxCompressionRatio {
-                        throw HReaderError.badInput("\(name): the export inflates beyond its declared size; refusing it as a zip bomb")
-                    }
-                    try pipe.put(chunk)
-                }
-                if crc != UInt(entry.checksum) {
-                    throw HReaderError.badInput("\(name): the export's checksum does not match (the zip is damaged)")
-                }
-                pipe.finish(nil)
-            } catch let error as HReaderError {
-                pipe.finish(error)
-            } catch ChunkPipe.Cancelled.cancelled {
-                pipe.finish(nil)
-            } catch {
-                pipe.finish(HReaderError.badInput("\(name): the zip cannot be read (\(error)); it may be truncated or damaged"))
-            }
-        }
-        producer.stackSize = 1 << 20
-        producer.start()
-        defer {
-            pipe.cancel()
-            // A producer stuck inside the inflater never finishes; it is left behind (and the archive
-            // with it, untouched here) rather than hang the import.
-            pipe.waitUntilFinished(timeout: inflateStall)
-        }
-        let stall = inflateStall
-        return try body { buffer in
-            do {
-                return try pipe.read(into: buffer, stall: stall)
-            } catch ChunkPipe.Cancelled.stalled {
-                throw HReaderError.badInput("\(name): \(entry.path) stopped inflating (its compressed data is damaged or truncated)")
-            }
+        let messages = ZipMemberStream.Messages(
+            tooLarge: { HReaderError.badInput("\(name): the export inflates beyond its declared size; refusing it as a zip bomb") },
+            checksum: { HReaderError.badInput("\(name): the export's checksum does not match (the zip is damaged)") },
+            unreadable: { HReaderError.badInput("\(name): the zip cannot be read (\($0)); it may be truncated or damaged") },
+            stalled: { HReaderError.badInput("\(name): \(entry.path) stopped inflating (its compressed data is damaged or truncated)") })
+        return try ZipMemberStream.stream(entry, of: archive, limit: entry.uncompressedSize, ratio: Self.maxCompressionRatio,
+                                          stall: inflateStall, bufferSize: 256 << 10, messages: messages) { next in
+            try body { try next($0) }
         }
     }
 

@@ -97,60 +97,17 @@ enum DocumentPackage {
         BlueButtonPage.embeddedDocument(in: data).map { Document(name: url.lastPathComponent, data: $0) }
     }
 
-    /// A member inflated into memory on a second thread, bounded in size and ratio, its CRC
-    /// checked; a member that stops inflating (ZIPFoundation spins on some truncated streams) is
-    /// declared damaged after `stall` seconds and its thread left to end with the process.
+    /// A member inflated into memory (`ZipMemberStream`), bounded in size and ratio, its CRC checked.
     private static func read(_ entry: Entry, of archive: Archive, in name: String, stall: TimeInterval) throws -> Data {
         guard entry.uncompressedSize <= UInt64(maxDocumentBytes) else {
             throw HReaderError.badInput("\(name): \(entry.path) is larger than \(maxDocumentBytes >> 20) MiB; refusing it")
         }
-        let pipe = ChunkPipe(capacity: 8)
-        let handoff = Handoff(archive: archive, entry: entry)
-        let limit = UInt64(maxDocumentBytes), ratio = UInt64(maxCompressionRatio), compressed = max(entry.compressedSize, 1)
-        let producer = Thread {
-            var produced: UInt64 = 0
-            do {
-                _ = try handoff.archive.extract(handoff.entry, bufferSize: 64 << 10) { chunk in
-                    produced += UInt64(chunk.count)
-                    if produced > limit || produced / compressed > ratio {
-                        throw HReaderError.badInput("\(name): \(handoff.entry.path) inflates beyond its limit; refusing it as a zip bomb")
-                    }
-                    try pipe.put(chunk)
-                }
-                pipe.finish(nil)
-            } catch let error as HReaderError {
-                pipe.finish(error)
-            } catch ChunkPipe.Cancelled.cancelled {
-                pipe.finish(nil)
-            } catch {
-                pipe.finish(HReaderError.badInput("\(name): \(handoff.entry.path) cannot be read (its checksum or data is damaged)"))
-            }
-        }
-        producer.stackSize = 1 << 20
-        producer.start()
-        defer {
-            pipe.cancel()
-            pipe.waitUntilFinished(timeout: stall)
-        }
-        var data = Data()
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count: Int
-            do {
-                count = try buffer.withUnsafeMutableBytes { try pipe.read(into: $0, stall: stall) }
-            } catch ChunkPipe.Cancelled.stalled {
-                throw HReaderError.badInput("\(name): \(entry.path) stopped inflating (its compressed data is damaged or truncated)")
-            }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[0..<count])
-        }
-        return data
-    }
-
-    /// The archive goes to the producer thread and is not touched here until that thread has
-    /// finished (`waitUntilFinished`), so it is never used by two threads at once.
-    private struct Handoff: @unchecked Sendable {
-        let archive: Archive
-        let entry: Entry
+        let messages = ZipMemberStream.Messages(
+            tooLarge: { HReaderError.badInput("\(name): \(entry.path) inflates beyond its limit; refusing it as a zip bomb") },
+            checksum: { HReaderError.badInput("\(name): \(entry.path)'s checksum does not match (the zip is damaged)") },
+            unreadable: { _ in HReaderError.badInput("\(name): \(entry.path) cannot be read (its data is damaged)") },
+            stalled: { HReaderError.badInput("\(name): \(entry.path) stopped inflating (its compressed data is damaged or truncated)") })
+        return try ZipMemberStream.read(entry, of: archive, limit: min(entry.uncompressedSize, UInt64(maxDocumentBytes)),
+                                        ratio: UInt64(maxCompressionRatio), stall: stall, messages: messages)
     }
 }

@@ -71,8 +71,17 @@ extension CCDAMapping {
 
     /// active, inactive or resolved: a status observation's value (SNOMED 55561003, 73425007,
     /// 413322009), else the concern act's statusCode.
+    /// A problem's clinical status: its own Status Observation or its concern's, else the concern's
+    /// statusCode.
     private func clinicalStatus(_ observation: CDAElement, concern: CDAElement?) -> String? {
-        let statuses = (observation.all("entryRelationship") + (concern?.all("entryRelationship") ?? []))
+        status(of: observation, alsoIn: concern, concern: concern)
+    }
+
+    /// The status a Status Observation (Problem Status, Allergy Status) gives, found among the
+    /// entry relationships of `observation` and of `alsoIn`; else what the concern act's statusCode
+    /// means (active, completed → resolved, suspended or aborted → inactive).
+    private func status(of observation: CDAElement, alsoIn other: CDAElement?, concern: CDAElement?) -> String? {
+        let statuses = (observation.all("entryRelationship") + (other?.all("entryRelationship") ?? []))
             .compactMap { $0.child("observation") }.filter(Self.isStatusObservation)
         for status in statuses {
             switch status.child("value")?[attribute: "code"] {
@@ -159,21 +168,10 @@ extension CCDAMapping {
         return .success(JSONObject(members))
     }
 
+    /// An allergy's status: its own Allergy Status Observation only (not the concern's), else the
+    /// concern's statusCode.
     private func allergyStatus(_ observation: CDAElement, concern: CDAElement?) -> String? {
-        for status in observation.all("entryRelationship").compactMap({ $0.child("observation") }) where Self.isStatusObservation(status) {
-            switch status.child("value")?[attribute: "code"] {
-            case "55561003"?: return "active"
-            case "73425007"?: return "inactive"
-            case "413322009"?: return "resolved"
-            default: continue
-            }
-        }
-        switch concern.flatMap(statusCode) {
-        case "active"?: return "active"
-        case "completed"?: return "resolved"
-        case "suspended"?, "aborted"?: return "inactive"
-        default: return nil
-        }
+        status(of: observation, alsoIn: nil, concern: concern)
     }
 
     /// The manifestations (reaction observations, MFST) and the severity (SEV) of an allergy.

@@ -1,13 +1,16 @@
 import COpenSSL
 
+/// One-shot digest of `data` with OpenSSL's `md`, `size` bytes long.
+private func digest(_ data: [UInt8], _ md: OpaquePointer?, size: Int, name: String) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: size)
+    var length: UInt32 = 0
+    let ok = EVP_Digest(data, data.count, &out, &length, md, nil)
+    precondition(ok == 1 && Int(length) == size, "EVP_Digest(\(name)) failed")
+    return out
+}
+
 public enum SHA256 {
-    public static func hash(_ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = EVP_Digest(data, data.count, &out, &length, EVP_sha256(), nil)
-        precondition(ok == 1 && length == 32, "EVP_Digest(SHA-256) failed")
-        return out
-    }
+    public static func hash(_ data: [UInt8]) -> [UInt8] { digest(data, EVP_sha256(), size: 32, name: "SHA-256") }
 
     /// A SHA-256 over bytes that arrive in pieces (a file read in chunks).
     ///
@@ -43,11 +46,5 @@ public enum SHA256 {
 /// SHA-1, only to check digests that other formats give (an IHE XDM package's document hashes);
 /// never for anything hreader itself protects.
 public enum SHA1 {
-    public static func hash(_ data: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 20)
-        var length: UInt32 = 0
-        let ok = EVP_Digest(data, data.count, &out, &length, EVP_sha1(), nil)
-        precondition(ok == 1 && length == 20, "EVP_Digest(SHA-1) failed")
-        return out
-    }
+    public static func hash(_ data: [UInt8]) -> [UInt8] { digest(data, EVP_sha1(), size: 20, name: "SHA-1") }
 }

@@ -11,6 +11,12 @@ BUILD_DIR=${BUILD_DIR:-.build}
 OUT_DIR=${OUT_DIR:-.}
 
 command -v dpkg-deb >/dev/null || { echo "deb: dpkg-deb is needed (Debian or Ubuntu)" >&2; exit 1; }
+# objdump and strip (binutils) read and trim the binary; ldconfig lives in /sbin, not always on PATH.
+if ! command -v objdump >/dev/null || ! command -v strip >/dev/null; then
+  [ "$(id -u)" = 0 ] || { echo "deb: objdump and strip are needed ('sudo apt-get install binutils')" >&2; exit 1; }
+  apt-get install -y binutils >&2 || { apt-get update >&2 && apt-get install -y binutils >&2; }
+fi
+ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
 $SWIFT build -c release --static-swift-stdlib --product hreader --build-path "$BUILD_DIR" >&2
 binary="$BUILD_DIR/release/hreader"
 
@@ -50,7 +56,7 @@ printf 'hreader (%s) unstable; urgency=medium\n\n  * Built from the repository.\
 # Depends: the Debian package of every shared library the binary needs (none of the toolchain's).
 depends=()
 for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
-  path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  path=$("$ldconfig" -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
   [ -n "$path" ] || { echo "deb: $lib is not a system library; the binary is not self-contained" >&2; exit 1; }
   package=$(dpkg -S "$path" 2>/dev/null | head -n1 | cut -d: -f1) \
     || package=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n1 | cut -d: -f1) || true

@@ -18,7 +18,7 @@ import Foundation
 /// - immunization: a shared code on the same day;
 /// - result, vital sign: a shared code at the same instant, with the same value (after unit
 ///   conversion where the units are of one dimension);
-/// - encounter, procedure: a shared code and the same start instant.
+/// - encounter, procedure: a shared code and the same start instant, or both without.
 /// The user's splits take an entry out of automatic grouping; joins put two entries in one group.
 public struct FactGrouping {
     let db: Database
@@ -124,7 +124,7 @@ public struct FactGrouping {
         switch c.type {
         case .condition, .immunization: time = c.day ?? "-"
         case .result, .vitalSign: guard let instant = c.instant else { return [] }; time = String(instant)
-        case .encounter, .procedure: guard let start = c.start else { return [] }; time = String(start)
+        case .encounter, .procedure: time = c.start.map(String.init) ?? "-"
         default: time = ""
         }
         if c.codes.isEmpty {

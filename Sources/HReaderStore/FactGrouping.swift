@@ -10,7 +10,8 @@ import Foundation
 /// depend on the order things were imported in: it is recomputed for the whole person after each
 /// import, sync, merge and hand choice.
 ///
-/// Rules (two entries of one type, never struck, never two copies of one source's record):
+/// Rules (two entries of one type, never struck; one source's record may state a fact twice too, as
+/// all imported files share one source, but two undated entries of one record are two facts):
 /// - condition: a shared code (system|code) and onset on the same day as written, or both without;
 /// - allergy: a shared substance code;
 /// - medication: a shared code, or the same normalised name when neither has codes, and
@@ -136,7 +137,15 @@ public struct FactGrouping {
 
     /// Whether two entries met in a bucket state one fact.
     static func sameFact(_ a: Candidate, _ b: Candidate) -> Bool {
-        guard a.type == b.type, a.record != b.record else { return false }
+        guard a.type == b.type else { return false }
+        if a.record == b.record {
+            // Within one record only a dated restatement is one fact (two undated procedures are two).
+            switch a.type {
+            case .condition, .immunization: if a.day == nil { return false }
+            case .encounter, .procedure: if a.start == nil { return false }
+            default: break
+            }
+        }
         switch a.type {
         case .condition, .immunization: return a.day == b.day
         case .allergy: return true

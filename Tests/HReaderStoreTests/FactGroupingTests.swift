@@ -117,18 +117,22 @@ final class FactGroupingTests: XCTestCase {
         XCTAssertFalse(try pairs(vaccine("2018-09-08"), vaccine("2019-09-08")), "the yearly shot is another fact")
     }
 
-    func testOneRecordsOwnEntriesAndStruckEntriesAreNeverGrouped() throws {
+    func testStruckEntriesAndUndatedEntriesOfOneRecordAreNeverGrouped() throws {
         var s = try makeStore()
         let ids = try store([Stated(source: "A", remoteID: "1", content: condition("38341003", onset: "2019-05-01")),
-                             Stated(source: "A", remoteID: "2", content: condition("38341003", onset: "2019-05-01"))], in: &s)
-        XCTAssertEqual(try groups(s).count, 2, "one source stating a fact twice is two entries of that source")
-        try store([Stated(source: "B", remoteID: "1", content: condition("38341003", onset: "2019-05-01"))], in: &s)
-        XCTAssertEqual(try groups(s).count, 1)
+                             Stated(source: "A", remoteID: "2", content: condition("38341003", onset: "2019-05-01")),
+                             Stated(source: "A", remoteID: "3", content: condition("44054006", onset: nil)),
+                             Stated(source: "A", remoteID: "4", content: condition("44054006", onset: nil))], in: &s)
+        XCTAssertEqual(try groups(s), [["A/1", "A/2"], ["A/3"], ["A/4"]],
+                       "one source may restate a dated fact (files share a source); two undated ones are two facts")
+        try store([Stated(source: "B", remoteID: "1", content: condition("38341003", onset: "2019-05-01")),
+                   Stated(source: "B", remoteID: "3", content: condition("44054006", onset: nil))], in: &s)
+        XCTAssertEqual(try groups(s), [["A/1", "A/2", "B/1"], ["A/3", "A/4", "B/3"]], "another source's undated copy joins both")
         try EntryRepository(s.db).setUserFields(id: ids["A/1"]!, UserFields(deleted: true))
         try FactGrouping(s.db).regroup(patientID: s.patientID)
-        XCTAssertEqual(try groups(s), [["A/1"], ["A/2", "B/1"]], "a struck entry stands alone")
-        XCTAssertEqual(try EntryRepository(s.db).list(patientID: s.patientID).map(\.remoteID), ["1", "2"],
-                       "readers see the struck entry and one row for the fact")
+        XCTAssertEqual(try groups(s), [["A/1"], ["A/2", "B/1"], ["A/3", "A/4", "B/3"]], "a struck entry stands alone")
+        XCTAssertEqual(try EntryRepository(s.db).list(patientID: s.patientID).map(\.remoteID), ["3", "1", "2"],
+                       "readers see the struck entry and one row for each fact")
     }
 
     /// Grouping is a function of the stated facts: any import order gives the same groups.

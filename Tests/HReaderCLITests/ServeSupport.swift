@@ -107,3 +107,21 @@ extension CLITestCase {
     /// The end of the seeded data's month page: 2026-11-10T00:00:00Z.
     static let seededAt = "1794268800"
 }
+
+extension CLITestCase {
+    /// An Apple Health export for patient 1 (created as "me"): oxygen saturation 0.97 then 0.99 (fractions
+    /// with unit %), BMI 22.4 as `count`, respiratory rate 15 `count/min`, body fat 0.25 % (a result),
+    /// on 2026-03-01 and -02.
+    func seedAppleHealthReadings() throws {
+        try initVault()
+        let records = [
+            AppleHealthTests.record("HKQuantityTypeIdentifierOxygenSaturation", "0.97", "%", "2026-03-01 09:20:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierOxygenSaturation", "0.99", "%", "2026-03-02 09:20:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierBodyMassIndex", "22.4", "count", "2026-03-02 07:00:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierRespiratoryRate", "15", "count/min", "2026-03-02 09:30:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierBodyFatPercentage", "0.25", "%", "2026-03-02 07:00:00 +0000"),
+        ]
+        let path = try file("export.xml", AppleHealthTests.export(extraRecords: records))
+        try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+    }
+}

@@ -362,6 +362,57 @@ final class ServeTests: CLITestCase {
         }
     }
 
+    // MARK: Units people read (issue 26)
+
+    /// Apple Health writes oxygen saturation as the fraction 0.99 with unit %, and BMI with unit `count`:
+    /// the chart's series, the tiles, the timeline's list and `entries list` all say 99 % and kg/m².
+    func testAppleHealthFractionsAndCountsReadAsPeopleReadThemEverywhere() throws {
+        try seedAppleHealthReadings()
+        for applet in ["org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.oxygen-saturation", "org.mitre.hreader.vital-sign.respiratory-rate"] {
+            try ok(withPassword(["applets", "add", applet, "--patient", "1"]))
+        }
+        let served = try serve()
+        defer { stop(served) }
+
+        // The charts' series.
+        let vitals = try XCTUnwrap(try served.bearer("/api/patients/1/vitals?from=2026-02-01&to=2026-04-01").json["vitals"] as? [[String: Any]])
+        func series(_ description: String) throws -> [String: Any] { try XCTUnwrap(vitals.first { $0["description"] as? String == description }, description) }
+        let saturation = try series("Oxygen saturation")
+        XCTAssertEqual(saturation["unit"] as? String, "%")
+        XCTAssertEqual((saturation["points"] as? [[Double]])?.map { $0[1] }, [97, 99], "fractions shown as percentages")
+        XCTAssertEqual(saturation["max"] as? Double, 99)
+        XCTAssertEqual(try series("BMI")["unit"] as? String, "kg/m²")
+        XCTAssertEqual((try series("BMI")["points"] as? [[Double]])?.map { $0[1] }, [22.4])
+        XCTAssertEqual(try series("Respiratory rate")["unit"] as? String, "/min", "count/min reads as the tile says")
+
+        // The tiles say the same.
+        let summary = try served.bearer("/api/patients/1/summary").json
+        let tiles = Dictionary(uniqueKeysWithValues: (summary["tiles"] as? [[String: Any]] ?? []).map { ($0["identifier"] as? String ?? "", $0) })
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["value"] as? String, "99")
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["unit"] as? String, "%")
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["lines"] as? [String], ["normal 95-100 %", "2026-03-01  97 %"])
+        XCTAssertEqual(tiles["org.mitre.hreader.bmi"]?["value"] as? String, "22.4")
+        XCTAssertEqual(tiles["org.mitre.hreader.bmi"]?["unit"] as? String, "kg/m²")
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.respiratory-rate"]?["unit"] as? String, "/min")
+        let page = try served.bearer("/patients/1").body
+        XCTAssertTrue(page.contains(#"<p class="value">99 <span class="unit">%</span></p>"#), "the tile on the summary page")
+
+        // The timeline's records list (detail: the value as listed).
+        let timeline = try served.bearer("/timeline.json?patient=1&from=2026-02-01&to=2026-04-01&detail=1&types=results").json
+        let fat = try XCTUnwrap((timeline["results"] as? [[String: Any]])?.first { $0["description"] as? String == "Body fat percentage" })
+        XCTAssertEqual(fat["display"] as? String, "25 %")
+        XCTAssertEqual((fat["measurement"] as? [String: Any])?["value"] as? Double, 0.25, "timeline.json keeps what was recorded")
+
+        // The command line's list; the stored entry is untouched.
+        let listed = try ok(withPassword(["entries", "list", "--patient", "1", "--type", "vital_sign"])).stdout
+        XCTAssertTrue(listed.contains("99 %"), listed)
+        XCTAssertTrue(listed.contains("22.4 kg/m²"), listed)
+        XCTAssertFalse(listed.contains("0.99"), listed)
+        XCTAssertFalse(listed.contains("count"), listed)
+        let stored = try json(ok(withPassword(["entries", "list", "--patient", "1", "--type", "vital_sign", "--json"])))["entries"] as? [[String: Any]] ?? []
+        XCTAssertTrue(stored.contains { $0["value"] as? Double == 0.99 && $0["unit"] as? String == "%" }, "the vault keeps the export's value")
+    }
+
     static func csrf(in page: String) -> String? {
         guard let range = page.range(of: #"<meta name="csrf-token" content=""#) else { return nil }
         return String(page[range.upperBound...].prefix { $0 != "\"" })

@@ -99,6 +99,7 @@ enum Pages {
             <h1>\(escape(name(p)))</h1>
             <p class="meta">\(escape(meta))</p>
             <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a> \
+            <a class="button trends-link" href="\(base)/patients/\(escape(p.uuid))/trends">Lab trends</a> \
             <a class="button summary-link" href="\(base)/patients/\(escape(p.uuid))/summary.html">Printable summary for a clinician</a></p>
             </section>
             <div class="columns">
@@ -149,6 +150,7 @@ enum Pages {
             <section id="timeline" data-patient="\(uuid)" data-page="\(page.rawValue)" data-at="\(escape(at ?? ""))" \
             data-latest="\(latest.map(String.init) ?? "")">
             <h1><a href="\(base)/patients/\(uuid)">\(escape(name(p)))</a>: timeline</h1>
+            <p><a class="trends-link" href="\(base)/patients/\(uuid)/trends">Lab trends</a></p>
             <nav class="scopes">\(scopes)</nav>
             <div class="range"><button type="button" id="earlier">&#9664; Earlier</button>\
             <span id="range-label"></span><button type="button" id="later">Later &#9654;</button>\
@@ -177,6 +179,46 @@ enum Pages {
             <label>Dose <input name="dose" maxlength="100"></label>
             <label>When <input name="schedule" maxlength="200" placeholder="08:00, 20:00"></label>
             <button type="submit">Save regimen</button></form>
+            </section>
+            """)
+    }
+
+    // MARK: Lab trends
+
+    /// The page's frame; `app.js` draws one chart per result code from `GET /api/patients/P/trends`.
+    /// `code`: one code's trend (with a table of its readings); nil: every code's. `form`: the range as asked.
+    static func trends(_ p: Patient, code: String?, range: TimelineRange?, form: [String: String], visit: Visit) -> String {
+        let uuid = escape(p.uuid)
+        let base = escape(visit.base)
+        var api = "\(visit.base)/api/patients/\(p.uuid)/trends"
+        var parameters: [String] = []
+        if let code { parameters.append("code=" + FormBody.encode(code)) }
+        if let range { parameters += ["from=\(range.start)", "to=\(range.end)"] }
+        if !parameters.isEmpty { api += "?" + parameters.joined(separator: "&") }
+        func scope(_ label: String, _ page: String?) -> String {
+            var query = code.map { ["code=" + FormBody.encode($0)] } ?? []
+            if let page { query.append("page=\(page)") }
+            let active = page == form["page"] && (page != nil || range == nil)
+            return "<a class=\"scope\(active ? " active" : "")\" href=\"?\(escape(query.joined(separator: "&")))\">\(label)</a>"
+        }
+        let dates = ["from", "to"].map { name in
+            let value = form[name].flatMap { ClinicalTime.parse($0) }.map { String($0.text.prefix(10)) } ?? ""
+            return "<label>\(name == "from" ? "From" : "To") <input type=\"date\" name=\"\(name)\" value=\"\(escape(value))\"></label>"
+        }.joined(separator: " ")
+        let title = code == nil ? "lab trends" : "lab trend"
+        return layout(title: "\(name(p)): \(title)", visit: visit, body: """
+            <section id="trends" data-patient="\(uuid)" data-code="\(escape(code ?? ""))" data-api="\(escape(api))" \
+            data-timeline="\(base)/patients/\(uuid)/timeline">
+            <h1><a href="\(base)/patients/\(uuid)">\(escape(name(p)))</a>: \(title)</h1>
+            \(code == nil ? "" : "<p><a class=\"all-trends\" href=\"\(base)/patients/\(uuid)/trends\">Every result’s trend</a></p>")
+            <nav class="scopes">\(scope("All", nil))\(scope("Decade", "decade"))\(scope("Year", "year"))\(scope("Month", "month"))</nav>
+            <form class="range-form" method="get" action="\(base)/patients/\(uuid)/trends">\
+            \(code.map { "<input type=\"hidden\" name=\"code\" value=\"\(escape($0))\">" } ?? "")\(dates) \
+            <button type="submit">Show</button></form>
+            <p id="status" role="status">Loading the results…</p>
+            <noscript><p>The charts are drawn by this page's script; the same data is at \
+            <a href="\(escape(api))">the trends API</a>.</p></noscript>
+            <section id="trend-charts" aria-label="Lab trends"></section>
             </section>
             """)
     }

@@ -18,8 +18,17 @@ enum Pages {
     static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// `assets: false` for error pages: a 401 must not make the browser ask for more (and be refused again).
-    static func layout(title: String, visit: Visit, body: String, assets: Bool = true) -> String {
+    /// `patient`: the page is one patient's, and its search box searches that patient's records.
+    static func layout(title: String, visit: Visit, body: String, assets: Bool = true, patient: Patient? = nil) -> String {
         let base = escape(visit.base)
+        // A plain GET form, so it works without the script; not on error pages (which know no base).
+        let search = assets && !visit.base.isEmpty ? """
+            <form class="search-box" role="search" method="get" action="\(base)/search">\
+            <input type="search" name="q" maxlength="200" placeholder="\(patient.map { "Search \(escape($0.firstName.isEmpty ? name($0) : $0.firstName))’s records" } ?? "Search the records")" \
+            aria-label="Search the records">\
+            \(patient.map { "<input type=\"hidden\" name=\"patient\" value=\"\(escape($0.uuid))\">" } ?? "")\
+            <button type="submit">Search</button></form>
+            """ : ""
         let head = assets ? """
             <link rel="icon" href="\(base)/static/icon.svg" type="image/svg+xml">
             <link rel="stylesheet" href="\(base)/static/app.css">
@@ -38,7 +47,7 @@ enum Pages {
         </head>
         <body>
         <header class="bar"><a class="brand" href="\(base)/">hreader</a><nav><a href="\(base)/">Patients</a></nav>\
-        <span class="local">Local view: nothing leaves this machine</span></header>
+        \(search)<span class="local">Local view: nothing leaves this machine</span></header>
         <main>
         \(body)
         </main>
@@ -110,7 +119,7 @@ enum Pages {
             <section class="tiles">
             \(s.tiles.map(tile).joined(separator: "\n"))
             </section>
-            """)
+            """, patient: p)
     }
 
     static func list(_ items: [String]) -> String {
@@ -180,7 +189,7 @@ enum Pages {
             <label>When <input name="schedule" maxlength="200" placeholder="08:00, 20:00"></label>
             <button type="submit">Save regimen</button></form>
             </section>
-            """)
+            """, patient: p)
     }
 
     // MARK: Lab trends
@@ -220,7 +229,76 @@ enum Pages {
             <a href="\(escape(api))">the trends API</a>.</p></noscript>
             <section id="trend-charts" aria-label="Lab trends"></section>
             </section>
-            """)
+            """, patient: p)
+    }
+
+    // MARK: Search
+
+    /// The search form (the family or one patient, any type or one) and the hits, best first. A
+    /// snippet is the record's own text: escaped, with only its match markers turned into `<mark>`.
+    static func search(_ text: String, patient: Patient?, type: EntryType?, patients: [Patient], hits: [SearchRepository.Hit],
+                       problem: String?, visit: Visit) -> String {
+        let base = escape(visit.base)
+        let people = "<option value=\"\">Everyone</option>" + patients.map { p in
+            "<option value=\"\(escape(p.uuid))\"\(p.id == patient?.id ? " selected" : "")>\(escape(name(p)))</option>"
+        }.joined()
+        let types = "<option value=\"\">Any kind</option>" + EntryType.allCases.map { t in
+            "<option value=\"\(t.rawValue)\"\(t == type ? " selected" : "")>\(escape(typeName(t)))</option>"
+        }.joined()
+        let byID = Dictionary(patients.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let items = hits.map { hit -> String in
+            let owner = byID[hit.patientID]
+            let uuid = escape(owner?.uuid ?? String(hit.patientID))
+            let time = hit.date.flatMap { ClinicalTime.parse($0) }
+            // The timeline's month ending the day after the entry, so the entry is in it.
+            let timeline = "\(base)/patients/\(uuid)/timeline?page=month" + (time.map { "&amp;at=\($0.epoch + 86_400)" } ?? "")
+            let trend = hit.type == .result
+                ? " <a class=\"trend-link\" href=\"\(base)/patients/\(uuid)/trends?entry=\(hit.entryID)\">trend</a>" : ""
+            return """
+                <li class="hit" data-entry="\(hit.entryID)"><a class="hit-title" href="\(timeline)">\(escape(hit.description))</a>\(trend) \
+                <span class="hit-meta">\(escape([owner.map(name), typeName(hit.type), hit.date.map { String($0.prefix(10)) }].compactMap { $0 }.joined(separator: " · ")))</span>\
+                <p class="snippet">\(highlighted(hit.snippet))</p></li>
+                """
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let outcome: String
+        if let problem { outcome = "<p class=\"error\">\(escape(problem))</p>" }
+        else if trimmed.isEmpty { outcome = "<p class=\"empty\">Type a word to look for: a medication, a test, a word from your notes.</p>" }
+        else if hits.isEmpty { outcome = "<p class=\"empty\" id=\"no-hits\">Nothing matches “\(escape(trimmed))”.</p>" }
+        else { outcome = "<p class=\"meta\">\(hits.count) match\(hits.count == 1 ? "" : "es"), best first</p><ol class=\"hits\">\(items.joined(separator: "\n"))</ol>" }
+        return layout(title: trimmed.isEmpty ? "Search" : "Search: \(trimmed)", visit: visit, body: """
+            <h1>Search</h1>
+            <form class="search-form" method="get" action="\(base)/search">
+            <label>Words <input type="search" name="q" value="\(escape(text))" maxlength="200" autofocus></label>
+            <label>Whose <select name="patient">\(people)</select></label>
+            <label>Kind <select name="type">\(types)</select></label>
+            <button type="submit">Search</button></form>
+            <section id="search-results">\(outcome)</section>
+            """, patient: patient)
+    }
+
+    /// A snippet from the index, its matches between `SearchQuery.markStart` and `markEnd`, as HTML:
+    /// the text escaped piece by piece, the markers (and nothing else) turned into `<mark>`, always closed.
+    static func highlighted(_ snippet: String) -> String {
+        var out = "", piece = "", open = false
+        for character in snippet {
+            let marker = String(character)
+            if marker == SearchQuery.markStart && !open {
+                out += escape(piece) + "<mark>"; piece = ""; open = true
+            } else if marker == SearchQuery.markEnd && open {
+                out += escape(piece) + "</mark>"; piece = ""; open = false
+            } else {
+                piece.append(character)
+            }
+        }
+        return out + escape(piece) + (open ? "</mark>" : "")
+    }
+
+    static func typeName(_ type: EntryType) -> String {
+        switch type {
+        case .vitalSign: "Vital sign"
+        default: type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
+        }
     }
 
     // MARK: Errors

@@ -69,6 +69,24 @@ struct Routes {
             }
             return HTMLResponse.make(Pages.trends(patient, code: key, range: range, form: Self.strings(query, ["from", "to", "page", "at"]), visit: context.visit))
         }
+        router.get("/search") { request, context in
+            let query = request.uri.queryParameters
+            let text = query.get("q") ?? ""
+            let type = try Self.entryType(query.get("type"))
+            let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
+            let (patients, only, hits, problem) = try await gate.run { open in
+                let patients = try open.allPatients()
+                let only = try reference.map { try Self.patient($0, in: open) }
+                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return (patients, only, [SearchRepository.Hit](), String?.none) }
+                do {
+                    return (patients, only, try open.search(text, patient: only, type: type, limit: 100), nil)
+                } catch let error as HReaderError where error.kind == .usage {
+                    return (patients, only, [], error.message)
+                }
+            }
+            return HTMLResponse.make(Pages.search(text, patient: only, type: type, patients: patients, hits: hits, problem: problem,
+                                                  visit: context.visit))
+        }
 
         router.get("/timeline.json") { request, _ in
             let query = request.uri.queryParameters
@@ -128,6 +146,22 @@ struct Routes {
             if let range { members += [("start_date", .int(range.start)), ("end_date", .int(range.end))] }
             members.append(("trends", .array(trends.map(\.json))))
             return JSONResponse.make(.object(members))
+        }
+        router.get("/api/search") { request, _ in
+            let query = request.uri.queryParameters
+            let text = query.get("q") ?? ""
+            let type = try Self.entryType(query.get("type"))
+            let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
+            let limit = try Self.integer(query.get("limit"), name: "limit", default: 50, in: 1...1000)
+            let hits = try await gate.run { open in
+                try open.search(text, patient: try reference.map { try Self.patient($0, in: open) }, type: type, limit: limit)
+            }
+            // The shape of `hreader search --json`.
+            return JSONResponse.make(.object([("hits", .array(hits.map { hit in
+                .object([("kind", .string("entry")), ("id", .int(hit.entryID)), ("patient_id", .int(hit.patientID)),
+                         ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)), ("snippet", .string(hit.snippet)),
+                         ("date", hit.date.map(JSONValue.string) ?? .null)])
+            }))]))
         }
 
         router.get("/static/app.js") { _, _ in Self.asset(PackageResources.app_js, type: "text/javascript; charset=utf-8") }

@@ -7,7 +7,8 @@ final class ServeTests: CLITestCase {
     static let routes = ["/", "/patients/1", "/patients/1/timeline", "/timeline.json?patient=1&page=week",
                          "/api/patients", "/api/patients/1", "/api/patients/1/entries", "/api/patients/1/summary",
                          "/api/patients/1/vitals", "/static/app.js", "/static/app.css", "/static/icon.svg",
-                         "/favicon.ico", "/no/such/page", "/patients/1/trends", "/api/patients/1/trends"]
+                         "/favicon.ico", "/no/such/page", "/search?q=lisinopril", "/api/search?q=lisinopril",
+                         "/patients/1/trends", "/api/patients/1/trends"]
 
     func testEveryPageAndEndpointAnswers401WithoutTheToken() throws {
         try seedFamily()
@@ -362,7 +363,7 @@ final class ServeTests: CLITestCase {
         }
     }
 
-    // MARK: Units people read, lab trends (issue 26)
+    // MARK: Units people read, lab trends, search (issue 26)
 
     /// Apple Health writes oxygen saturation as the fraction 0.99 with unit %, and BMI with unit `count`:
     /// the chart's series, the tiles, the timeline's list and `entries list` all say 99 % and kg/m².
@@ -471,6 +472,42 @@ final class ServeTests: CLITestCase {
         let timeline = try served.bearer("/timeline.json?patient=1&from=2025-01-01&to=2025-02-01&detail=1").json
         XCTAssertEqual((timeline["results"] as? [[String: Any]])?.first?["entry_id"] as? Int, flagged, "what the timeline links a result by")
         XCTAssertTrue(try served.bearer("/static/app.js").body.contains("/trends?entry="), "the timeline's result rows link to their trend")
+    }
+
+    /// The search box on every page finds an entry; the snippet is the record's own text, so its
+    /// HTML special characters are escaped and only the match markers become <mark>.
+    func testTheSearchBoxFindsAnEntryAndEscapesItsSnippet() throws {
+        try seedFamily()
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--date", "2026-11-07",
+                             "--description", #"Metformin <b>500</b> & "ER" <script>alert(1)</script>"#]))
+        let served = try serve()
+        defer { stop(served) }
+        for path in ["/", "/patients/1", "/patients/1/timeline", "/patients/1/trends"] {
+            let page = try served.bearer(path).body
+            XCTAssertTrue(page.contains(#"<form class="search-box" role="search" method="get" action="\#(served.prefix)/search">"#), path)
+        }
+        XCTAssertTrue(try served.bearer("/patients/1").body.contains(#"<input type="hidden" name="patient""#), "a patient's page searches that patient")
+
+        let found = try served.bearer("/search?q=metformin")
+        XCTAssertEqual(found.status, 200)
+        XCTAssertTrue(found.body.contains(#"<li class="hit""#), found.body)
+        XCTAssertTrue(found.body.contains("<mark>Metformin</mark> &lt;b&gt;500&lt;/b&gt; &amp; &quot;ER&quot; &lt;script&gt;alert(1)&lt;/script"), found.body)
+        XCTAssertFalse(found.body.contains("<script>alert"))
+        XCTAssertFalse(found.body.contains("<b>500"))
+        XCTAssertTrue(found.body.contains("Ada Lovelace"), "whose record it is")
+        XCTAssertEqual(found.header("Content-Security-Policy"), try served.bearer("/").header("Content-Security-Policy"))
+
+        // Per patient and per type; the JSON API is the CLI's.
+        XCTAssertTrue(try served.bearer("/search?q=metformin&patient=2").body.contains(#"id="no-hits""#), "Charles has none")
+        XCTAssertTrue(try served.bearer("/search?q=metformin&patient=1&type=medication").body.contains(#"<li class="hit""#))
+        XCTAssertTrue(try served.bearer("/search?q=metformin&type=condition").body.contains(#"id="no-hits""#))
+        XCTAssertEqual(try served.bearer("/search?q=metformin&type=gossip").status, 400)
+        XCTAssertEqual(try served.bearer("/search?q=metformin&patient=nobody").status, 404)
+        XCTAssertEqual(try served.bearer("/search?q=%2B%2B").status, 200, "no word to look for is said on the page")
+        let api = try served.bearer("/api/search?q=metf&patient=1")
+        let cli = try json(ok(withPassword(["search", "metf", "--patient", "1", "--json"])))
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(api.body.utf8)) as? NSDictionary, cli as NSDictionary)
+        XCTAssertEqual(try served.bearer("/api/search?q=").status, 400)
     }
 
     static func csrf(in page: String) -> String? {

@@ -62,6 +62,12 @@ public enum ReadableUnits {
         return [text, unit].compactMap { $0 }.joined(separator: " ")
     }
 
+    /// Whether how `unit` reads depends on the entry's codes (a `%` that may be a fraction, a bare `count`).
+    public static func needsCodes(_ unit: String?) -> Bool {
+        let recorded = unit?.trimmingCharacters(in: .whitespaces)
+        return recorded == "%" || recorded == "count"
+    }
+
     /// How a UCUM code reads: `kg/m2` as kg/m², `Cel` as °C, the catalog's display otherwise.
     public static func display(_ ucum: String) -> String {
         peopleRead[ucum] ?? ObservationCatalog.standard.unit(ucum)?.display ?? ucum

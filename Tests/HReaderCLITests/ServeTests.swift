@@ -472,6 +472,13 @@ final class ServeTests: CLITestCase {
         let timeline = try served.bearer("/timeline.json?patient=1&from=2025-01-01&to=2025-02-01&detail=1").json
         XCTAssertEqual((timeline["results"] as? [[String: Any]])?.first?["entry_id"] as? Int, flagged, "what the timeline links a result by")
         XCTAssertTrue(try served.bearer("/static/app.js").body.contains("/trends?entry="), "the timeline's result rows link to their trend")
+
+        // The same code in another unit is a chart of its own, never mixed into the mg/dL one.
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "result", "--description", "Total cholesterol", "--value", "5.2",
+                             "--unit", "mmol/L", "--code", "LOINC=2093-3", "--date", "2026-06-01T08:00:00Z"]))
+        let units = try XCTUnwrap(try served.bearer("/api/patients/1/trends?code=LOINC%7C2093-3").json["trends"] as? [[String: Any]])
+        XCTAssertEqual(units.map { $0["unit"] as? String }, ["mg/dL", "mmol/L"])
+        XCTAssertEqual(units.map { $0["readings"] as? Int }, [3, 1])
     }
 
     /// The search box on every page finds an entry; the snippet is the record's own text, so its

@@ -166,7 +166,7 @@ public struct ResultTrend: Sendable, Equatable {
 }
 
 extension OpenVault {
-    /// The patient's numeric results, one trend per result code (`ResultTrend.key`), ordered by
+    /// The patient's numeric results, one trend per result code (`ResultTrend.key`) and unit, ordered by
     /// description; only `code` when given. Without a range, all of the patient's results, each trend
     /// placed over its own first to last reading. Struck entries and text values are left out.
     public func resultTrends(patient: Patient, code: String? = nil, range: TimelineRange? = nil, maximumPoints: Int = 400) throws -> [ResultTrend] {
@@ -178,6 +178,7 @@ extension OpenVault {
             return (rows, Dictionary(stored.map { ($0.id, $0.content.raw) }, uniquingKeysWith: { a, _ in a }))
         }
         struct Group {
+            var key: String
             var system: String?
             var code: String?
             var description = ""
@@ -192,6 +193,8 @@ extension OpenVault {
             let key = ResultTrend.key(codes: row.codes, description: row.description)
             if let code, key.key != code { continue }
             let shown = ReadableUnits.quantity(number, unit: row.unit, codes: row.codes, description: row.description)
+            // One chart per code and unit: a code a lab reported in mg/dL and another in mmol/L is two charts.
+            let groupKey = key.key + "\u{1F}" + (shown.unit ?? "")
             var reference = ResultTrend.Reference(raw: raws[row.id] ?? nil)
             // The range is in the unit recorded: it is shown as the value is (a fraction's range too).
             if shown.value != number, number != 0 {
@@ -199,23 +202,23 @@ extension OpenVault {
                 reference.low = reference.low.map { ReadableUnits.rounded($0 * factor) }
                 reference.high = reference.high.map { ReadableUnits.rounded($0 * factor) }
             }
-            var group = groups[key.key] ?? Group(system: key.system, code: key.code)
+            var group = groups[groupKey] ?? Group(key: key.key, system: key.system, code: key.code)
             group.description = row.description
-            group.unit = shown.unit ?? group.unit
+            group.unit = shown.unit
             if reference.low != nil || reference.high != nil { group.reference = reference }
             group.readings.append(ResultTrend.Reading(time: row.time, value: shown.value, reference: reference, entryID: row.id))
-            groups[key.key] = group
+            groups[groupKey] = group
         }
-        return groups.map { key, group in
+        return groups.values.map { group in
             let values = group.readings.map(\.value)
             let first = group.readings.first?.time ?? bounds.0, last = group.readings.last?.time ?? bounds.1
             let (start, end) = range.map { ($0.start, $0.end) } ?? (first, last)
-            return ResultTrend(key: key, system: group.system, code: group.code, description: group.description, unit: group.unit,
+            return ResultTrend(key: group.key, system: group.system, code: group.code, description: group.description, unit: group.unit,
                                referenceLow: group.reference.low, referenceHigh: group.reference.high,
                                points: ResultTrend.points(group.readings, start: start, end: end, maximumPoints: maximumPoints),
                                readings: group.readings.count, outOfRange: group.readings.filter(\.outside).count,
                                minimum: values.min() ?? 0, maximum: values.max() ?? 0, first: first, last: last)
-        }.sorted { ($0.description.lowercased(), $0.key) < ($1.description.lowercased(), $1.key) }
+        }.sorted { ($0.description.lowercased(), $0.key, $0.unit ?? "") < ($1.description.lowercased(), $1.key, $1.unit ?? "") }
     }
 
     /// The trend key of one of the patient's entries (`ResultTrend.key`), for "this result's trend".

@@ -308,7 +308,10 @@
     if (finish <= first) { first -= 43200; finish += 43200; } // one reading: half a day either side
     const x = (t) => left + ((t - first) / Math.max(finish - first, 1)) * (width - left - right);
     const y = (v) => top + (1 - (v - low) / (high - low)) * (height - top - bottom);
-    const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img" });
+    const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img",
+      "aria-label": `${trend.description}: ${trend.readings} readings from ${dateText(trend.first)} to ${dateText(trend.last)}` +
+        ((hasLow || hasHigh) ? `, reference range ${rangeText(range.low, range.high, trend.unit)}` : "") +
+        `, ${trend.out_of_range} outside it` });
     picture.append(svg("rect", { x: left, y: top, width: width - left - right, height: height - top - bottom, class: "plot" }));
     if (hasLow || hasHigh) {
       const bandTop = y(hasHigh ? range.high : high), bandBottom = y(hasLow ? range.low : low);
@@ -360,7 +363,7 @@
         (trend.out_of_range > 0 ? `, ${trend.out_of_range} outside the range` : "")));
     const caption = el("p", { class: "reference-text" }, (hasLow || hasHigh) ? "Reference range " + rangeText(range.low, range.high, trend.unit) :
       "No reference range recorded");
-    const figure = el("figure", { class: "trend", "data-key": trend.key }, heading, caption, picture);
+    const figure = el("figure", { class: "trend", "data-key": trend.key, "data-unit": trend.unit || "" }, heading, caption, picture);
     if (single) {
       figure.append(el("table", { class: "readings-table" },
         el("tr", {}, el("th", {}, "Date"), el("th", {}, "Value"), el("th", {}, "Reference range"), el("th", {}, "Flag")),

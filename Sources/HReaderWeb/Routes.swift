@@ -63,7 +63,7 @@ struct Routes {
                 let patient = try Self.patient(reference, in: open)
                 guard let entry else { return (patient, code) }
                 guard let key = try open.resultTrendKey(entry: entry, patient: patient) else {
-                    throw WebError.notFound("\(Pages.name(patient)) has no entry '\(entry)'")
+                    throw WebError.notFound("\(Pages.name(patient)) has no result '\(entry)'")
                 }
                 return (patient, key)
             }

@@ -469,6 +469,8 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(page.header("Content-Security-Policy"), try served.bearer("/patients/1").header("Content-Security-Policy"))
         XCTAssertFalse(page.body.replacingOccurrences(of: #"<script src="\#(served.prefix)/static/app.js" defer></script>"#, with: "").contains("<script"))
         XCTAssertEqual(try served.bearer("/patients/1/trends?entry=999999").status, 404)
+        let culture = try XCTUnwrap(entries.first { $0["description"] as? String == "Urine culture" }?["id"] as? Int)
+        XCTAssertEqual(try served.bearer("/patients/1/trends?entry=\(culture)").status, 200, "a text result: its code's page, with no chart")
         let timeline = try served.bearer("/timeline.json?patient=1&from=2025-01-01&to=2025-02-01&detail=1").json
         XCTAssertEqual((timeline["results"] as? [[String: Any]])?.first?["entry_id"] as? Int, flagged, "what the timeline links a result by")
         XCTAssertTrue(try served.bearer("/static/app.js").body.contains("/trends?entry="), "the timeline's result rows link to their trend")

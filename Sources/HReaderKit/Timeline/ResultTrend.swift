@@ -221,10 +221,11 @@ extension OpenVault {
         }.sorted { ($0.description.lowercased(), $0.key, $0.unit ?? "") < ($1.description.lowercased(), $1.key, $1.unit ?? "") }
     }
 
-    /// The trend key of one of the patient's entries (`ResultTrend.key`), for "this result's trend".
+    /// The trend key of one of the patient's results (`ResultTrend.key`), for "this result's trend"; nil
+    /// when the patient has no such entry or it is not a result.
     public func resultTrendKey(entry reference: String, patient: Patient) throws -> String? {
         let entry = try read { try entries.find(reference) }
-        guard let entry, entry.patientID == patient.id else { return nil }
+        guard let entry, entry.patientID == patient.id, entry.content.type == .result else { return nil }
         return ResultTrend.key(codes: entry.content.codes, description: entry.content.description).key
     }
 }

@@ -174,6 +174,11 @@ public struct TimelineQuery {
         ]
         if detail {
             members.append(("entry_id", .int(row.id)))
+            // The value as the web view lists it, in the units people read (ReadableUnits).
+            if let display = ReadableUnits.text(number: row.valueNumber, text: row.valueText, unit: row.unit, codes: row.codes,
+                                                description: row.description) {
+                members.append(("display", .string(display)))
+            }
             members.append(("codes", .object(JSONObject(sortingKeysOf: row.codes) { .array($0.map(JSONValue.string)) })))
             if let source = sources[row.sourceID] {
                 var s: JSONObject = [("kind", .string(source.kind.rawValue)), ("name", .string(source.displayName))]

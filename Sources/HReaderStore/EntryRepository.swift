@@ -236,6 +236,22 @@ extension EntryRepository {
             """, [entryID]) { Copy(entryID: $0.int64(0)!, sourceID: $0.int64(1)!, sourceName: $0.string(2) ?? "") }
     }
 
+    /// For each fact of a patient that several copies state: its shown entry id → the copies' source
+    /// names (each once, the shown copy's first) and how many copies there are.
+    public func factSources(patientID: Int64) throws -> [Int64: (names: [String], copies: Int)] {
+        var out: [Int64: (names: [String], copies: Int)] = [:]
+        try db.query("""
+            SELECT e.fact_id, s.display_name FROM entries e JOIN sources s ON s.id = e.source_id
+            WHERE e.patient_id = ? AND e.fact_id IS NOT NULL ORDER BY e.fact_id, e.id <> e.fact_id, e.id
+            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }.forEach { fact, name in
+            var entry = out[fact] ?? ([], 0)
+            if !entry.names.contains(name) { entry.names.append(name) }
+            entry.copies += 1
+            out[fact] = entry
+        }
+        return out
+    }
+
     /// The fact an entry belongs to (its group's shown copy), nil when it is a fact of its own.
     public func factID(of entryID: Int64) throws -> Int64? {
         try db.scalarInt("SELECT fact_id FROM entries WHERE id = ?", [entryID])

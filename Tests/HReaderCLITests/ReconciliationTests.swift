@@ -146,6 +146,15 @@ final class ReconciliationTests: ServerCLITestCase {
         // The weight in pounds at 05:30 east is the same fact as the server's in kilograms.
         let weights = merged.filter { ($0["codes"] as? [String: [String]])?["LOINC"]?.contains("29463-7") == true }
         XCTAssertFalse(weights.isEmpty)
+        // The timeline lists each fact once and names its sources.
+        let timeline = try json(try cli(["timeline", "--patient", "\(hospital)", "--from", "1990-01-01", "--to", "2030-01-01", "--detail"]))
+        let items = timeline.values.compactMap { $0 as? [[String: Any]] }.flatMap { $0 }
+        let stated = items.filter { ($0["copies"] as? Int ?? 1) > 1 }
+        XCTAssertFalse(stated.isEmpty)
+        for item in stated { XCTAssertEqual((item["sources"] as? [String])?.count, 2, "\(item)") }
+        let timelineIDs = items.compactMap { $0["entry_id"] as? Int }
+        XCTAssertEqual(timelineIDs.count, Set(timelineIDs).count, "one item per fact")
+        XCTAssertTrue(Set(timelineIDs).isSubset(of: Set(merged.compactMap { $0["id"] as? Int })), "only shown copies")
         let hospitalState = try state()
 
         // Re-importing each source changes nothing.

@@ -135,12 +135,16 @@
             const shown = item.display !== undefined ? item.display : item.measurement && item.measurement.value !== null
               ? `${item.measurement.value}${item.measurement.unit ? " " + item.measurement.unit : ""}` : "";
             const value = shown ? ` — ${shown}` : "";
+            // A fact several sources state is one item: say who states it.
+            const from = item.sources && item.copies > 1
+              ? [" ", el("span", { class: "from" }, `from: ${item.sources.join(", ")}` +
+                  (item.copies > item.sources.length ? ` (${item.copies} copies)` : ""))] : [];
             if (key === "results" && item.entry_id !== undefined) {
               const href = `${base}/patients/${encodeURIComponent(state.patient)}/trends?entry=${encodeURIComponent(item.entry_id)}`;
               return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, " ",
-                el("a", { class: "trend-link", href }, "trend"));
+                el("a", { class: "trend-link", href }, "trend"), ...from);
             }
-            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value);
+            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, ...from);
           }))));
       }
       const activity = timeline.activity || [];

@@ -26,7 +26,7 @@ public struct SearchRepository {
     public func search(_ query: SearchQuery, patientID: Int64? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [Hit] {
         guard let match = query.ftsExpression else { return [] }
         var sql = """
-            SELECT coalesce(e.fact_id, e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
+            SELECT coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
                    snippet(entries_search, -1, ?, ?, '…', 12)
             FROM entries_search JOIN entries e ON e.id = entries_search.rowid
             WHERE entries_search MATCH ? AND e.user_deleted = 0

@@ -31,7 +31,13 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6);
 // HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore;
 // HREADER_BENCH_ONLY=json only the JSON parsers'; HREADER_BENCH_ONLY=ccda only the C-CDA import;
-// HREADER_BENCH_ONLY=reconcile only reconciliation and merging people.
+// HREADER_BENCH_ONLY=reconcile only reconciliation and merging people; HREADER_BENCH_ONLY=startup only start-up.
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "startup" {
+    try runStartupBenchmarks()
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "reconcile" {
     try runReconcileBenchmarks(scratch: scratch, password: password)
     say("\nDone.")
@@ -211,6 +217,7 @@ try await runImportBenchmarks(scratch: scratch, password: password)
 try runAppleHealthBenchmarks(scratch: scratch, password: password)
 try runCCDABenchmarks(scratch: scratch, password: password)
 try runReconcileBenchmarks(scratch: scratch, password: password)
+try runStartupBenchmarks()
 try runBackupBenchmarks(scratch: scratch, password: password)
 try runJSONBenchmarks()
 

@@ -2,8 +2,8 @@ import Foundation
 
 /// Groups the entries of one person that state the same clinical fact, from different sources
 /// (docs/reconciliation.md). Nothing is deleted or rewritten: every copy keeps its row, and
-/// `fact_copies` points each copy of a group that is not shown at the one shown (the group's lowest
-/// id that its source still has); a shown entry has no row there. Readers show one row per fact
+/// `fact_copies` points each copy of a group that is not shown at the one shown (one its source
+/// still has, the first by its source's id for it); a shown entry has no row there. Readers show one row per fact
 /// (`EntryRepository.list`), and list every copy when asked.
 ///
 /// The grouping is a function of the person's entries and the user's choices only, so it does not
@@ -48,6 +48,7 @@ public struct FactGrouping {
         let unit: String?
         let missing: Bool
         let codes: [String]
+        let remoteID: String
     }
 
     /// Recomputes the groups of one person's entries; returns how many entries changed group.
@@ -58,7 +59,7 @@ public struct FactGrouping {
         // Read through `entries_facts` alone (schema 5): every column here is in that index.
         var candidates = try db.query("""
             SELECT id, source_id, source_patient_id, type, date_text, start_text, date_epoch, start_epoch, end_epoch,
-                   value_number, value_text, unit, missing_at_source, codes
+                   value_number, value_text, unit, missing_at_source, codes, remote_id
             FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0
               AND type IN ('condition', 'allergy', 'medication', 'immunization', 'result', 'vital_sign', 'encounter', 'procedure')
             """, [patientID]) { s -> Candidate in
@@ -69,7 +70,7 @@ public struct FactGrouping {
                              day: dayText.map { String($0.prefix(10)) },
                              instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6), end: s.int64(8),
                              valueNumber: s.double(9), valueText: s.string(10), unit: s.string(11), missing: s.string(12) != nil,
-                             codes: Self.codeTokens(s.string(13)))
+                             codes: Self.codeTokens(s.string(13)), remoteID: s.string(14) ?? "")
         }
         candidates.sort { $0.id < $1.id }
         // A medication without codes compares by name: the few such rows are read for their description.
@@ -104,12 +105,13 @@ public struct FactGrouping {
         }
         for (a, b) in joins { groups.union(a, b) }
 
-        // The shown copy of each group: the lowest id its source still has, else the lowest.
+        // The shown copy of each group: one its source still has, the first by the id its source
+        // gives it (then the local id): the same copy whatever order the sources came in.
         var members: [Int64: [Candidate]] = [:]
         for c in candidates { members[groups.find(c.id), default: []].append(c) }
         var wanted: [Int64: Int64] = [:]
         for group in members.values where group.count > 1 {
-            let shown = (group.first { !$0.missing } ?? group[0]).id
+            let shown = group.min { ($0.missing ? 1 : 0, $0.remoteID, $0.id) < ($1.missing ? 1 : 0, $1.remoteID, $1.id) }!.id
             for c in group { wanted[c.id] = shown }
         }
         // What is stored now: the copies among the candidates (a copy struck or of another kind since

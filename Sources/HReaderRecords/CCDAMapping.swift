@@ -37,9 +37,11 @@ struct CCDAMapping {
         }
     }
 
-    private mutating func indexNarrative(_ element: CDAElement) {
-        if let id = element[attribute: "ID"], narrative[id] == nil { narrative[id] = element.plainText }
-        for child in element.children { indexNarrative(child) }
+    /// Every element with an `ID`, in document order (the first of an ID wins).
+    private mutating func indexNarrative(_ root: CDAElement) {
+        for element in root.tree.elements {
+            if let id = element[attribute: "ID"], narrative[id] == nil { narrative[id] = element.plainText }
+        }
     }
 
     var lookup: (String) -> String? { { [narrative] in narrative[$0] } }
@@ -104,7 +106,7 @@ struct CCDAMapping {
     /// `raceCode` (and `sdtc:raceCode`) or `ethnicGroupCode` as the US Core extension: OMB categories,
     /// detailed ones, and the text US Core asks for. Nil for a nullFlavor (asked, unknown).
     static func category(_ person: CDAElement, element name: String, url: String, omb: Set<String>) -> JSONValue? {
-        let codes = person.children.filter { $0.name == name && ($0.namespace == CDAElement.hl7Namespace || $0.namespace == sdtcNamespace) }
+        let codes = person.children.filter { $0.name == name && ($0.isHL7 || $0.namespace == sdtcNamespace) }
         var parts: [JSONValue] = []
         var names: [String] = []
         for code in codes where code.nullFlavor == nil {
@@ -200,7 +202,7 @@ struct CCDAMapping {
                                               "encounter", "observationMedia", "regionOfInterest"]
 
     static func statement(of entry: CDAElement) -> CDAElement? {
-        entry.children.first { $0.namespace == CDAElement.hl7Namespace && statementNames.contains($0.name) }
+        entry.children.first { $0.isHL7 && statementNames.contains($0.name) }
     }
 
     private mutating func map(_ entry: CDAElement, kind: CCDASectionKind, into record: inout CCDADocument.Section) {

@@ -91,6 +91,9 @@ extension JSONReader {
 
 func nonEmpty(_ text: String?) -> String? {
     guard let text else { return nil }
+    // Most texts begin and end with a printable ASCII character: nothing to trim, and no trip
+    // through Foundation (this runs for almost every value read).
+    if let first = text.utf8.first, let last = text.utf8.last, first > 0x20, first < 0x80, last > 0x20, last < 0x80 { return text }
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
     return trimmed.isEmpty ? nil : trimmed
 }

@@ -11,8 +11,7 @@ struct FHIRInput {
         let fullUrl: String?
 
         var reader: JSONReader {
-            let id = object["id"]?.string.map { "\(type)/\($0)" }
-            return JSONReader(object, path: id.map { "\(path) (\($0))" } ?? path)
+            JSONReader(object, resourceAt: path, type: type, id: object["id"]?.string)
         }
     }
 

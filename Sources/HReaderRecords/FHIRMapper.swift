@@ -228,7 +228,8 @@ public struct FHIRMapper: Sendable {
     /// `Patient/<id>`, `[base]/Patient/<id>` or either with `/_history/<version>`; nil for anything else.
     static func patientKey(_ reference: String) -> SubjectKey? {
         var text = Substring(reference)
-        if let history = text.range(of: "/_history/") { text = text[..<history.lowerBound] }
+        // (Foundation's range(of:) only when there can be a "/_history/": it costs more than the rest.)
+        if reference.utf8.contains(UInt8(ascii: "_")), let history = text.range(of: "/_history/") { text = text[..<history.lowerBound] }
         let segments = text.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 2, segments[segments.count - 2] == "Patient", let id = segments.last.map(String.init), !id.isEmpty else {
             return nil
@@ -248,7 +249,7 @@ public struct FHIRMapper: Sendable {
     private static func resolve(_ reference: String, in index: [String: Int]) -> Int? {
         if let found = index[reference] { return found }
         var reference = Substring(reference)
-        if let history = reference.range(of: "/_history/") {
+        if reference.utf8.contains(UInt8(ascii: "_")), let history = reference.range(of: "/_history/") {
             reference = reference[..<history.lowerBound]
             if let found = index[String(reference)] { return found }
         }

@@ -21,7 +21,8 @@ struct CCDAMapping {
         self.what = what
     }
 
-    var subject: JSONValue { ["reference": .string("Patient/\(patientID)")] }
+    /// The Patient reference every resource carries (set with the patient).
+    private(set) var subject: JSONValue = .null
 
     mutating func run() throws {
         indexNarrative(root)
@@ -81,6 +82,7 @@ struct CCDAMapping {
         let key = identifiers.first.map { "\($0["system"]?.string ?? "")|\($0["value"]?.string ?? "")" }
             ?? "name:\(JSONValue.array(names).serialized(sortingKeys: true))|\(birthDate ?? "")|\(gender ?? "")"
         patientID = "ccda-" + StableID.fnv1a64("Patient|" + key)
+        subject = ["reference": .string("Patient/\(patientID)")]
         members.append(("id", .string(patientID)))
         if !identifiers.isEmpty { members.append(("identifier", .array(identifiers.map(JSONValue.object)))) }
         if !names.isEmpty { members.append(("name", .array(names))) }

@@ -55,16 +55,15 @@ enum CCDAValues {
     }
 
     static func isUUID(_ text: String) -> Bool {
-        guard text.utf8.allSatisfy({ $0 < 0x80 }) else {
-            // Character.isHexDigit also takes the fullwidth forms.
-            let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
-            return parts == [8, 4, 4, 4, 12] && text.allSatisfy { $0 == "-" || $0.isHexDigit }
-        }
         var part = 0, length = 0
-        let lengths = [8, 4, 4, 4, 12]
         for byte in text.utf8 {
+            if byte >= 0x80 {
+                // Character.isHexDigit also takes the fullwidth forms.
+                let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
+                return parts == [8, 4, 4, 4, 12] && text.allSatisfy { $0 == "-" || $0.isHexDigit }
+            }
             if byte == UInt8(ascii: "-") {
-                guard part < 4, length == lengths[part] else { return false }
+                guard part < 4, length == (part == 0 ? 8 : 4) else { return false }
                 part += 1
                 length = 0
             } else if isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20) {
@@ -108,46 +107,51 @@ enum CCDAValues {
     /// `fhirDateTime` of a trimmed ASCII text, read byte by byte.
     private static func dateTime(ascii bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var end = bytes.count
-        var offset: [UInt8] = []
-        if let sign = bytes.firstIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) {
-            let zone = bytes[(sign + 1)...]
-            guard zone.count == 4, zone.allSatisfy(isDigit) else { return nil }
-            let hours = Int(bytes[sign + 1] - 48) * 10 + Int(bytes[sign + 2] - 48)
-            let minutes = Int(bytes[sign + 3] - 48) * 10 + Int(bytes[sign + 4] - 48)
+        var sign: Int?
+        if let found = bytes.firstIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) {
+            guard bytes.count - found == 5, bytes[(found + 1)...].allSatisfy(isDigit) else { return nil }
+            let hours = Int(bytes[found + 1] - 48) * 10 + Int(bytes[found + 2] - 48)
+            let minutes = Int(bytes[found + 3] - 48) * 10 + Int(bytes[found + 4] - 48)
             guard hours <= 14, minutes < 60 else { return nil }
-            offset = [bytes[sign], bytes[sign + 1], bytes[sign + 2], UInt8(ascii: ":"), bytes[sign + 3], bytes[sign + 4]]
-            end = sign
+            sign = found
+            end = found
         }
-        var fraction: ArraySlice<UInt8> = []
+        var fraction = 0..<0
         if let dot = bytes[..<end].firstIndex(of: UInt8(ascii: ".")) {
-            let digits = bytes[(dot + 1)..<end]
-            guard !digits.isEmpty, digits.allSatisfy(isDigit) else { return nil }
-            fraction = [UInt8(ascii: ".")] + digits.prefix(9)
+            guard dot + 1 < end, bytes[(dot + 1)..<end].allSatisfy(isDigit) else { return nil }
+            fraction = dot..<min(end, dot + 10)   // the dot and at most nine digits
             end = dot
         }
-        let digits = bytes[..<end]
-        guard digits.allSatisfy(isDigit), [4, 6, 8, 10, 12, 14].contains(end) else { return nil }
-        func number(_ from: Int, _ count: Int) -> Int { digits[from..<(from + count)].reduce(0) { $0 * 10 + Int($1 - 48) } }
+        guard bytes[..<end].allSatisfy(isDigit), [4, 6, 8, 10, 12, 14].contains(end) else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int { bytes[from..<(from + count)].reduce(0) { $0 * 10 + Int($1 - 48) } }
         let year = number(0, 4)
         guard year >= 1 else { return nil }
-        var out: [UInt8] = Array(digits[0..<4])
-        out.reserveCapacity(32)
+        var out: [UInt8] = []
+        out.reserveCapacity(40)
+        out.append(contentsOf: bytes[0..<4])
         func done() -> String { String(decoding: out, as: UTF8.self) }
         guard end >= 6 else { return done() }
         let month = number(4, 2)
         guard (1...12).contains(month) else { return nil }
-        out += [UInt8(ascii: "-"), digits[4], digits[5]]
+        out.append(UInt8(ascii: "-"))
+        out.append(contentsOf: bytes[4..<6])
         guard end >= 8 else { return done() }
         let day = number(6, 2)
         guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        out += [UInt8(ascii: "-"), digits[6], digits[7]]
-        guard end >= 10, !offset.isEmpty else { return done() }
+        out.append(UInt8(ascii: "-"))
+        out.append(contentsOf: bytes[6..<8])
+        guard end >= 10, let sign else { return done() }
         let hour = number(8, 2), minute = end >= 12 ? number(10, 2) : 0, second = end >= 14 ? number(12, 2) : 0
         guard hour < 24, minute < 60, second < 60 else { return nil }
-        func two(_ value: Int) -> [UInt8] { [UInt8(48 + value / 10), UInt8(48 + value % 10)] }
-        out += [UInt8(ascii: "T")] + two(hour) + [UInt8(ascii: ":")] + two(minute) + [UInt8(ascii: ":")] + two(second)
-        if end >= 14 { out += fraction }
-        out += offset
+        for (separator, value) in [(UInt8(ascii: "T"), hour), (UInt8(ascii: ":"), minute), (UInt8(ascii: ":"), second)] {
+            out.append(separator)
+            out.append(UInt8(48 + value / 10))
+            out.append(UInt8(48 + value % 10))
+        }
+        if end >= 14 { out.append(contentsOf: bytes[fraction]) }
+        out.append(contentsOf: bytes[sign..<(sign + 3)])
+        out.append(UInt8(ascii: ":"))
+        out.append(contentsOf: bytes[(sign + 3)..<(sign + 5)])
         return done()
     }
 
@@ -175,7 +179,7 @@ enum CCDAValues {
     /// The effectiveTime elements of an entry: the interval first (an IVL_TS), a frequency (PIVL_TS) after.
     static func interval(of entry: CDAElement) -> (point: String?, low: String?, high: String?) {
         let times = entry.all("effectiveTime")
-        let chosen = times.first { !["PIVL_TS", "EIVL_TS"].contains($0.instanceType ?? "") } ?? times.first
+        let chosen = times.first { let type = $0.instanceType; return type != "PIVL_TS" && type != "EIVL_TS" } ?? times.first
         return Self.times(chosen)
     }
 
@@ -311,7 +315,9 @@ enum CCDAValues {
     /// is the value, in the URI system. Nil for a nullFlavor or an id without a root.
     static func identifier(_ element: CDAElement) -> JSONObject? {
         guard element.nullFlavor == nil, let root = element[attribute: "root"].flatMap(nonEmpty) else { return nil }
-        let rootURI = system(root) == nil ? nil : (isOID(root) ? "urn:oid:\(root)" : isUUID(root) ? "urn:uuid:\(root.lowercased())" : root)
+        // What `system(root)` would say, without looking the root up as a code system first.
+        let rootURI = isOID(root) ? "urn:oid:" + root : isUUID(root) ? "urn:uuid:" + root.lowercased()
+            : systems[root] != nil || root.contains(":") ? root : nil
         if let extensionValue = element[attribute: "extension"].flatMap(nonEmpty) {
             guard let rootURI else { return nil }
             return ["system": .string(rootURI), "value": .string(extensionValue)]

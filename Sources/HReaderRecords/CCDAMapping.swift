@@ -184,8 +184,7 @@ struct CCDAMapping {
                 } else {
                     let sectionCode = code?[attribute: "code"]
                     let base = "Note|\(kind?.rawValue ?? "")|\(sectionCode ?? "")|\(title)|" + key(section, kind: "note")
-                    let seen = occurrences[base, default: 0]
-                    occurrences[base] = seen + 1
+                    let seen = occurrences[base, default: 0].postIncrement()
                     notes.append(CCDADocument.Note(id: "ccda-" + StableID.fnv1a64(base + "|\(seen)"), type: kind?.entryType ?? .observation,
                                                    title: title, sectionCode: sectionCode, text: text))
                     record.imported += 1
@@ -316,10 +315,16 @@ struct CCDAMapping {
     private mutating func resourceID(type: String, kind: CCDASectionKind, resource: JSONObject) -> String {
         let identity = resource["identifier"]?.array?.first.map { $0.serialized(sortingKeys: true) }
             ?? "content:" + JSONValue.object(resource).serialized(sortingKeys: true)
-        let base = "\(type)|\(kind.rawValue)|\(identity)"
-        let seen = occurrences[base, default: 0]
-        occurrences[base] = seen + 1
-        return "ccda-" + StableID.fnv1a64(base + "|\(seen)")
+        var base = type
+        base.reserveCapacity(type.utf8.count + identity.utf8.count + 32)
+        base += "|"
+        base += kind.rawValue
+        base += "|"
+        base += identity
+        let seen = occurrences[base, default: 0].postIncrement()
+        base += "|"
+        base += String(seen)
+        return "ccda-" + StableID.fnv1a64(base)
     }
 
     /// The identity of an element without ids: its canonical content.
@@ -382,5 +387,13 @@ struct CCDAMapping {
         resources.append(resource)
         record.imported = 1
         sections.append(record)
+    }
+}
+
+private extension Int {
+    /// The value before adding one (a count looked up once, not read then written).
+    mutating func postIncrement() -> Int {
+        defer { self += 1 }
+        return self
     }
 }

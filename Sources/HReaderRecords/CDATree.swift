@@ -225,8 +225,9 @@ private struct CDATreeBuilder {
         for i in 0..<list.count {
             guard let base = list.base, let name = base[5 * i] else { continue }
             let value = list.value(i)
-            let span = CDATree.Span(start: Int32(bytes.count), count: Int32(value.count))
-            bytes.append(contentsOf: value)
+            let start = bytes.count
+            appendAttributeValue(value)
+            let span = CDATree.Span(start: Int32(start), count: Int32(bytes.count - start))
             attributes.append(CDATree.Attribute(name: nameID(name, prefix: base[5 * i + 1], uri: base[5 * i + 2]),
                                                 namespace: namespaceID(base[5 * i + 2]), value: span))
         }
@@ -240,6 +241,23 @@ private struct CDATreeBuilder {
         }
         open.append(index)
         lastChild.append(-1)
+    }
+
+    /// Without entity substitution libxml2 hands every `&` of an attribute value over as `&#38;`
+    /// (for its tree builder to decode, as it does for the streaming reader): decoded here the same way.
+    private mutating func appendAttributeValue(_ value: UnsafeBufferPointer<UInt8>) {
+        guard value.contains(UInt8(ascii: "&")) else { return bytes.append(contentsOf: value) }
+        let escaped: [UInt8] = Array("&#38;".utf8)
+        var i = 0
+        while i < value.count {
+            if value[i] == UInt8(ascii: "&"), i + 5 <= value.count, value[i..<(i + 5)].elementsEqual(escaped) {
+                bytes.append(UInt8(ascii: "&"))
+                i += 5
+            } else {
+                bytes.append(value[i])
+                i += 1
+            }
+        }
     }
 
     mutating func end() {

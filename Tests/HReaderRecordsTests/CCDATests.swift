@@ -551,6 +551,17 @@ final class CCDATests: XCTestCase {
 
     // MARK: Values
 
+    /// libxml2 hands an escaped `&` of an attribute over as `&#38;` when it substitutes no
+    /// entities: the name a vendor gave ("Salt &amp; pepper") is read with its one `&`.
+    func testAnEscapedAmpersandInAnAttributeIsReadAsOneAmpersand() throws {
+        let data = Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.problems, title: "Problems",
+            entries: [CDAFixture.problem("38341003", "Hypertension &amp; renal disease &#38; more")]))).utf8)
+        let document = try CCDADocument.read(data, what: "t")
+        let condition = try XCTUnwrap(resources(document, "Condition").first)
+        XCTAssertEqual(condition["code"]?["coding"]?.array?.first?["display"]?.string, "Hypertension & renal disease & more")
+    }
+
     func testTimesKeepTheirPrecisionAndATimeWithoutAnOffsetKeepsItsDateOnly() {
         XCTAssertEqual(CCDAValues.fhirDateTime("2012"), "2012")
         XCTAssertEqual(CCDAValues.fhirDateTime("201205"), "2012-05")

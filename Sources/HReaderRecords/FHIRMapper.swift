@@ -235,7 +235,11 @@ public struct FHIRMapper: Sendable {
         var text = Substring(reference)
         // (Foundation's range(of:) only when there can be a "/_history/": it costs more than the rest.)
         if reference.utf8.contains(UInt8(ascii: "_")), let history = text.range(of: "/_history/") { text = text[..<history.lowerBound] }
-        let segments = text.split(separator: "/", omittingEmptySubsequences: false)
+        // An ASCII reference (nearly all) is split by its bytes: the same segments, without
+        // walking it Character by Character.
+        let segments = text.utf8.allSatisfy({ $0 < 0x80 })
+            ? text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
+            : text.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 2, segments[segments.count - 2] == "Patient", let id = segments.last.map(String.init), !id.isEmpty else {
             return nil
         }

@@ -369,11 +369,11 @@ extension CCDAMapping {
         guard let code, !CCDAValues.isPlaceholder(code) else {
             return skip("an observation whose code is a nullFlavor or a placeholder (nothing named)")
         }
-        let category: JSONValue = switch kind {
-        case .vitalSigns: CCDAValues.concept("http://terminology.hl7.org/CodeSystem/observation-category", "vital-signs", "Vital Signs")
-        case .socialHistory: CCDAValues.concept("http://terminology.hl7.org/CodeSystem/observation-category", "social-history", "Social History")
-        case .functionalStatus: CCDAValues.concept("http://hl7.org/fhir/us/core/CodeSystem/us-core-category", "functional-status", "Functional Status")
-        default: CCDAValues.concept("http://terminology.hl7.org/CodeSystem/observation-category", "laboratory", "Laboratory")
+        let category = switch kind {
+        case .vitalSigns: Self.vitalSignsCategory
+        case .socialHistory: Self.socialHistoryCategory
+        case .functionalStatus: Self.functionalStatusCategory
+        default: Self.laboratoryCategory
         }
         var members: [JSONObject.Member] = [("resourceType", "Observation")]
         members += identifiers(observation)
@@ -384,7 +384,7 @@ extension CCDAMapping {
         case "nullified"?: "entered-in-error"
         default: "unknown"
         }
-        members += [("status", .string(status)), ("category", [category]), ("code", .object(code)), ("subject", subject)]
+        members += [("status", .string(status)), ("category", category), ("code", .object(code)), ("subject", subject)]
         members += timeMembers(observation, prefix: "effective", fallback: organizer)
         members += value(observation.child("value"))
         let interpretations = observation.all("interpretationCode").compactMap(concept).map(JSONValue.object)
@@ -393,6 +393,16 @@ extension CCDAMapping {
         if !ranges.isEmpty { members.append(("referenceRange", .array(ranges))) }
         return .success(JSONObject(members))
     }
+
+    /// An Observation's `category` (one array each, shared by every resource of the kind).
+    static let vitalSignsCategory: JSONValue =
+        [CCDAValues.concept("http://terminology.hl7.org/CodeSystem/observation-category", "vital-signs", "Vital Signs")]
+    static let socialHistoryCategory: JSONValue =
+        [CCDAValues.concept("http://terminology.hl7.org/CodeSystem/observation-category", "social-history", "Social History")]
+    static let functionalStatusCategory: JSONValue =
+        [CCDAValues.concept("http://hl7.org/fhir/us/core/CodeSystem/us-core-category", "functional-status", "Functional Status")]
+    static let laboratoryCategory: JSONValue =
+        [CCDAValues.concept("http://terminology.hl7.org/CodeSystem/observation-category", "laboratory", "Laboratory")]
 
     private func isSmokingValue(_ observation: CDAElement) -> Bool {
         let smoking: Set<String> = ["449868002", "428041000124106", "8517006", "266919005", "77176002", "266927001", "428071000124103",

@@ -21,7 +21,8 @@ struct CCDAMapping {
         self.what = what
     }
 
-    var subject: JSONValue { ["reference": .string("Patient/\(patientID)")] }
+    /// The Patient reference every resource carries (set with the patient).
+    private(set) var subject: JSONValue = .null
 
     mutating func run() throws {
         indexNarrative(root)
@@ -37,9 +38,11 @@ struct CCDAMapping {
         }
     }
 
-    private mutating func indexNarrative(_ element: CDAElement) {
-        if let id = element[attribute: "ID"], narrative[id] == nil { narrative[id] = element.plainText }
-        for child in element.children { indexNarrative(child) }
+    /// Every element with an `ID`, in document order (the first of an ID wins).
+    private mutating func indexNarrative(_ root: CDAElement) {
+        for element in root.tree.elements {
+            if let id = element[attribute: "ID"], narrative[id] == nil { narrative[id] = element.plainText }
+        }
     }
 
     var lookup: (String) -> String? { { [narrative] in narrative[$0] } }
@@ -79,6 +82,7 @@ struct CCDAMapping {
         let key = identifiers.first.map { "\($0["system"]?.string ?? "")|\($0["value"]?.string ?? "")" }
             ?? "name:\(JSONValue.array(names).serialized(sortingKeys: true))|\(birthDate ?? "")|\(gender ?? "")"
         patientID = "ccda-" + StableID.fnv1a64("Patient|" + key)
+        subject = ["reference": .string("Patient/\(patientID)")]
         members.append(("id", .string(patientID)))
         if !identifiers.isEmpty { members.append(("identifier", .array(identifiers.map(JSONValue.object)))) }
         if !names.isEmpty { members.append(("name", .array(names))) }
@@ -104,7 +108,7 @@ struct CCDAMapping {
     /// `raceCode` (and `sdtc:raceCode`) or `ethnicGroupCode` as the US Core extension: OMB categories,
     /// detailed ones, and the text US Core asks for. Nil for a nullFlavor (asked, unknown).
     static func category(_ person: CDAElement, element name: String, url: String, omb: Set<String>) -> JSONValue? {
-        let codes = person.children.filter { $0.name == name && ($0.namespace == CDAElement.hl7Namespace || $0.namespace == sdtcNamespace) }
+        let codes = person.children.filter { $0.name == name && ($0.isHL7 || $0.namespace == sdtcNamespace) }
         var parts: [JSONValue] = []
         var names: [String] = []
         for code in codes where code.nullFlavor == nil {
@@ -180,8 +184,7 @@ struct CCDAMapping {
                 } else {
                     let sectionCode = code?[attribute: "code"]
                     let base = "Note|\(kind?.rawValue ?? "")|\(sectionCode ?? "")|\(title)|" + key(section, kind: "note")
-                    let seen = occurrences[base, default: 0]
-                    occurrences[base] = seen + 1
+                    let seen = occurrences[base, default: 0].postIncrement()
                     notes.append(CCDADocument.Note(id: "ccda-" + StableID.fnv1a64(base + "|\(seen)"), type: kind?.entryType ?? .observation,
                                                    title: title, sectionCode: sectionCode, text: text))
                     record.imported += 1
@@ -200,7 +203,7 @@ struct CCDAMapping {
                                               "encounter", "observationMedia", "regionOfInterest"]
 
     static func statement(of entry: CDAElement) -> CDAElement? {
-        entry.children.first { $0.namespace == CDAElement.hl7Namespace && statementNames.contains($0.name) }
+        entry.children.first { $0.isHL7 && statementNames.contains($0.name) }
     }
 
     private mutating func map(_ entry: CDAElement, kind: CCDASectionKind, into record: inout CCDADocument.Section) {
@@ -312,10 +315,16 @@ struct CCDAMapping {
     private mutating func resourceID(type: String, kind: CCDASectionKind, resource: JSONObject) -> String {
         let identity = resource["identifier"]?.array?.first.map { $0.serialized(sortingKeys: true) }
             ?? "content:" + JSONValue.object(resource).serialized(sortingKeys: true)
-        let base = "\(type)|\(kind.rawValue)|\(identity)"
-        let seen = occurrences[base, default: 0]
-        occurrences[base] = seen + 1
-        return "ccda-" + StableID.fnv1a64(base + "|\(seen)")
+        var base = type
+        base.reserveCapacity(type.utf8.count + identity.utf8.count + 32)
+        base += "|"
+        base += kind.rawValue
+        base += "|"
+        base += identity
+        let seen = occurrences[base, default: 0].postIncrement()
+        base += "|"
+        base += String(seen)
+        return "ccda-" + StableID.fnv1a64(base)
     }
 
     /// The identity of an element without ids: its canonical content.
@@ -378,5 +387,13 @@ struct CCDAMapping {
         resources.append(resource)
         record.imported = 1
         sections.append(record)
+    }
+}
+
+private extension Int {
+    /// The value before adding one (a count looked up once, not read then written).
+    mutating func postIncrement() -> Int {
+        defer { self += 1 }
+        return self
     }
 }

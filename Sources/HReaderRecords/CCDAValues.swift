@@ -42,13 +42,56 @@ enum CCDAValues {
     }
 
     static func isOID(_ text: String) -> Bool {
-        !text.isEmpty && text.allSatisfy { $0 == "." || $0.isASCII && $0.isNumber } && !text.hasPrefix(".") && !text.hasSuffix(".")
-            && !text.contains("..")
+        var previous: UInt8 = UInt8(ascii: ".")
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                if previous == UInt8(ascii: ".") { return false }  // a leading "." or ".."
+            } else if !isDigit(byte) {
+                return false
+            }
+            previous = byte
+        }
+        return previous != UInt8(ascii: ".")  // empty, or a trailing "."
     }
 
     static func isUUID(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
-        return parts == [8, 4, 4, 4, 12] && text.allSatisfy { $0 == "-" || $0.isHexDigit }
+        var part = 0, length = 0
+        for byte in text.utf8 {
+            if byte >= 0x80 {
+                // Character.isHexDigit also takes the fullwidth forms.
+                let parts = text.split(separator: "-", omittingEmptySubsequences: false).map(\.count)
+                return parts == [8, 4, 4, 4, 12] && text.allSatisfy { $0 == "-" || $0.isHexDigit }
+            }
+            if byte == UInt8(ascii: "-") {
+                guard part < 4, length == (part == 0 ? 8 : 4) else { return false }
+                part += 1
+                length = 0
+            } else if isDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20) {
+                length += 1
+            } else {
+                return false
+            }
+        }
+        return part == 4 && length == 12
+    }
+
+    static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// An ASCII text without the spaces and tabs at its ends (what `.whitespaces` trims from ASCII),
+    /// or nil when the text is not ASCII: then Foundation trims it, and what is left must be ASCII.
+    private static func asciiTrimmed(_ text: String) -> String? {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            let utf8 = text.utf8
+            guard let first = utf8.first, let last = utf8.last else { return text }
+            if first != 0x20, first != 0x09, last != 0x20, last != 0x09 { return text }
+            let bytes = Array(utf8)
+            var start = 0, end = bytes.count
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+            return String(decoding: bytes[start..<end], as: UTF8.self)
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        return trimmed.utf8.allSatisfy({ $0 < 0x80 }) ? trimmed : nil
     }
 
     // MARK: Times
@@ -57,41 +100,59 @@ enum CCDAValues {
     /// written. A time of day needs an offset in FHIR; without one only the date is kept (the time
     /// is not guessed in some zone). Nil for anything that is not a valid TS.
     static func fhirDateTime(_ text: String?) -> String? {
-        guard var text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty, text.allSatisfy(\.isASCII) else { return nil }
-        var offset: String?
-        if let sign = text.firstIndex(where: { $0 == "+" || $0 == "-" }) {
-            let zone = text[text.index(after: sign)...]
-            guard zone.count == 4, zone.allSatisfy(\.isNumber), let hours = Int(zone.prefix(2)), let minutes = Int(zone.suffix(2)),
-                  hours <= 14, minutes < 60 else { return nil }
-            offset = "\(text[sign])\(zone.prefix(2)):\(zone.suffix(2))"
-            text = String(text[..<sign])
+        guard let text, var trimmed = asciiTrimmed(text), !trimmed.isEmpty else { return nil }
+        return trimmed.withUTF8 { dateTime(ascii: $0) }
+    }
+
+    /// `fhirDateTime` of a trimmed ASCII text, read byte by byte.
+    private static func dateTime(ascii bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var end = bytes.count
+        var sign: Int?
+        if let found = bytes.firstIndex(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") }) {
+            guard bytes.count - found == 5, bytes[(found + 1)...].allSatisfy(isDigit) else { return nil }
+            let hours = Int(bytes[found + 1] - 48) * 10 + Int(bytes[found + 2] - 48)
+            let minutes = Int(bytes[found + 3] - 48) * 10 + Int(bytes[found + 4] - 48)
+            guard hours <= 14, minutes < 60 else { return nil }
+            sign = found
+            end = found
         }
-        var fraction = ""
-        if let dot = text.firstIndex(of: ".") {
-            let digits = text[text.index(after: dot)...]
-            guard !digits.isEmpty, digits.allSatisfy(\.isNumber) else { return nil }
-            fraction = "." + digits.prefix(9)
-            text = String(text[..<dot])
+        var fraction = 0..<0
+        if let dot = bytes[..<end].firstIndex(of: UInt8(ascii: ".")) {
+            guard dot + 1 < end, bytes[(dot + 1)..<end].allSatisfy(isDigit) else { return nil }
+            fraction = dot..<min(end, dot + 10)   // the dot and at most nine digits
+            end = dot
         }
-        guard text.allSatisfy(\.isNumber), [4, 6, 8, 10, 12, 14].contains(text.count) else { return nil }
-        let digits = Array(text)
-        func number(_ from: Int, _ count: Int) -> Int { Int(String(digits[from..<(from + count)]))! }
+        guard bytes[..<end].allSatisfy(isDigit), [4, 6, 8, 10, 12, 14].contains(end) else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int { bytes[from..<(from + count)].reduce(0) { $0 * 10 + Int($1 - 48) } }
         let year = number(0, 4)
         guard year >= 1 else { return nil }
-        var out = String(digits[0..<4])
-        guard digits.count >= 6 else { return out }
+        var out: [UInt8] = []
+        out.reserveCapacity(40)
+        out.append(contentsOf: bytes[0..<4])
+        func done() -> String { String(decoding: out, as: UTF8.self) }
+        guard end >= 6 else { return done() }
         let month = number(4, 2)
         guard (1...12).contains(month) else { return nil }
-        out += "-" + String(digits[4..<6])
-        guard digits.count >= 8 else { return out }
+        out.append(UInt8(ascii: "-"))
+        out.append(contentsOf: bytes[4..<6])
+        guard end >= 8 else { return done() }
         let day = number(6, 2)
         guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        out += "-" + String(digits[6..<8])
-        guard digits.count >= 10, let offset else { return out }
-        let hour = number(8, 2), minute = digits.count >= 12 ? number(10, 2) : 0, second = digits.count >= 14 ? number(12, 2) : 0
+        out.append(UInt8(ascii: "-"))
+        out.append(contentsOf: bytes[6..<8])
+        guard end >= 10, let sign else { return done() }
+        let hour = number(8, 2), minute = end >= 12 ? number(10, 2) : 0, second = end >= 14 ? number(12, 2) : 0
         guard hour < 24, minute < 60, second < 60 else { return nil }
-        let two = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
-        return out + "T\(two(hour)):\(two(minute)):\(two(second))" + (digits.count >= 14 ? fraction : "") + offset
+        for (separator, value) in [(UInt8(ascii: "T"), hour), (UInt8(ascii: ":"), minute), (UInt8(ascii: ":"), second)] {
+            out.append(separator)
+            out.append(UInt8(48 + value / 10))
+            out.append(UInt8(48 + value % 10))
+        }
+        if end >= 14 { out.append(contentsOf: bytes[fraction]) }
+        out.append(contentsOf: bytes[sign..<(sign + 3)])
+        out.append(UInt8(ascii: ":"))
+        out.append(contentsOf: bytes[(sign + 3)..<(sign + 5)])
+        return done()
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {
@@ -118,7 +179,7 @@ enum CCDAValues {
     /// The effectiveTime elements of an entry: the interval first (an IVL_TS), a frequency (PIVL_TS) after.
     static func interval(of entry: CDAElement) -> (point: String?, low: String?, high: String?) {
         let times = entry.all("effectiveTime")
-        let chosen = times.first { !["PIVL_TS", "EIVL_TS"].contains($0.instanceType ?? "") } ?? times.first
+        let chosen = times.first { let type = $0.instanceType; return type != "PIVL_TS" && type != "EIVL_TS" } ?? times.first
         return Self.times(chosen)
     }
 
@@ -161,9 +222,7 @@ enum CCDAValues {
            let resolved = narrative(String(reference.dropFirst())).flatMap(nonEmpty) {
             return resolved
         }
-        var own = element
-        own.children.removeAll { $0.name == "reference" }
-        return nonEmpty(own.plainText)
+        return nonEmpty(element.plainText(leavingOut: { $0.name == "reference" }))
     }
 
     /// Whether a concept says nothing but that nothing is known: nothing at all, or a text such as
@@ -180,18 +239,59 @@ enum CCDAValues {
     ]
 
     /// Placeholders vendors write where a section has nothing: "No medication data is applicable",
-    /// "Instruction excluded/not available", "No information available", "Not applicable".
-    static let placeholderPatterns = [
-        "^no( [a-z/&-]+){0,4} (data|information|info)( (is|was))?( (applicable|available|recorded|on file|documented|reported|found))?$",
-        "(excluded/)?not (applicable|available|on file|recorded|documented|indicated)$", "^(data|information) (not|un)available$",
-        "^no (data|information|info) (about|on|for|regarding)( [a-z/&-]+){1,4}$", "^no [a-z]+ (taken|recorded|reported|documented|on file)$",
-    ]
-
+    /// "Instruction excluded/not available", "No information available", "Not applicable". As
+    /// regular expressions (the tests hold the matcher to them):
+    ///
+    ///     ^no( [a-z/&-]+){0,4} (data|information|info)( (is|was))?( (applicable|available|recorded|on file|documented|reported|found))?$
+    ///     not (applicable|available|on file|recorded|documented|indicated)$
+    ///     ^(data|information) (not|un)available$
+    ///     ^no (data|information|info) (about|on|for|regarding)( [a-z/&-]+){1,4}$
+    ///     ^no [a-z]+ (taken|recorded|reported|documented|on file)$
+    ///
+    /// matched word by word (words of the folded text between single spaces), without compiling a
+    /// regular expression for every text read.
     static func isPlaceholderText(_ text: String) -> Bool {
         let folded = text.lowercased().trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ".-")))
         if placeholderTexts.contains(folded) { return true }
         guard folded.count <= 80 else { return false }
-        return placeholderPatterns.contains { folded.range(of: $0, options: .regularExpression) != nil }
+        return matchesPlaceholderPattern(folded)
+    }
+
+    private static let dataWords: Set<String> = ["data", "information", "info"]
+
+    static func matchesPlaceholderPattern(_ folded: String) -> Bool {
+        let scalars = folded.unicodeScalars
+        for ending in ["applicable", "available", "on file", "recorded", "documented", "indicated"] {
+            if scalars.reversed().starts(with: ("not " + ending).unicodeScalars.reversed()) { return true }
+        }
+        if ["data notavailable", "data unavailable", "information notavailable", "information unavailable"].contains(folded) { return true }
+        let words = scalars.split(separator: " ", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
+        guard words.first == "no" else { return false }
+        func isWord(_ word: String, slashes: Bool = true) -> Bool {
+            !word.isEmpty && word.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || slashes && ($0 == "/" || $0 == "&" || $0 == "-")
+            }
+        }
+        // ^no( W){0,4} (data|information|info)( (is|was))?( (applicable|…|on file|…))?$
+        let states: Set<String> = ["applicable", "available", "recorded", "documented", "reported", "found"]
+        for count in 0...4 where 1 + count < words.count {
+            guard words[1..<(1 + count)].allSatisfy({ isWord($0) }) else { break }
+            guard dataWords.contains(words[1 + count]) else { continue }
+            var rest = words[(2 + count)...]
+            if let first = rest.first, first == "is" || first == "was" { rest = rest.dropFirst() }
+            if rest.isEmpty || rest.count == 1 && states.contains(rest.first!) || Array(rest) == ["on", "file"] { return true }
+        }
+        // ^no (data|information|info) (about|on|for|regarding)( W){1,4}$
+        if (4...7).contains(words.count), dataWords.contains(words[1]), ["about", "on", "for", "regarding"].contains(words[2]),
+           words[3...].allSatisfy({ isWord($0) }) {
+            return true
+        }
+        // ^no [a-z]+ (taken|recorded|reported|documented|on file)$
+        if words.count >= 3, isWord(words[1], slashes: false) {
+            let rest = Array(words[2...])
+            if rest.count == 1 && ["taken", "recorded", "reported", "documented"].contains(rest[0]) || rest == ["on", "file"] { return true }
+        }
+        return false
     }
 
     static func codes(of concept: JSONObject?) -> [(system: String?, code: String)] {
@@ -215,7 +315,9 @@ enum CCDAValues {
     /// is the value, in the URI system. Nil for a nullFlavor or an id without a root.
     static func identifier(_ element: CDAElement) -> JSONObject? {
         guard element.nullFlavor == nil, let root = element[attribute: "root"].flatMap(nonEmpty) else { return nil }
-        let rootURI = system(root) == nil ? nil : (isOID(root) ? "urn:oid:\(root)" : isUUID(root) ? "urn:uuid:\(root.lowercased())" : root)
+        // What `system(root)` would say, without looking the root up as a code system first.
+        let rootURI = isOID(root) ? "urn:oid:" + root : isUUID(root) ? "urn:uuid:" + root.lowercased()
+            : systems[root] != nil || root.contains(":") ? root : nil
         if let extensionValue = element[attribute: "extension"].flatMap(nonEmpty) {
             guard let rootURI else { return nil }
             return ["system": .string(rootURI), "value": .string(extensionValue)]
@@ -227,22 +329,23 @@ enum CCDAValues {
     /// A decimal literal as FHIR JSON takes it (`.5` → `0.5`, `+3` → `3`, `007` → `7`); nil when the
     /// text is not a decimal.
     static func decimal(_ text: String?) -> String? {
-        guard var text = text?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        guard let text, let trimmed = asciiTrimmed(text), !trimmed.isEmpty else { return nil }
+        var bytes = Substring(trimmed).utf8
         var sign = ""
-        if text.hasPrefix("-") { sign = "-"; text.removeFirst() } else if text.hasPrefix("+") { text.removeFirst() }
-        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, whole.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        var integer = String(whole.drop { $0 == "0" })
-        if integer.isEmpty { integer = "0" }
-        var out = sign + integer
-        if parts.count == 2 {
-            let fraction = parts[1]
-            guard !fraction.isEmpty, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            out += "." + fraction
+        if bytes.first == UInt8(ascii: "-") { sign = "-"; bytes.removeFirst() } else if bytes.first == UInt8(ascii: "+") { bytes.removeFirst() }
+        let dot = bytes.firstIndex(of: UInt8(ascii: "."))
+        let whole = bytes[..<(dot ?? bytes.endIndex)]
+        guard whole.allSatisfy(isDigit) else { return nil }
+        let significant = whole.drop { $0 == UInt8(ascii: "0") }
+        var out = sign + (significant.isEmpty ? "0" : String(Substring(significant)))
+        if let dot {
+            let fraction = bytes[bytes.index(after: dot)...]
+            guard !fraction.isEmpty, fraction.allSatisfy(isDigit) else { return nil }
+            out += "." + String(Substring(fraction))
         } else if whole.isEmpty {
             return nil
         }
-        guard out.count <= 40 else { return nil }
+        guard out.utf8.count <= 40 else { return nil }
         return out == "-0" ? "0" : out
     }
 

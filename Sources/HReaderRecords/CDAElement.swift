@@ -1,42 +1,72 @@
 import Foundation
 
-/// One element of a CDA document as `CDAElement.read` hands the tree over: mixed content is kept in
-/// order, as ElementTree does (`text` before the first child, each child's `tail` after it), because
-/// a CDA narrative (`section/text`) is XHTML-like markup with text between its elements.
+/// One element of a CDA document, as `CDAElement.read` hands the tree over: a view into the
+/// document's `CDATree`, so that walking the tree copies nothing. Mixed content is kept in order,
+/// as ElementTree does (`text` before the first child, each child's `tail` after it), because a CDA
+/// narrative (`section/text`) is XHTML-like markup with text between its elements.
+///
+///     let root = try CDAElement.read(data, what: "ccd.xml")
+///     for section in root.at("component/structuredBody")?.all("component") ?? [] { … }
 struct CDAElement {
-    var name: String
-    var namespace: String?
-    /// Every attribute but namespace declarations, with its namespace (`xsi:type` has the schema
-    /// instance namespace, `sdtc:valueSet` the SDTC one).
-    var attributes: [(name: String, namespace: String?, value: String)]
-    var text = ""
-    var tail = ""
-    var children: [CDAElement] = []
-    /// The line where the element starts, for messages.
-    var line: Int
+    let tree: CDATree
+    let index: Int32
 
     static let hl7Namespace = "urn:hl7-org:v3"
     static let instanceNamespace = "http://www.w3.org/2001/XMLSchema-instance"
 
+    private var node: CDATree.Node { tree.nodes[Int(index)] }
+
+    /// The local name (`observation`; `sdtc:raceCode` is `raceCode` in the SDTC namespace).
+    var name: String { tree.names[Int(node.name)] }
+    var namespace: String? { tree.namespaces[Int(node.namespace)] }
+    /// Whether the element is in the HL7 v3 namespace.
+    var isHL7: Bool { node.namespace == tree.hl7 }
+    /// The text before the first child element.
+    var text: String { tree.string(node.text) }
+    /// The text after the element, before its next sibling (or its parent's end).
+    var tail: String { tree.string(node.tail) }
+
+    /// The child elements, any namespace, in document order.
+    var children: CDAChildren { CDAChildren(tree: tree, first: node.firstChild) }
+
     /// An attribute of no namespace (`code`, `root`, `value`).
     subscript(attribute name: String) -> String? {
-        attributes.first { $0.name == name && $0.namespace == nil }?.value
+        tree.attribute(of: index, named: name, namespace: 0).map(tree.string)
+    }
+
+    /// Whether the attribute of no namespace is there and is `value` (compared without making a String).
+    func attribute(_ name: String, is value: String) -> Bool {
+        guard let span = tree.attribute(of: index, named: name, namespace: 0) else { return false }
+        return tree.equals(span, value)
     }
 
     /// `xsi:type` without a prefix (`CD`, `PQ`, `IVL_TS`).
     var instanceType: String? {
-        guard let value = attributes.first(where: { $0.name == "type" && $0.namespace == Self.instanceNamespace })?.value else { return nil }
-        return value.split(separator: ":").last.map(String.init)
+        guard tree.instance > 0, let span = tree.attribute(of: index, named: "type", namespace: tree.instance) else { return nil }
+        return tree.string(span).split(separator: ":").last.map(String.init)
     }
 
     /// The first child of that name in the HL7 v3 namespace.
     func child(_ name: String) -> CDAElement? {
-        children.first { $0.name == name && $0.namespace == Self.hl7Namespace }
+        var i = node.firstChild
+        while i >= 0 {
+            let child = tree.nodes[Int(i)]
+            if child.namespace == tree.hl7, tree.names[Int(child.name)] == name { return CDAElement(tree: tree, index: i) }
+            i = child.nextSibling
+        }
+        return nil
     }
 
     /// Every child of that name in the HL7 v3 namespace.
     func all(_ name: String) -> [CDAElement] {
-        children.filter { $0.name == name && $0.namespace == Self.hl7Namespace }
+        var found: [CDAElement] = []
+        var i = node.firstChild
+        while i >= 0 {
+            let child = tree.nodes[Int(i)]
+            if child.namespace == tree.hl7, tree.names[Int(child.name)] == name { found.append(CDAElement(tree: tree, index: i)) }
+            i = child.nextSibling
+        }
+        return found
     }
 
     /// The element at a path of child names (`patientRole/patient/name`), first match at each step.
@@ -47,18 +77,37 @@ struct CDAElement {
     }
 
     func hasTemplate(_ root: String) -> Bool {
-        all("templateId").contains { $0[attribute: "root"] == root }
+        var i = node.firstChild
+        while i >= 0 {
+            let child = tree.nodes[Int(i)]
+            if child.namespace == tree.hl7, tree.names[Int(child.name)] == "templateId",
+               CDAElement(tree: tree, index: i).attribute("root", is: root) { return true }
+            i = child.nextSibling
+        }
+        return false
     }
 
     var nullFlavor: String? { self[attribute: "nullFlavor"] }
-    var isNegated: Bool { self[attribute: "negationInd"]?.lowercased() == "true" }
+    /// `negationInd="true"`, in any case.
+    var isNegated: Bool {
+        guard let span = tree.attribute(of: index, named: "negationInd", namespace: 0), span.count == 4 else { return false }
+        let start = Int(span.start)
+        return zip(tree.bytes[start..<(start + 4)], "true".utf8).allSatisfy { ($0 | 0x20) == $1 }
+    }
 
     /// Every text of the element and its descendants in document order, whitespace folded; block
     /// elements of a narrative (paragraph, row, list item, line break) end a line, table cells are
     /// separated by " | ".
-    var plainText: String {
+    var plainText: String { plainText(leavingOut: nil) }
+
+    /// The narrative without its table headers and captions: empty when a table has headers only.
+    var plainTextWithoutHeaders: String { plainText(leavingOut: { ["thead", "th", "caption"].contains($0.name) }, atEveryLevel: true) }
+
+    /// The plain text with the children `leavingOut` names (and their tails) left out: of this
+    /// element only, or `atEveryLevel`.
+    func plainText(leavingOut: ((CDAElement) -> Bool)?, atEveryLevel: Bool = false) -> String {
         var out = ""
-        appendText(to: &out)
+        appendText(to: &out, leavingOut: leavingOut, atEveryLevel: atEveryLevel)
         let lines = out.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
         }
@@ -70,27 +119,17 @@ struct CDAElement {
         return result.joined(separator: "\n")
     }
 
-    /// The narrative without its table headers and captions: empty when a table has headers only.
-    var plainTextWithoutHeaders: String {
-        var copy = self
-        copy.removeHeaders()
-        return copy.plainText
-    }
-
-    private mutating func removeHeaders() {
-        children.removeAll { ["thead", "th", "caption"].contains($0.name) }
-        for index in children.indices { children[index].removeHeaders() }
-    }
-
     private static let blockNames: Set<String> = ["paragraph", "tr", "item", "br", "caption", "list", "table", "thead", "tbody", "tfoot"]
 
     /// Line ends in the source are layout, not text: only block elements end a line.
-    private func appendText(to out: inout String) {
+    private func appendText(to out: inout String, leavingOut: ((CDAElement) -> Bool)?, atEveryLevel: Bool) {
         out += Self.flattened(text)
         for child in children {
-            if child.name == "td" || child.name == "th" { out += " | " }
-            child.appendText(to: &out)
-            if Self.blockNames.contains(child.name) { out += "\n" }
+            if let leavingOut, leavingOut(child) { continue }
+            let name = child.name
+            if name == "td" || name == "th" { out += " | " }
+            child.appendText(to: &out, leavingOut: atEveryLevel ? leavingOut : nil, atEveryLevel: atEveryLevel)
+            if Self.blockNames.contains(name) { out += "\n" }
             out += Self.flattened(child.tail)
         }
     }
@@ -109,10 +148,11 @@ struct CDAElement {
     /// How many elements a document may have (a guard against a tree that would not fit in memory).
     static let maxElements = 2_000_000
 
-    /// Reads a document into its element tree with libxml2's reader under `XMLPolicy`: no network,
-    /// no DTD loading, no entity substitution, never `XML_PARSE_HUGE`; a DOCTYPE that declares
-    /// anything and every entity reference are refused; the size, the depth and the number of
-    /// elements are bounded. Comments and processing instructions are passed over.
+    /// Reads a document into its element tree with one pass of libxml2's SAX2 parser under
+    /// `XMLPolicy` (`CDATree.read`): no network, no DTD loading, no entity substitution, never
+    /// `XML_PARSE_HUGE`; a DOCTYPE that declares anything and every entity reference are refused;
+    /// the size, the depth and the number of elements are bounded. Comments and processing
+    /// instructions are passed over.
     static func read(_ data: Data, what: String) throws -> CDAElement {
         guard !data.isEmpty else { throw RecordsError.malformed("\(what) is empty") }
         guard data.count <= maxBytes else {
@@ -121,54 +161,8 @@ struct CDAElement {
         if let doctype = XMLTextReader.doctype(in: data), doctype.hasInternalSubset {
             throw RecordsError.malformed("\(what) has a DOCTYPE that declares entities or elements (line \(doctype.line)): refused")
         }
-        let reader = try XMLTextReader(data, what: what)
-        var stack: [CDAElement] = []
-        var root: CDAElement?
-        var count = 0
-        func finish(_ element: CDAElement) {
-            if stack.isEmpty { root = element } else { stack[stack.count - 1].children.append(element) }
-        }
-        func appendText(_ text: String) {
-            guard !stack.isEmpty else { return }
-            let last = stack.count - 1
-            if let child = stack[last].children.indices.last {
-                stack[last].children[child].tail += text
-            } else {
-                stack[last].text += text
-            }
-        }
-        while try reader.read() {
-            switch reader.nodeType {
-            case .elementStart:
-                guard stack.count < maxDepth else {
-                    throw RecordsError.malformed("\(what) nests elements deeper than \(maxDepth) (line \(reader.line))")
-                }
-                guard root == nil else { throw RecordsError.malformed("\(what) has content after its root element (line \(reader.line))") }
-                count += 1
-                guard count <= maxElements else {
-                    throw RecordsError.malformed("\(what) has more than \(maxElements) elements")
-                }
-                let attributes = reader.attributes().filter { !$0.isNamespaceDeclaration }.map {
-                    (name: $0.localName, namespace: $0.namespaceURI, value: $0.value)
-                }
-                let element = CDAElement(name: reader.localName, namespace: reader.namespaceURI, attributes: attributes, line: reader.line)
-                if reader.isEmptyElement { finish(element) } else { stack.append(element) }
-            case .elementEnd:
-                finish(stack.removeLast())
-            case .text, .cdata, .whitespace, .significantWhitespace:
-                appendText(reader.value)
-            case .entityReference, .entity:
-                throw RecordsError.malformed("\(what) uses an entity at line \(reader.line): refused")
-            case .documentType:
-                if reader.documentTypeDeclaresAnything {
-                    throw RecordsError.malformed("\(what) has a DOCTYPE that declares entities or elements (line \(reader.line)): refused")
-                }
-            default:  // comments, processing instructions
-                continue
-            }
-        }
-        guard let root else { throw RecordsError.malformed("\(what) holds no element") }
-        return root
+        let tree = try CDATree.read(data, what: what, maxDepth: maxDepth, maxElements: maxElements)
+        return CDAElement(tree: tree, index: 0)
     }
 
     /// The root element's name and namespace, read no further than its start tag; nil when the
@@ -184,4 +178,24 @@ struct CDAElement {
         }
         return nil
     }
+}
+
+/// The child elements of a `CDAElement`, walked without copying.
+struct CDAChildren: Sequence {
+    let tree: CDATree
+    let first: Int32
+
+    struct Iterator: IteratorProtocol {
+        let tree: CDATree
+        var position: Int32
+
+        mutating func next() -> CDAElement? {
+            guard position >= 0 else { return nil }
+            let element = CDAElement(tree: tree, index: position)
+            position = tree.nodes[Int(position)].nextSibling
+            return element
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(tree: tree, position: first) }
 }

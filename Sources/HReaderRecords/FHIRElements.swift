@@ -91,6 +91,9 @@ extension JSONReader {
 
 func nonEmpty(_ text: String?) -> String? {
     guard let text else { return nil }
+    // Most texts begin and end with a printable ASCII character: nothing to trim, and no trip
+    // through Foundation (this runs for almost every value read).
+    if let first = text.utf8.first, let last = text.utf8.last, first > 0x20, first < 0x80, last > 0x20, last < 0x80 { return text }
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
     return trimmed.isEmpty ? nil : trimmed
 }
@@ -99,7 +102,7 @@ func nonEmpty(_ text: String?) -> String? {
 /// (which FHIR forbids but some servers send) is read in the given zone rather than lost.
 enum FHIRTime {
     static func parse(_ text: String, timeZone: TimeZone) -> ClinicalTime? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = trimmedOfSpaces(text)
         if let epoch = instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
         if let time = ClinicalTime.parse(text, timeZone: timeZone) { return time }
         // Foundation's DateFormatter traps (a fatal error, not nil) on some non-ASCII text, e.g. a
@@ -116,6 +119,16 @@ enum FHIRTime {
             }
         }
         return nil
+    }
+
+    /// The text without the spaces and tabs (`.whitespaces`) at its ends; without Foundation when
+    /// both ends are ASCII and neither is a space or a tab (nearly always).
+    static func trimmedOfSpaces(_ text: String) -> String {
+        if let first = text.utf8.first, let last = text.utf8.last, first < 0x80, last < 0x80,
+           first != 0x20, first != 0x09, last != 0x20, last != 0x09 {
+            return text
+        }
+        return text.trimmingCharacters(in: .whitespaces)
     }
 
     /// Thin alias: the fast path lives in `ClinicalTime` so every importer gets it.

@@ -3,7 +3,7 @@ import HReaderJSON
 /// The resources of a FHIR input, taken out of their Bundles, each with where it was found.
 struct FHIRInput {
     struct Resource {
-        let object: JSONObject
+        fileprivate(set) var object: JSONObject
         let type: String
         /// Where it was found, for messages: `Bundle.entry[3].resource`, `NDJSON line 2`.
         let path: String
@@ -11,8 +11,7 @@ struct FHIRInput {
         let fullUrl: String?
 
         var reader: JSONReader {
-            let id = object["id"]?.string.map { "\(type)/\($0)" }
-            return JSONReader(object, path: id.map { "\(path) (\($0))" } ?? path)
+            JSONReader(object, resourceAt: path, type: type, id: object["id"]?.string)
         }
     }
 
@@ -68,6 +67,11 @@ struct FHIRInput {
             }
             try add(resource, path: "\(entryPath).resource", fullUrl: entryURL)
         }
+    }
+
+    /// Lets go of a resource's content once it is mapped (its type, path and fullUrl stay).
+    mutating func letGo(at index: Int) {
+        resources[index].object = JSONObject()
     }
 
     /// Leaves these clinical resources (indices into `resources`) out. Medications are never about

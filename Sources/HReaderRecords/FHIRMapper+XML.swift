@@ -6,7 +6,7 @@ extension FHIRMapper {
     public func mapXML(_ data: Data) throws -> MappedBatch {
         var input = FHIRInput()
         try Self.addXML(data, into: &input, what: nil)
-        return map(input)
+        return map(consume input)
     }
 
     static func addXML(_ data: Data, into input: inout FHIRInput, what name: String?) throws {

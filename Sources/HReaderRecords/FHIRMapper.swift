@@ -32,14 +32,14 @@ public struct FHIRMapper: Sendable {
     public func mapBundle(_ data: Data) throws -> MappedBatch {
         var input = FHIRInput()
         try Self.addDocument(data, into: &input, what: nil)
-        return map(input)
+        return map(consume input)
     }
 
     /// Newline-delimited JSON: one resource (or Bundle) per line; blank lines are ignored.
     public func mapNDJSON(_ data: Data) throws -> MappedBatch {
         var input = FHIRInput()
         try Self.addNDJSON(data, into: &input, what: nil)
-        return map(input)
+        return map(consume input)
     }
 
     /// Several files read as one input (a Bulk Data export's one file per type): a Patient in one
@@ -55,7 +55,7 @@ public struct FHIRMapper: Sendable {
             case .ccda: documents.append((file.name, try Self.addCCDA(file.data, into: &input, what: file.name)))
             }
         }
-        var batch = map(input)
+        var batch = map(consume input)
         batch.documents = documents
         return batch
     }
@@ -91,12 +91,14 @@ public struct FHIRMapper: Sendable {
             guard let object = value.object else { continue }
             try input.add(object, path: path, fullUrl: nil)
         }
-        return map(input)
+        return map(consume input)
     }
 
     // MARK: - Grouping
 
-    func map(_ input: FHIRInput) -> MappedBatch {
+    /// Takes the input over: each clinical resource is let go once its entry is made, so that a
+    /// large input is not held twice (as resources and as entries) until the end.
+    func map(_ input: consuming FHIRInput) -> MappedBatch {
         var batch = MappedBatch(skipped: input.skipped)
         var patientIndex: [String: Int] = [:]  // "Patient/<id>" and fullUrl → index in batch.records
 
@@ -134,7 +136,10 @@ public struct FHIRMapper: Sendable {
         }
 
         let entries = FHIREntryMapping(timeZone: timeZone, medications: input.medications)
-        for resource in input.resources where resource.type != "Patient" {
+        for index in input.resources.indices {
+            let resource = input.resources[index]
+            guard resource.type != "Patient" else { continue }
+            input.letGo(at: index)
             let (reference, subject) = Self.subject(of: resource.object)
             let recordIndex = reference.flatMap { Self.resolve($0, in: patientIndex) }
             let remoteID = resource.object["id"]?.string.flatMap(nonEmpty).map { "\(resource.type)/\($0)" }
@@ -228,8 +233,13 @@ public struct FHIRMapper: Sendable {
     /// `Patient/<id>`, `[base]/Patient/<id>` or either with `/_history/<version>`; nil for anything else.
     static func patientKey(_ reference: String) -> SubjectKey? {
         var text = Substring(reference)
-        if let history = text.range(of: "/_history/") { text = text[..<history.lowerBound] }
-        let segments = text.split(separator: "/", omittingEmptySubsequences: false)
+        // (Foundation's range(of:) only when there can be a "/_history/": it costs more than the rest.)
+        if reference.utf8.contains(UInt8(ascii: "_")), let history = text.range(of: "/_history/") { text = text[..<history.lowerBound] }
+        // An ASCII reference (nearly all) is split by its bytes: the same segments, without
+        // walking it Character by Character.
+        let segments = text.utf8.allSatisfy({ $0 < 0x80 })
+            ? text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { Substring($0) }
+            : text.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 2, segments[segments.count - 2] == "Patient", let id = segments.last.map(String.init), !id.isEmpty else {
             return nil
         }
@@ -248,7 +258,7 @@ public struct FHIRMapper: Sendable {
     private static func resolve(_ reference: String, in index: [String: Int]) -> Int? {
         if let found = index[reference] { return found }
         var reference = Substring(reference)
-        if let history = reference.range(of: "/_history/") {
+        if reference.utf8.contains(UInt8(ascii: "_")), let history = reference.range(of: "/_history/") {
             reference = reference[..<history.lowerBound]
             if let found = index[String(reference)] { return found }
         }

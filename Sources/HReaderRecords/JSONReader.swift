@@ -5,11 +5,49 @@ import HReaderJSON
 /// Absent and null members read as nil (or empty); a member of the wrong type throws.
 struct JSONReader {
     let object: JSONObject
-    let path: String
+    private let location: Location
+
+    /// Where the object is (`Bundle.entry[2].resource.valueQuantity`), written out only when asked:
+    /// a message needs it, reading a valid resource never does.
+    var path: String { location.text }
 
     init(_ object: JSONObject, path: String) {
         self.object = object
-        self.path = path
+        location = Location(.text(path))
+    }
+
+    /// A resource found at `path`, named in messages by its type and id: `path (Observation/7)`.
+    init(_ object: JSONObject, resourceAt path: String, type: String, id: String?) {
+        self.object = object
+        location = Location(.resource(path, type: type, id: id))
+    }
+
+    private init(_ object: JSONObject, location: Location) {
+        self.object = object
+        self.location = location
+    }
+
+    /// A reader's place as the chain of members and indices that led to it.
+    private final class Location: Sendable {
+        enum Step: Sendable {
+            case text(String)
+            case resource(String, type: String, id: String?)
+            case member(Location, String)
+            case element(Location, String, Int)
+        }
+
+        let step: Step
+
+        init(_ step: Step) { self.step = step }
+
+        var text: String {
+            switch step {
+            case .text(let text): text
+            case .resource(let path, let type, let id): id.map { "\(path) (\(type)/\($0))" } ?? path
+            case .member(let parent, let key): "\(parent.text).\(key)"
+            case .element(let parent, let key, let index): "\(parent.text).\(key)[\(index)]"
+            }
+        }
     }
 
     func has(_ key: String) -> Bool { object.present(key) != nil }
@@ -38,7 +76,7 @@ struct JSONReader {
     func object(_ key: String) throws -> JSONReader? {
         guard let value = object.present(key) else { return nil }
         guard let child = value.object else { throw mismatch(key, value, expected: "an object") }
-        return JSONReader(child, path: "\(path).\(key)")
+        return JSONReader(child, location: Location(.member(location, key)))
     }
 
     /// An array of objects; empty when absent.
@@ -50,7 +88,7 @@ struct JSONReader {
             guard let child = item.object else {
                 throw RecordsError.malformed("\(path).\(key)[\(i)] is \(item.kindDescription), expected an object")
             }
-            return JSONReader(child, path: "\(path).\(key)[\(i)]")
+            return JSONReader(child, location: Location(.element(location, key, i)))
         }
     }
 

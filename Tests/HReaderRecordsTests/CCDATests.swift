@@ -354,6 +354,30 @@ final class CCDATests: XCTestCase {
         }
     }
 
+    /// The word matcher says what the regular expressions in its documentation say, on wordings
+    /// that match, nearly match, and differ only by a space, a letter or a word too many.
+    func testThePlaceholderMatcherAgreesWithItsRegularExpressions() {
+        let patterns = [
+            "^no( [a-z/&-]+){0,4} (data|information|info)( (is|was))?( (applicable|available|recorded|on file|documented|reported|found))?$",
+            "(excluded/)?not (applicable|available|on file|recorded|documented|indicated)$", "^(data|information) (not|un)available$",
+            "^no (data|information|info) (about|on|for|regarding)( [a-z/&-]+){1,4}$", "^no [a-z]+ (taken|recorded|reported|documented|on file)$",
+        ]
+        var texts = ["no data", "no info", "no information", "no medication data is applicable", "no encounter diagnosis data is applicable",
+                     "no a b c d data", "no a b c d e data", "no data was found", "no data is on file", "no data on file", "no data is",
+                     "no data was available", "no data is was", "no x/y & z-w info recorded", "no data data", "no data  is applicable",
+                     "instruction excluded/not available", "cannot applicable", "not indicated", "xnot on file", "not on files",
+                     "data notavailable", "data unavailable", "data not available", "information unavailable", "info unavailable",
+                     "no information about results", "no info regarding a b c d", "no info regarding a b c d e", "no data on", "no data for x1",
+                     "no vitals taken", "no vital-signs taken", "no vitals on file", "no vitals on", "no v recorded", "no  vitals taken",
+                     "no vitals taken ", "no\tdata", "no café data", "no données data", "nodata", "no", "", " no data", "no data\u{301}",
+                     "no known allergies", "no complications", "not pregnant", "unknown etiology fever", "no data is applicable to me"]
+        texts += texts.map { $0 + " x" } + texts.map { "x " + $0 }
+        for text in texts {
+            let expected = patterns.contains { text.range(of: $0, options: .regularExpression) != nil }
+            XCTAssertEqual(CCDAValues.matchesPlaceholderPattern(text), expected, text)
+        }
+    }
+
     func testANarrativeOnlySectionIsKeptAsANoteOfItsKindNeverAsACodedFact() throws {
         let data = Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
             template: CDAFixture.problems, code: "11450-4", title: "Problems",
@@ -526,6 +550,17 @@ final class CCDATests: XCTestCase {
     }
 
     // MARK: Values
+
+    /// libxml2 hands an escaped `&` of an attribute over as `&#38;` when it substitutes no
+    /// entities: the name a vendor gave ("Salt &amp; pepper") is read with its one `&`.
+    func testAnEscapedAmpersandInAnAttributeIsReadAsOneAmpersand() throws {
+        let data = Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.problems, title: "Problems",
+            entries: [CDAFixture.problem("38341003", "Hypertension &amp; renal disease &#38; more")]))).utf8)
+        let document = try CCDADocument.read(data, what: "t")
+        let condition = try XCTUnwrap(resources(document, "Condition").first)
+        XCTAssertEqual(condition["code"]?["coding"]?.array?.first?["display"]?.string, "Hypertension & renal disease & more")
+    }
 
     func testTimesKeepTheirPrecisionAndATimeWithoutAnOffsetKeepsItsDateOnly() {
         XCTAssertEqual(CCDAValues.fhirDateTime("2012"), "2012")

@@ -176,5 +176,10 @@ public final class OpenVault {
         if !problems.isEmpty {
             throw HReaderError(.integrity, "the vault database failed its integrity check (\(problems.count) problem(s), first: \(problems[0])); restore it from a backup")
         }
+        // Every document's bytes against the SHA-256 recorded when they were stored.
+        let damaged = try damagedDocuments()
+        if !damaged.isEmpty {
+            throw HReaderError(.integrity, "\(damaged.count) document(s) failed their SHA-256 check (first: \(damaged[0])); restore the vault from a backup")
+        }
     }
 }

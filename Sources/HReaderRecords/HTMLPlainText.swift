@@ -73,8 +73,9 @@ public enum HTMLPlainText {
                 if blocks.contains(name) { out.newline() } else if markup == .xml || name == "td" || name == "th" { out.space() }
                 continue
             }
-            if markup == .html, dropped.contains(name), !selfClosing {
-                // Everything up to the matching end tag (or the end of the input) is dropped.
+            if markup == .html, dropped.contains(name) {
+                // Everything up to the matching end tag (or the end of the input) is dropped; as in a
+                // browser, `<script/>` opens a script all the same.
                 index = endOfElement(bytes, name: name, from: index)
                 out.space()
                 continue

@@ -152,6 +152,9 @@ public final class OpenVault {
         public let waiting: Int
         /// Entries in the full-text search index.
         public let searchIndexed: Int
+        /// Documents, and those in their full-text index (schema/006_documents.sql).
+        public var documents = 0
+        public var documentsIndexed = 0
     }
 
     public func counts() throws -> Counts {
@@ -160,7 +163,8 @@ public final class OpenVault {
                    timelineItems: Int(try db.scalarInt("SELECT count(*) FROM timeline_items") ?? 0),
                    auditEvents: try audit.count(),
                    waiting: Int(try db.scalarInt("SELECT count(*) FROM pending_resources") ?? 0),
-                   searchIndexed: try SearchRepository(db).indexedCount())
+                   searchIndexed: try SearchRepository(db).indexedCount(),
+                   documents: try documentStore.count(), documentsIndexed: try SearchRepository(db).indexedDocumentCount())
         }
     }
 

@@ -71,8 +71,13 @@ public struct SearchRepository {
         arguments.append(Int64(max(1, limit)))
         return try db.query(sql, arguments) { s in
             DocumentHit(documentID: s.int64(0)!, patientID: s.int64(1)!, title: s.string(2) ?? "", date: s.string(3),
-                        snippet: s.string(4) ?? "", rank: s.double(5) ?? 0)
+                        snippet: Self.oneLine(s.string(4) ?? ""), rank: s.double(5) ?? 0)
         }
+    }
+
+    /// A document's passage on one line, as an entry's is (its text keeps its line breaks).
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\t" }).joined(separator: " ")
     }
 
     /// Documents in the index (it should equal the number of documents).

@@ -142,6 +142,9 @@ struct FHIRAPI: Sendable {
             throw FHIRError(status: 500, code: "exception", diagnostics: "Binary/\(id) could not be read this time; try again")
         }
         let response = try read(type: "Binary", id: id)
+        if let etag = response.headers.first(name: "ETag"), request.header("If-None-Match") == etag {
+            return HTTPResponse(status: .notModified, headers: [("ETag", etag)])
+        }
         let accept = request.header("Accept")?.lowercased() ?? ""
         let preferred = accept.split(separator: ",").first.map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces) } ?? ""
         if preferred.contains("json") || accept.isEmpty { return response }

@@ -137,6 +137,53 @@ final class DocumentsTests: ServerCLITestCase {
         assertNoPlaintext(["Quillfeather", "Brambleworth", "Marigoldine", "Thistlewaite", "Ravenhollow", "Scriptwhistle"])
     }
 
+    /// A new version of a DocumentReference whose attachment gives no size or hash: the Binary is asked
+    /// again with the ETag it had (304 keeps the bytes); an unchanged one is not asked at all.
+    func testANewVersionIsAskedAgainWithItsETag() throws {
+        let server = try SampleServer(["--documents"], workDir: workDir)
+        XCTAssertEqual(try cli(["import", "--server", server.fhir, "--patient", "p1"]).status, 0)
+        var resource = try server.json("/fhir/DocumentReference/doc-text")
+        resource["description"] = "Discharge summary (amended)"
+        let body = try JSONSerialization.data(withJSONObject: resource)
+        _ = try server.json("/fhir/DocumentReference/doc-text", method: "PUT", body: body, headers: ["Content-Type": "application/fhir+json"])
+        let before = try server.json("/probe/stats")["log"] as? [String] ?? []
+        let synced = try json(try cli(["sync", "--json"]))
+        let counts = (synced["summary"] as? [String: Any])?["documents"] as? [String: Any] ?? [:]
+        let after = try server.json("/probe/stats")["log"] as? [String] ?? []
+        XCTAssertEqual(after.dropFirst(before.count).filter { $0.contains("/Binary/") }.sorted(),
+                       ["GET /fhir/Binary/bin-flaky", "GET /fhir/Binary/bin-text"], "the failed one, and the new version")
+        XCTAssertEqual(counts["stored"] as? Int, 1, "only the one that failed before: \(counts)")
+        let text = try documents().first { $0["origin"] as? String == "DocumentReference/doc-text#content[0]" }
+        XCTAssertEqual(text?["title"] as? String, "Discharge summary (amended)")
+        XCTAssertEqual(text?["state"] as? String, "fetched")
+    }
+
+    func testLimitsKeepLargeDocumentsAsReferences() throws {
+        let server = try SampleServer(["--documents"], workDir: workDir)
+        let limited = try hreader(withPassword(["import", "--server", server.fhir, "--patient", "p1", "--json"]),
+                                  env: ["TZ": "UTC", "HREADER_DOCUMENT_MAX_BYTES": "200"])
+        XCTAssertEqual(limited.status, 0, limited.stderr)
+        let byOrigin = Dictionary(uniqueKeysWithValues: try documents().map { ($0["origin"] as! String, $0) })
+        XCTAssertEqual(byOrigin["DocumentReference/doc-pdf#content[0]"]?["state"] as? String, "reference", "declared over the limit: never asked")
+        XCTAssertTrue((byOrigin["DocumentReference/doc-pdf#content[0]"]?["reason"] as? String ?? "").contains("too large"))
+        XCTAssertEqual(byOrigin["DocumentReference/doc-html#content[0]"]?["state"] as? String, "reference", "over the limit when fetched")
+        XCTAssertEqual(byOrigin["DocumentReference/doc-text#content[0]"]?["state"] as? String, "fetched")
+        let log = try server.json("/probe/stats")["log"] as? [String] ?? []
+        XCTAssertFalse(log.contains("GET /fhir/Binary/bin-pdf"))
+
+        let big = try file("big.txt", String(repeating: "x", count: 2000))
+        let refused = try hreader(withPassword(["documents", "add", big, "--patient", "1"]), env: ["HREADER_DOCUMENT_MAX_BYTES": "1K"])
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("limit"), refused.stderr)
+        XCTAssertEqual(try hreader(withPassword(["documents", "list"]), env: ["HREADER_DOCUMENT_MAX_BYTES": "lots"]).status, 0,
+                       "the limits matter only where documents are stored")
+        XCTAssertEqual(try hreader(withPassword(["documents", "add", big, "--patient", "1"]), env: ["HREADER_DOCUMENT_MAX_BYTES": "lots"]).status, 2)
+
+        // Removing the patient removes their documents.
+        try ok(withPassword(["patients", "remove", "1"]))
+        XCTAssertEqual(try documents().count, 0)
+    }
+
     func testCredentialsNeverReachTheOtherHost() throws {
         let other = try SampleServer(workDir: workDir)
         let credentials = try file("basic", "reader:correct horse battery")

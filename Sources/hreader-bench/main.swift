@@ -30,7 +30,8 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 
 // HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6);
 // HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore;
-// HREADER_BENCH_ONLY=json only the JSON parsers'; HREADER_BENCH_ONLY=ccda only the C-CDA import.
+// HREADER_BENCH_ONLY=json only the JSON parsers'; HREADER_BENCH_ONLY=ccda only the C-CDA import;
+// HREADER_BENCH_ONLY=documents only adding and getting a 50 MB PDF (HREADER_BENCH_DOCUMENT_MB).
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "json" {
     try runJSONBenchmarks()
     say("\nDone.")
@@ -45,6 +46,12 @@ if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "backup" {
 }
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "apple-health" {
     try runAppleHealthBenchmarks(scratch: scratch, password: password)
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "documents" {
+    try runDocumentsBenchmarks(scratch: scratch, password: password)
     say("\nDone.")
     try? FileManager.default.removeItem(at: scratch)
     exit(0)
@@ -204,6 +211,7 @@ try await runImportBenchmarks(scratch: scratch, password: password)
 try runAppleHealthBenchmarks(scratch: scratch, password: password)
 try runCCDABenchmarks(scratch: scratch, password: password)
 try runBackupBenchmarks(scratch: scratch, password: password)
+try runDocumentsBenchmarks(scratch: scratch, password: password)
 try runJSONBenchmarks()
 
 say("\nDone.")

@@ -272,6 +272,20 @@ final class DocumentsTests: ServerCLITestCase {
         try ok(withPassword(["check", "--vault", restored.path]))
         let list = try documents(vault: restored)
         XCTAssertEqual(list.first?["sha256"] as? String, sha256(bytes))
+        // export leaves documents out, unless --with-documents (then DocumentReference + inline attachment).
+        let plain = workDir.appendingPathComponent("plain.json"), full = workDir.appendingPathComponent("full.json")
+        try ok(withPassword(["export", "--patient", "1", "--out", plain.path]))
+        XCTAssertFalse(try String(contentsOf: plain, encoding: .utf8).contains("DocumentReference"))
+        try ok(withPassword(["export", "--patient", "1", "--out", full.path, "--with-documents"]))
+        let bundle = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: full)) as? [String: Any])
+        let references = (bundle["entry"] as? [[String: Any]] ?? []).compactMap { $0["resource"] as? [String: Any] }
+            .filter { $0["resourceType"] as? String == "DocumentReference" }
+        XCTAssertEqual(references.count, 1)
+        let attachment = ((references.first?["content"] as? [[String: Any]])?.first?["attachment"] as? [String: Any]) ?? [:]
+        XCTAssertEqual(Data(base64Encoded: attachment["data"] as? String ?? ""), bytes)
+        XCTAssertEqual(attachment["contentType"] as? String, "application/pdf")
+        XCTAssertEqual(try hreader(withPassword(["export", "--patient", "1", "--server", "http://127.0.0.1:9/fhir", "--with-documents"])).status, 2)
+
         let out = workDir.appendingPathComponent("back.pdf")
         try ok(withPassword(["documents", "get", "\(list.first!["id"]!)", "--out", out.path, "--vault", restored.path]))
         XCTAssertEqual(try Data(contentsOf: out), bytes)

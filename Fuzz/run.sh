@@ -20,7 +20,7 @@ declare -A binary=(
   [web-query]=fuzz-web [web-form]=fuzz-web [web-return-to]=fuzz-web)
 declare -A dict=(
   [json]=json [fhir-bundle]=json [fhir-ndjson]=json [rhex-record]=json [timeline-post]=json
-  [fhir-xml]=xml [ccda]=xml [fhir-narrative]=xml [html-text]=xml [rhex-feed]=xml [apple-health]=xml [applet-plist]=xml [apple-health-zip]=xml
+  [fhir-xml]=xml [ccda]=xml [fhir-narrative]=xml [html-text]=xml [rtf-text]=rtf [rhex-feed]=xml [apple-health]=xml [applet-plist]=xml [apple-health-zip]=xml
   [web-query]=web [web-form]=web [web-return-to]=web [backup-header]=backup [key-file]=backup)
 declare -A regressions=(
   [fuzz-records]=Tests/HReaderRecordsTests/Fuzz [fuzz-kit]=Tests/HReaderCLITests/Fuzz [fuzz-web]=Tests/HReaderCLITests/Fuzz)

@@ -202,6 +202,10 @@ final class DocumentsTests: ServerCLITestCase {
         let stats = try other.json("/probe/stats")
         XCTAssertEqual(stats["requests"] as? Int, 0)
         XCTAssertEqual(stats["requests_with_credentials"] as? Int, 0)
+
+        // Removing the source removes what came from it, its documents included.
+        XCTAssertEqual(try cli(["sources", "remove", base, "--with-patients"]).status, 0)
+        XCTAssertEqual(try documents().count, 0)
     }
 
     func testMinimalServerServesDocumentsToo() throws {

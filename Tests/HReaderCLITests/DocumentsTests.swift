@@ -67,6 +67,13 @@ final class DocumentsTests: ServerCLITestCase {
         XCTAssertTrue(shown.stdout.contains("Marigold-Visit and metformin"), shown.stdout)
         XCTAssertFalse(shown.stdout.contains("Scriptwhistle"), "no script content in the text")
         XCTAssertTrue(try ok(withPassword(["documents", "show", id("Letter")])).stdout.contains("Dear colleague, Vellichor-Letter € 5"))
+        // A document's text goes through the terminal filter: no escape sequence reaches the terminal.
+        let hostile = try file("hostile.txt", "Clipboard \u{1B}]52;c;ZWNobyBoaQ==\u{07} and \u{1B}[2J clear \u{9B}31m")
+        let hostileID = "\((try json(try ok(withPassword(["documents", "add", hostile, "--patient", "1", "--json"])))["document"] as? [String: Any])?["id"] ?? "")"
+        let filtered = try ok(withPassword(["documents", "show", hostileID])).stdout
+        XCTAssertTrue(filtered.contains("Clipboard \u{FFFD}]52;c;ZWNobyBoaQ==\u{FFFD} and \u{FFFD}[2J clear \u{FFFD}31m"), filtered)
+        XCTAssertFalse(filtered.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B })
+        try ok(withPassword(["documents", "remove", hostileID]))
 
         let hits = try json(try ok(withPassword(["search", "vellichor", "--json"])))["hits"] as? [[String: Any]] ?? []
         XCTAssertEqual(hits.count, 1)

@@ -38,7 +38,9 @@ CREATE TABLE documents (
     created        TEXT NOT NULL,
     updated        TEXT NOT NULL
 );
-CREATE UNIQUE INDEX documents_origin ON documents(patient_id, source_id, origin) WHERE origin IS NOT NULL;
+-- Not unique: merging people (schema 5, PatientMergeRepository) moves a person's documents to the one
+-- kept, and two records of one source may both have held the same attachment; imports take the first.
+CREATE INDEX documents_origin ON documents(patient_id, source_id, origin) WHERE origin IS NOT NULL;
 CREATE INDEX documents_patient_date ON documents(patient_id, date_epoch);
 
 -- The bytes, in order, at most 256 KiB a chunk.

@@ -71,7 +71,7 @@ public final class OpenVault {
                 return patient
             }
             guard let selected = try settings.value("selected_patient"), let id = Int64(selected),
-                  let patient = try patients.get(id: id) else {
+                  let patient = try patients.person(of: id) else {
                 throw HReaderError.usage("no patient given and none selected; pass --patient or run 'hreader patients select P'")
             }
             return patient
@@ -104,17 +104,19 @@ public final class OpenVault {
     public func addEntry(patient: Patient, content: EntryContent, user: UserFields = UserFields()) throws -> Entry {
         try write {
             let entry = try entries.add(patientID: patient.id, content: content, user: user)
+            try FactGrouping(db).regroup(patientID: patient.id)
             try audit.record("entry.add", subject: entry.uuid)
             return entry
         }
     }
 
     /// The patient's entries in timeline order; `limit` and `offset` take one page of them.
+    /// A fact several sources state is one entry (the copy shown); `copies` lists every stored copy.
     public func entries(of patient: Patient, type: EntryType? = nil, from: Date? = nil, to: Date? = nil,
-                        limit: Int? = nil, offset: Int = 0) throws -> [Entry] {
+                        limit: Int? = nil, offset: Int = 0, copies: Bool = false) throws -> [Entry] {
         try read {
             try entries.list(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },
-                             to: to.map { Int64($0.timeIntervalSince1970) }, limit: limit, offset: offset)
+                             to: to.map { Int64($0.timeIntervalSince1970) }, limit: limit, offset: offset, copies: copies)
         }
     }
 
@@ -136,6 +138,8 @@ public final class OpenVault {
             var user = entry.user
             change(&user)
             try entries.setUserFields(id: entry.id, user)
+            // A struck entry leaves its fact's group (and comes back when restored).
+            if user.deleted != entry.user.deleted { try FactGrouping(db).regroup(patientID: entry.patientID) }
             try audit.record("entry.annotate", subject: entry.uuid)
             return try entries.get(id: entry.id)!
         }

@@ -48,10 +48,13 @@ extension Entry {
         return o
     }
 
-    /// The value with its unit as a person reads it ("120 mm[Hg]", "positive").
+    /// The value with its unit as a person reads it ("120 mm[Hg]", "99 %" for Apple Health's 0.99,
+    /// "positive"); numbers go through `ReadableUnits`, text is shown as recorded.
     public var displayValue: String? {
-        let value = content.valueNumber.map { $0 == $0.rounded() && abs($0) < 1e15 ? String(Int64($0)) : String($0) } ?? content.valueText
-        guard let value else { return nil }
-        return [value, content.unit].compactMap { $0 }.joined(separator: " ")
+        ReadableUnits.text(number: content.valueNumber, text: content.valueText, unit: content.unit, codes: content.codes,
+                           description: content.description)
     }
+
+    /// The numeric value in the units people read (nil for text values).
+    public var readableQuantity: ReadableQuantity? { ReadableUnits.quantity(of: content) }
 }

@@ -134,7 +134,7 @@ public struct DocumentRepository {
 
     /// The document a source's attachment became, for this patient.
     public func find(patientID: Int64, sourceID: Int64, origin: String) throws -> StoredDocument? {
-        try db.query("SELECT \(Self.columns) FROM documents WHERE patient_id = ? AND source_id = ? AND origin = ?",
+        try db.query("SELECT \(Self.columns) FROM documents WHERE patient_id = ? AND source_id = ? AND origin = ? ORDER BY id LIMIT 1",
                      [patientID, sourceID, origin], Self.row).first
     }
 

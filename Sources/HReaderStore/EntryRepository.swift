@@ -33,6 +33,9 @@ public struct EntryRepository {
 
     static func encodeCodes(_ codes: [String: [String]]) -> String { CodesJSON.encode(codes) }
 
+    /// The rows a reader shows: an entry of its own, or the shown copy of a fact (migration 5).
+    public static let shownCopy = "(fact_id IS NULL OR fact_id = id)"
+
     /// Adds an entry and reads it back. Without a source it is the user's own (the manual source, a
     /// fresh remote id).
     @discardableResult
@@ -52,8 +55,10 @@ public struct EntryRepository {
 
     /// With `ifNew`, an entry whose (patient, source, remote id) exists is left alone: returns
     /// whether a row was inserted (one statement where a lookup and an insert would be two).
+    /// `recordID` is the patient row of the source's record that states the entry (migration 5):
+    /// the person itself, but for a record merged into another person.
     @discardableResult
-    func insert(patientID: Int64, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64?,
+    func insert(patientID: Int64, recordID: Int64? = nil, content: EntryContent, user: UserFields = UserFields(), sourceID: Int64?,
                 remoteID: String?, now: Date, ifNew: Bool) throws -> Bool {
         let uuid = try SecureRandom.uuidString()
         let source = try sourceID ?? SourceRepository(db).manualSourceID()
@@ -63,13 +68,13 @@ public struct EntryRepository {
             INSERT \(ifNew ? "OR IGNORE " : "")INTO entries (uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch,
                 start_text, start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity,
                 raw, comments, patient_quantity, patient_dose, patient_directions, patient_prescriber, user_deleted,
-                created, updated)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                created, updated, source_patient_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [uuid, patientID, source, remoteID ?? uuid, c.type.rawValue, c.description, c.status,
                   c.date?.text, c.date?.epoch, c.start?.text, c.start?.epoch, c.end?.text, c.end?.epoch,
                   Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
                   user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
-                  user.deleted, stamp, stamp])
+                  user.deleted, stamp, stamp, recordID ?? patientID])
         return db.changes > 0
     }
 
@@ -106,9 +111,10 @@ public struct EntryRepository {
     /// [from, to] (epoch seconds, inclusive), each found through its own index.
     /// `limit` and `offset` page through the answer in that order (the web API's paging).
     /// `samples: false` leaves Apple Health samples out (a summary reads only the latest of each
-    /// series, through `latestSamples`).
+    /// series, through `latestSamples`). A fact several sources state is one entry, the copy
+    /// `FactGrouping` shows; `copies: true` lists every stored copy.
     public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil,
-                     limit: Int? = nil, offset: Int = 0, samples includeSamples: Bool = true) throws -> [Entry] {
+                     limit: Int? = nil, offset: Int = 0, samples includeSamples: Bool = true, copies: Bool = false) throws -> [Entry] {
         var sql: String
         var args: [DatabaseValueConvertible?]
         if from != nil || to != nil {
@@ -127,6 +133,7 @@ public struct EntryRepository {
             args = [patientID]
         }
         if let type { sql += " AND type = ?"; args.append(type.rawValue) }
+        if !copies { sql += " AND \(Self.shownCopy)" }
         sql += " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id"
         // Entries and samples are each read in timeline order and merged; a page needs at most
         // offset + limit of each.
@@ -206,6 +213,51 @@ public struct EntryRepository {
     }
 }
 
+extension EntryRepository {
+    /// One stored copy of a fact: the entry and the source it came from.
+    public struct Copy: Sendable, Equatable {
+        public var entryID: Int64
+        public var sourceID: Int64
+        public var sourceName: String
+
+        public init(entryID: Int64, sourceID: Int64, sourceName: String) {
+            self.entryID = entryID; self.sourceID = sourceID; self.sourceName = sourceName
+        }
+    }
+
+    /// Every copy of the fact an entry states (the entry alone when no other source states it),
+    /// the shown copy first.
+    public func copies(of entryID: Int64) throws -> [Copy] {
+        guard !SampleRepository.isSample(id: entryID) else { return [] }
+        return try db.query("""
+            SELECT e.id, e.source_id, s.display_name FROM entries e JOIN sources s ON s.id = e.source_id
+            WHERE e.id = ?1 OR e.fact_id = (SELECT fact_id FROM entries WHERE id = ?1)
+            ORDER BY e.id = e.fact_id DESC, e.id = ?1 DESC, e.id
+            """, [entryID]) { Copy(entryID: $0.int64(0)!, sourceID: $0.int64(1)!, sourceName: $0.string(2) ?? "") }
+    }
+
+    /// For each fact of a patient that several copies state: its shown entry id → the copies' source
+    /// names (each once, the shown copy's first) and how many copies there are.
+    public func factSources(patientID: Int64) throws -> [Int64: (names: [String], copies: Int)] {
+        var out: [Int64: (names: [String], copies: Int)] = [:]
+        try db.query("""
+            SELECT e.fact_id, s.display_name FROM entries e JOIN sources s ON s.id = e.source_id
+            WHERE e.patient_id = ? AND e.fact_id IS NOT NULL ORDER BY e.fact_id, e.id <> e.fact_id, e.id
+            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }.forEach { fact, name in
+            var entry = out[fact] ?? ([], 0)
+            if !entry.names.contains(name) { entry.names.append(name) }
+            entry.copies += 1
+            out[fact] = entry
+        }
+        return out
+    }
+
+    /// The fact an entry belongs to (its group's shown copy), nil when it is a fact of its own.
+    public func factID(of entryID: Int64) throws -> Int64? {
+        try db.scalarInt("SELECT fact_id FROM entries WHERE id = ?", [entryID])
+    }
+}
+
 /// The columns a timeline needs, without the raw source document or the user's notes.
 public struct TimelineRow: Sendable {
     public let id: Int64
@@ -246,7 +298,7 @@ extension EntryRepository {
                 SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
                 UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
                 UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
-              AND user_deleted = 0\(type == nil ? "" : " AND type = ?")
+              AND user_deleted = 0 AND \(Self.shownCopy)\(type == nil ? "" : " AND type = ?")
             ORDER BY t, id
             """
         let stored = try db.query(sql, args) { s in

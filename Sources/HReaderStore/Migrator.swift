@@ -23,7 +23,15 @@ public struct Migrator {
     }
 
     /// What a migration does beyond its SQL, in the same transaction.
-    static let steps: [Int: @Sendable (Database) throws -> Void] = [3: SampleMigration.moveRecordEntries]
+    static let steps: [Int: @Sendable (Database) throws -> Void] = [
+        3: SampleMigration.moveRecordEntries,
+        // A vault from before is reconciled: the copies its sources state of one fact are grouped.
+        5: { db in
+            for id in try db.query("SELECT id FROM patients WHERE merged_into IS NULL ORDER BY id", [], { $0.int64(0)! }) {
+                try FactGrouping(db).regroup(patientID: id)
+            }
+        },
+    ]
 
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 

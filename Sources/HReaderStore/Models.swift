@@ -35,8 +35,12 @@ public struct Patient: Equatable, Codable, Sendable {
     public var displayOrder: Int
     public var created: String
     public var updated: String
+    /// The person this source record was merged into (`patients merge`); nil for a person.
+    public var mergedInto: Int64? = nil
 
     public var displayName: String { [firstName, lastName].filter { !$0.isEmpty }.joined(separator: " ") }
+    /// The patient people see: this one, or the one it was merged into.
+    public var personID: Int64 { mergedInto ?? id }
 }
 
 /// A patient to add, before it has an id.

@@ -38,7 +38,7 @@ public struct SearchRepository {
     public func search(_ query: SearchQuery, patientID: Int64? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [Hit] {
         guard let match = query.ftsExpression else { return [] }
         var sql = """
-            SELECT e.id, e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
+            SELECT coalesce(e.fact_id, e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
                    snippet(entries_search, -1, ?, ?, '…', 12),
                    bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0)
             FROM entries_search JOIN entries e ON e.id = entries_search.rowid
@@ -50,10 +50,13 @@ public struct SearchRepository {
         // Column weights: description, value, comments, directions, dose, reaction, codes.
         sql += " ORDER BY bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0), e.id LIMIT ?"
         arguments.append(Int64(max(1, limit)))
+        // A fact several sources state is one hit, under the copy readers are shown (the best-ranked
+        // copy's words make its snippet).
+        var seen: Set<Int64> = []
         return try db.query(sql, arguments) { s in
             Hit(entryID: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
                 description: s.string(3) ?? "", date: s.string(4), snippet: s.string(5) ?? "", rank: s.double(6) ?? 0)
-        }
+        }.filter { seen.insert($0.entryID).inserted }
     }
 
     /// The best `limit` documents whose title or readable text matches `query`; nil patient: everyone.

@@ -32,15 +32,23 @@ extension EntryRepository {
     /// Inserts the entry a source knows by `remoteID`, or replaces what the source says about it.
     /// Never touches the user's own fields (comments, patient comments, strike-through): hReader lost
     /// them on every sync. A re-appearing entry is no longer marked missing.
-    public func upsert(patientID: Int64, sourceID: Int64, remoteID: String, content c: EntryContent, now: Date = Date()) throws -> UpsertOutcome {
+    ///
+    /// An entry is one per source record (`recordID`, the patient row the source's record is; the
+    /// person `patientID` itself unless that record was merged into them): a re-import finds it
+    /// there, whoever it is shown under now.
+    public func upsert(patientID: Int64, recordID: Int64? = nil, sourceID: Int64, remoteID: String, content c: EntryContent,
+                       now: Date = Date()) throws -> UpsertOutcome {
+        let record = recordID ?? patientID
         // Most rows of a first import are new: try the insert first, look up only on a conflict.
-        if try insert(patientID: patientID, content: c, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: true) {
+        if try insert(patientID: patientID, recordID: record, content: c, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: true) {
             return .inserted
         }
-        let existing = try db.query("SELECT id, raw, type, description, missing_at_source FROM entries WHERE patient_id = ? AND source_id = ? AND remote_id = ?",
-                                    [patientID, sourceID, remoteID]) { ($0.int64(0)!, $0.string(1), $0.string(2), $0.string(3), $0.string(4)) }.first
+        let existing = try db.query("""
+            SELECT id, raw, type, description, missing_at_source FROM entries
+            WHERE source_patient_id = ? AND source_id = ? AND remote_id = ?
+            """, [record, sourceID, remoteID]) { ($0.int64(0)!, $0.string(1), $0.string(2), $0.string(3), $0.string(4)) }.first
         guard let (id, raw, type, description, missing) = existing else {
-            try insert(patientID: patientID, content: c, sourceID: sourceID, remoteID: remoteID, now: now)
+            try insert(patientID: patientID, recordID: record, content: c, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: false)
             return .inserted
         }
         if raw == c.raw && type == c.type.rawValue && description == c.description && missing == nil { return .unchanged }
@@ -55,12 +63,12 @@ extension EntryRepository {
         return .updated
     }
 
-    /// Marks the entries of a patient from a source that a full snapshot no longer holds; they are kept.
-    /// Returns how many were newly marked.
+    /// Marks the entries of a source's record of a patient (`recordID`, see `upsert`) that a full
+    /// snapshot no longer holds; they are kept. Returns how many were newly marked.
     @discardableResult
-    public func markMissing(patientID: Int64, sourceID: Int64, keeping remoteIDs: Set<String>, now: Date = Date()) throws -> Int {
-        let present = try db.query("SELECT id, remote_id FROM entries WHERE patient_id = ? AND source_id = ? AND missing_at_source IS NULL",
-                                   [patientID, sourceID]) { ($0.int64(0)!, $0.string(1)!) }
+    public func markMissing(recordID: Int64, sourceID: Int64, keeping remoteIDs: Set<String>, now: Date = Date()) throws -> Int {
+        let present = try db.query("SELECT id, remote_id FROM entries WHERE source_patient_id = ? AND source_id = ? AND missing_at_source IS NULL",
+                                   [recordID, sourceID]) { ($0.int64(0)!, $0.string(1)!) }
         var marked = 0
         for (id, remoteID) in present where !remoteIDs.contains(remoteID) {
             try db.execute("UPDATE entries SET missing_at_source = ? WHERE id = ?", [Timestamps.now(now), id])
@@ -73,7 +81,7 @@ extension EntryRepository {
 extension EntryRepository {
     /// Removes the entry a source knows by `remoteID` (within the caller's transaction): for an
     /// import that finds out later in the same file that a row repeats another.
-    public func removeFromSource(patientID: Int64, sourceID: Int64, remoteID: String) throws {
-        try db.execute("DELETE FROM entries WHERE patient_id = ? AND source_id = ? AND remote_id = ?", [patientID, sourceID, remoteID])
+    public func removeFromSource(recordID: Int64, sourceID: Int64, remoteID: String) throws {
+        try db.execute("DELETE FROM entries WHERE source_patient_id = ? AND source_id = ? AND remote_id = ?", [recordID, sourceID, remoteID])
     }
 }

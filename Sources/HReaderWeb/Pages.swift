@@ -18,8 +18,17 @@ enum Pages {
     static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     /// `assets: false` for error pages: a 401 must not make the browser ask for more (and be refused again).
-    static func layout(title: String, visit: Visit, body: String, assets: Bool = true) -> String {
+    /// `patient`: the page is one patient's, and its search box searches that patient's records.
+    static func layout(title: String, visit: Visit, body: String, assets: Bool = true, patient: Patient? = nil) -> String {
         let base = escape(visit.base)
+        // A plain GET form, so it works without the script; not on error pages (which know no base).
+        let search = assets && !visit.base.isEmpty ? """
+            <form class="search-box" role="search" method="get" action="\(base)/search">\
+            <input type="search" name="q" maxlength="200" placeholder="\(patient.map { "Search \(escape($0.firstName.isEmpty ? name($0) : $0.firstName))’s records" } ?? "Search the records")" \
+            aria-label="Search the records">\
+            \(patient.map { "<input type=\"hidden\" name=\"patient\" value=\"\(escape($0.uuid))\">" } ?? "")\
+            <button type="submit">Search</button></form>
+            """ : ""
         let head = assets ? """
             <link rel="icon" href="\(base)/static/icon.svg" type="image/svg+xml">
             <link rel="stylesheet" href="\(base)/static/app.css">
@@ -38,7 +47,7 @@ enum Pages {
         </head>
         <body>
         <header class="bar"><a class="brand" href="\(base)/">hreader</a><nav><a href="\(base)/">Patients</a></nav>\
-        <span class="local">Local view: nothing leaves this machine</span></header>
+        \(search)<span class="local">Local view: nothing leaves this machine</span></header>
         <main>
         \(body)
         </main>
@@ -99,6 +108,7 @@ enum Pages {
             <h1>\(escape(name(p)))</h1>
             <p class="meta">\(escape(meta))</p>
             <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a> \
+            <a class="button trends-link" href="\(base)/patients/\(escape(p.uuid))/trends">Lab trends</a> \
             <a class="button summary-link" href="\(base)/patients/\(escape(p.uuid))/summary.html">Printable summary for a clinician</a></p>
             </section>
             <div class="columns">
@@ -109,7 +119,7 @@ enum Pages {
             <section class="tiles">
             \(s.tiles.map(tile).joined(separator: "\n"))
             </section>
-            """)
+            """, patient: p)
     }
 
     static func list(_ items: [String]) -> String {
@@ -149,6 +159,7 @@ enum Pages {
             <section id="timeline" data-patient="\(uuid)" data-page="\(page.rawValue)" data-at="\(escape(at ?? ""))" \
             data-latest="\(latest.map(String.init) ?? "")">
             <h1><a href="\(base)/patients/\(uuid)">\(escape(name(p)))</a>: timeline</h1>
+            <p><a class="trends-link" href="\(base)/patients/\(uuid)/trends">Lab trends</a></p>
             <nav class="scopes">\(scopes)</nav>
             <div class="range"><button type="button" id="earlier">&#9664; Earlier</button>\
             <span id="range-label"></span><button type="button" id="later">Later &#9654;</button>\
@@ -178,7 +189,116 @@ enum Pages {
             <label>When <input name="schedule" maxlength="200" placeholder="08:00, 20:00"></label>
             <button type="submit">Save regimen</button></form>
             </section>
-            """)
+            """, patient: p)
+    }
+
+    // MARK: Lab trends
+
+    /// The page's frame; `app.js` draws one chart per result code from `GET /api/patients/P/trends`.
+    /// `code`: one code's trend (with a table of its readings); nil: every code's. `form`: the range as asked.
+    static func trends(_ p: Patient, code: String?, range: TimelineRange?, form: [String: String], visit: Visit) -> String {
+        let uuid = escape(p.uuid)
+        let base = escape(visit.base)
+        var api = "\(visit.base)/api/patients/\(p.uuid)/trends"
+        var parameters: [String] = []
+        if let code { parameters.append("code=" + FormBody.encode(code)) }
+        if let range { parameters += ["from=\(range.start)", "to=\(range.end)"] }
+        if !parameters.isEmpty { api += "?" + parameters.joined(separator: "&") }
+        func scope(_ label: String, _ page: String?) -> String {
+            var query = code.map { ["code=" + FormBody.encode($0)] } ?? []
+            if let page { query.append("page=\(page)") }
+            let active = page == form["page"] && (page != nil || range == nil)
+            return "<a class=\"scope\(active ? " active" : "")\" href=\"?\(escape(query.joined(separator: "&")))\">\(label)</a>"
+        }
+        let dates = ["from", "to"].map { name in
+            let value = form[name].flatMap { ClinicalTime.parse($0) }.map { String($0.text.prefix(10)) } ?? ""
+            return "<label>\(name == "from" ? "From" : "To") <input type=\"date\" name=\"\(name)\" value=\"\(escape(value))\"></label>"
+        }.joined(separator: " ")
+        let title = code == nil ? "lab trends" : "lab trend"
+        return layout(title: "\(name(p)): \(title)", visit: visit, body: """
+            <section id="trends" data-patient="\(uuid)" data-code="\(escape(code ?? ""))" data-api="\(escape(api))" \
+            data-timeline="\(base)/patients/\(uuid)/timeline">
+            <h1><a href="\(base)/patients/\(uuid)">\(escape(name(p)))</a>: \(title)</h1>
+            \(code == nil ? "" : "<p><a class=\"all-trends\" href=\"\(base)/patients/\(uuid)/trends\">Every result’s trend</a></p>")
+            <nav class="scopes">\(scope("All", nil))\(scope("Decade", "decade"))\(scope("Year", "year"))\(scope("Month", "month"))</nav>
+            <form class="range-form" method="get" action="\(base)/patients/\(uuid)/trends">\
+            \(code.map { "<input type=\"hidden\" name=\"code\" value=\"\(escape($0))\">" } ?? "")\(dates) \
+            <button type="submit">Show</button></form>
+            <p id="status" role="status">Loading the results…</p>
+            <noscript><p>The charts are drawn by this page's script; the same data is at \
+            <a href="\(escape(api))">the trends API</a>.</p></noscript>
+            <section id="trend-charts" aria-label="Lab trends"></section>
+            </section>
+            """, patient: p)
+    }
+
+    // MARK: Search
+
+    /// The search form (the family or one patient, any type or one) and the hits, best first. A
+    /// snippet is the record's own text: escaped, with only its match markers turned into `<mark>`.
+    static func search(_ text: String, patient: Patient?, type: EntryType?, patients: [Patient], hits: [SearchRepository.Hit],
+                       problem: String?, visit: Visit) -> String {
+        let base = escape(visit.base)
+        let people = "<option value=\"\">Everyone</option>" + patients.map { p in
+            "<option value=\"\(escape(p.uuid))\"\(p.id == patient?.id ? " selected" : "")>\(escape(name(p)))</option>"
+        }.joined()
+        let types = "<option value=\"\">Any kind</option>" + EntryType.allCases.map { t in
+            "<option value=\"\(t.rawValue)\"\(t == type ? " selected" : "")>\(escape(typeName(t)))</option>"
+        }.joined()
+        let byID = Dictionary(patients.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let items = hits.map { hit -> String in
+            let owner = byID[hit.patientID]
+            let uuid = escape(owner?.uuid ?? String(hit.patientID))
+            let time = hit.date.flatMap { ClinicalTime.parse($0) }
+            // The timeline's month ending the day after the entry, so the entry is in it.
+            let timeline = "\(base)/patients/\(uuid)/timeline?page=month" + (time.map { "&amp;at=\($0.epoch + 86_400)" } ?? "")
+            let trend = hit.type == .result
+                ? " <a class=\"trend-link\" href=\"\(base)/patients/\(uuid)/trends?entry=\(hit.entryID)\">trend</a>" : ""
+            return """
+                <li class="hit" data-entry="\(hit.entryID)"><a class="hit-title" href="\(timeline)">\(escape(hit.description))</a>\(trend) \
+                <span class="hit-meta">\(escape([owner.map(name), typeName(hit.type), hit.date.map { String($0.prefix(10)) }].compactMap { $0 }.joined(separator: " · ")))</span>\
+                <p class="snippet">\(highlighted(hit.snippet))</p></li>
+                """
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let outcome: String
+        if let problem { outcome = "<p class=\"error\">\(escape(problem))</p>" }
+        else if trimmed.isEmpty { outcome = "<p class=\"empty\">Type a word to look for: a medication, a test, a word from your notes.</p>" }
+        else if hits.isEmpty { outcome = "<p class=\"empty\" id=\"no-hits\">Nothing matches “\(escape(trimmed))”.</p>" }
+        else { outcome = "<p class=\"meta\">\(hits.count) match\(hits.count == 1 ? "" : "es"), best first</p><ol class=\"hits\">\(items.joined(separator: "\n"))</ol>" }
+        return layout(title: trimmed.isEmpty ? "Search" : "Search: \(trimmed)", visit: visit, body: """
+            <h1>Search</h1>
+            <form class="search-form" method="get" action="\(base)/search">
+            <label>Words <input type="search" name="q" value="\(escape(text))" maxlength="200" autofocus></label>
+            <label>Whose <select name="patient">\(people)</select></label>
+            <label>Kind <select name="type">\(types)</select></label>
+            <button type="submit">Search</button></form>
+            <section id="search-results">\(outcome)</section>
+            """, patient: patient)
+    }
+
+    /// A snippet from the index, its matches between `SearchQuery.markStart` and `markEnd`, as HTML:
+    /// the text escaped piece by piece, the markers (and nothing else) turned into `<mark>`, always closed.
+    static func highlighted(_ snippet: String) -> String {
+        var out = "", piece = "", open = false
+        for character in snippet {
+            let marker = String(character)
+            if marker == SearchQuery.markStart && !open {
+                out += escape(piece) + "<mark>"; piece = ""; open = true
+            } else if marker == SearchQuery.markEnd && open {
+                out += escape(piece) + "</mark>"; piece = ""; open = false
+            } else {
+                piece.append(character)
+            }
+        }
+        return out + escape(piece) + (open ? "</mark>" : "")
+    }
+
+    static func typeName(_ type: EntryType) -> String {
+        switch type {
+        case .vitalSign: "Vital sign"
+        default: type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst()
+        }
     }
 
     // MARK: Errors

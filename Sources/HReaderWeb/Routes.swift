@@ -52,6 +52,41 @@ struct Routes {
             }
             return HTMLResponse.make(Pages.timeline(patient, page: page, at: at, latest: latest, visit: context.visit))
         }
+        // Lab trends: the page's frame; app.js draws one chart per result code from the trends API.
+        router.get("/patients/:patient/trends") { request, context in
+            let reference = try context.parameters.require("patient")
+            let query = request.uri.queryParameters
+            let range = try Self.optionalRange(query)
+            let code = query.get("code").flatMap { $0.isEmpty ? nil : $0 }
+            let entry = query.get("entry").flatMap { $0.isEmpty ? nil : $0 }
+            let (patient, key) = try await gate.run { open in
+                let patient = try Self.patient(reference, in: open)
+                guard let entry else { return (patient, code) }
+                guard let key = try open.resultTrendKey(entry: entry, patient: patient) else {
+                    throw WebError.notFound("\(Pages.name(patient)) has no result '\(entry)'")
+                }
+                return (patient, key)
+            }
+            return HTMLResponse.make(Pages.trends(patient, code: key, range: range, form: Self.strings(query, ["from", "to", "page", "at"]), visit: context.visit))
+        }
+        router.get("/search") { request, context in
+            let query = request.uri.queryParameters
+            let text = query.get("q") ?? ""
+            let type = try Self.entryType(query.get("type"))
+            let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
+            let (patients, only, hits, problem) = try await gate.run { open in
+                let patients = try open.allPatients()
+                let only = try reference.map { try Self.patient($0, in: open) }
+                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return (patients, only, [SearchRepository.Hit](), String?.none) }
+                do {
+                    return (patients, only, try open.search(text, patient: only, type: type, limit: 100), nil)
+                } catch let error as HReaderError where error.kind == .usage {
+                    return (patients, only, [], error.message)
+                }
+            }
+            return HTMLResponse.make(Pages.search(text, patient: only, type: type, patients: patients, hits: hits, problem: problem,
+                                                  visit: context.visit))
+        }
 
         router.get("/timeline.json") { request, _ in
             let query = request.uri.queryParameters
@@ -97,6 +132,36 @@ struct Routes {
             }
             return JSONResponse.make(.object([("start_date", .int(range.start)), ("end_date", .int(range.end)),
                                               ("vitals", .array(series.map(\.json)))]))
+        }
+        router.get("/api/patients/:patient/trends") { request, context in
+            let reference = try context.parameters.require("patient")
+            let query = request.uri.queryParameters
+            let range = try Self.optionalRange(query)
+            let code = query.get("code").flatMap { $0.isEmpty ? nil : $0 }
+            let points = try Self.integer(query.get("points"), name: "points", default: 400, in: 2...5000)
+            let trends = try await gate.run { open in
+                try open.resultTrends(patient: try Self.patient(reference, in: open), code: code, range: range, maximumPoints: points)
+            }
+            var members: JSONObject = []
+            if let range { members += [("start_date", .int(range.start)), ("end_date", .int(range.end))] }
+            members.append(("trends", .array(trends.map(\.json))))
+            return JSONResponse.make(.object(members))
+        }
+        router.get("/api/search") { request, _ in
+            let query = request.uri.queryParameters
+            let text = query.get("q") ?? ""
+            let type = try Self.entryType(query.get("type"))
+            let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
+            let limit = try Self.integer(query.get("limit"), name: "limit", default: 50, in: 1...1000)
+            let hits = try await gate.run { open in
+                try open.search(text, patient: try reference.map { try Self.patient($0, in: open) }, type: type, limit: limit)
+            }
+            // The shape of `hreader search --json`.
+            return JSONResponse.make(.object([("hits", .array(hits.map { hit in
+                .object([("kind", .string("entry")), ("id", .int(hit.entryID)), ("patient_id", .int(hit.patientID)),
+                         ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)), ("snippet", .string(hit.snippet)),
+                         ("date", hit.date.map(JSONValue.string) ?? .null)])
+            }))]))
         }
 
         router.get("/static/app.js") { _, _ in Self.asset(PackageResources.app_js, type: "text/javascript; charset=utf-8") }
@@ -175,12 +240,7 @@ struct Routes {
 
     func entries(_ request: Request, reference: String) async throws -> Response {
         let query = request.uri.queryParameters
-        let type = try query.get("type").map { name -> EntryType in
-            guard let type = EntryType(rawValue: name) else {
-                throw WebError.badRequest("unknown entry type '\(name)'; use one of \(EntryType.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return type
-        }
+        let type = try Self.entryType(query.get("type"))
         let from = try query.get("from").map { try Self.time($0, name: "from").date }
         let to = try query.get("to").map { try Self.time($0, name: "to").date }
         let limit = try Self.integer(query.get("limit"), name: "limit", default: 500, in: 1...5000)
@@ -210,6 +270,32 @@ struct Routes {
         object["relationship_text"] = PatientSummary.relationshipText(p.relationship, gender: p.gender)
         if let age = PatientSummary.ageText(birthDate: p.birthDate) { object["age"] = age }
         return object
+    }
+
+    static func strings(_ query: FlatDictionary<Substring, Substring>, _ names: [String]) -> [String: String] {
+        var out: [String: String] = [:]
+        for name in names { if let value = query.get(name), !value.isEmpty { out[name] = value } }
+        return out
+    }
+
+    /// An entry type by name; empty or absent: any.
+    static func entryType(_ name: String?) throws -> EntryType? {
+        guard let name, !name.isEmpty else { return nil }
+        guard let type = EntryType(rawValue: name) else {
+            throw WebError.badRequest("unknown entry type '\(name)'; use one of \(EntryType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return type
+    }
+
+    /// `range`'s parameters when any is given (empty ones count as not given); nil: all time.
+    static func optionalRange(_ query: FlatDictionary<Substring, Substring>) throws -> TimelineRange? {
+        var kept = query.filter { ["from", "to", "page", "at"].contains($0.key) && !$0.value.isEmpty }
+        guard !kept.isEmpty else { return nil }
+        // A form's one date: from it to now, or from the start of time to it.
+        let names = Set(kept.map(\.key))
+        if names == ["from"] { kept.append((key: "to", value: Substring(String(Int64(Date().timeIntervalSince1970))))) }
+        if names == ["to"] { kept.append((key: "from", value: Substring(String(TimelineRange.supportedEpochs.lowerBound)))) }
+        return try range(FlatDictionary(kept))
     }
 
     static func page(_ name: String) throws -> TimelinePage {

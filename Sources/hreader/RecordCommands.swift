@@ -6,8 +6,9 @@ import HReaderStore
 struct PatientsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "patients",
-        abstract: "Add, list, show, remove, order and select the people whose records you keep.",
-        subcommands: [Add.self, List.self, Show.self, Remove.self, Move.self, Select.self, Suggest.self],
+        abstract: "Add, list, show, remove, order, select and merge the people whose records you keep.",
+        subcommands: [Add.self, List.self, Show.self, Remove.self, Move.self, Select.self, Suggest.self,
+                      Merge.self, Unmerge.self, Merges.self],
         defaultSubcommand: List.self)
 
     struct Suggest: ParsableCommand {
@@ -31,6 +32,74 @@ struct PatientsCommand: ParsableCommand {
                 for line in s.evidence { Output.line("  + \(line)") }
                 for line in s.against { Output.line("  - \(line)") }
             }
+        }
+    }
+
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "merge",
+            abstract: "Make OTHER part of KEEP: one person whose records several sources keep under different ids.",
+            discussion: """
+                Everything OTHER holds is shown under KEEP from now on (entries, timeline items, samples, documents),                 and later imports and syncs of OTHER's sources file what they bring under KEEP. KEEP's name,                 applets and choices stay. Nothing is deleted: 'hreader patients unmerge KEEP' undoes it exactly.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The patient to keep (local id or uuid).") var keep: String
+        @Argument(help: "The patient to merge into KEEP.") var other: String
+
+        func run() throws {
+            let open = try global.open()
+            let keepPatient = try open.patient(keep), otherPatient = try open.patient(other)
+            let result = try open.mergePatients(keep: keepPatient, other: otherPatient)
+            if global.json {
+                Output.json(["merge": ["id": result.merge.id, "keep": keepPatient.id, "other": otherPatient.id,
+                                       "entries_moved": result.entriesMoved]])
+                return
+            }
+            global.note("Merged patient \(otherPatient.id) (\(otherPatient.displayName)) into \(keepPatient.id) (\(keepPatient.displayName)): "
+                        + "\(result.entriesMoved) entries; merge \(result.merge.id). Undo with 'hreader patients unmerge \(keepPatient.id)'.")
+        }
+    }
+
+    struct Unmerge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "unmerge",
+            abstract: "Undo a merge: the latest into KEEP, or the one --merge names; both people are as they were.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The patient merged into (default with --merge: the merge's).") var keep: String?
+        @Option(help: ArgumentHelp("The merge to undo (see 'hreader patients merges').", valueName: "id")) var merge: Int64?
+
+        func run() throws {
+            guard keep != nil || merge != nil else { throw HReaderError.usage("name the patient merged into, or --merge ID") }
+            let open = try global.open()
+            let result = try open.unmergePatient(keep: try keep.map { try open.patient($0) }, mergeID: merge)
+            if global.json {
+                Output.json(["merge": ["id": result.merge.id, "keep": result.keep.id, "other": result.other.id,
+                                       "entries_moved": result.entriesMoved]])
+                return
+            }
+            global.note("Undid merge \(result.merge.id): patient \(result.other.id) (\(result.other.displayName)) is their own again, "
+                        + "with \(result.entriesMoved) entries.")
+        }
+    }
+
+    struct Merges: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "merges", abstract: "List the merges of patients, the latest first.")
+        @OptionGroup var global: GlobalOptions
+
+        func run() throws {
+            let merges = try global.open().patientMerges()
+            if global.json {
+                Output.json(["merges": merges.map { m -> [String: Any] in
+                    ["id": m.merge.id, "keep": m.merge.keepID, "other": m.merge.otherID, "merged_at": m.merge.mergedAt,
+                     "undone_at": m.merge.undoneAt as Any]
+                }])
+                return
+            }
+            if merges.isEmpty { global.note("No merges."); return }
+            Output.table([["MERGE", "KEEP", "OTHER", "MERGED", "UNDONE"]] + merges.map { m in
+                [String(m.merge.id), "\(m.merge.keepID) \(m.keep?.displayName ?? "")", "\(m.merge.otherID) \(m.other?.displayName ?? "")",
+                 m.merge.mergedAt, m.merge.undoneAt ?? ""]
+            })
         }
     }
 
@@ -86,14 +155,19 @@ struct PatientsCommand: ParsableCommand {
             let entries = try open.entries(of: p)
             var byType: [String: Int] = [:]
             for e in entries { byType[e.content.type.rawValue, default: 0] += 1 }
+            let merged = try open.mergedRecords(of: p)
             if global.json {
                 var o = p.jsonObject; o["entry_counts"] = byType
+                o["merged"] = merged.map(\.jsonObject)
                 Output.json(["patient": o]); return
             }
             var rows = [["name:", p.displayName], ["id:", "\(p.id) (\(p.uuid))"], ["relationship:", p.relationship.rawValue]]
             if let b = p.birthDate { rows.append(["born:", b + (p.age().map { " (age \($0))" } ?? "")]) }
             if let g = p.gender { rows.append(["gender:", g]) }
             rows.append(["entries:", byType.isEmpty ? "none" : byType.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")])
+            for record in merged {
+                rows.append(["merged:", "\(record.id) \(record.displayName)" + (record.birthDate.map { ", born \($0)" } ?? "")])
+            }
             Output.table(rows)
         }
     }
@@ -141,7 +215,7 @@ struct EntriesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "entries",
         abstract: "List and add entries, and keep your own notes on them.",
-        subcommands: [List.self, Add.self, Comment.self, Strike.self],
+        subcommands: [List.self, Show.self, Add.self, Comment.self, Strike.self, Split.self, Join.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -151,17 +225,105 @@ struct EntriesCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Only this type: \(EntryType.allCases.map(\.rawValue).joined(separator: ", ")).")) var type: EntryType?
         @Option(help: ArgumentHelp("Entries whose date, start or end is at or after this time.", valueName: "time")) var from: TimeArgument?
         @Option(help: ArgumentHelp("… and at or before this time.", valueName: "time")) var to: TimeArgument?
+        @Flag(help: "Every stored copy of a fact that several sources state (default: one row per fact).") var copies = false
 
         func run() throws {
             let open = try global.open()
             let p = try open.patient(patient)
-            let entries = try open.entries(of: p, type: type, from: from?.time.date, to: to?.time.date)
-            if global.json { Output.json(["entries": entries.map(\.jsonObject)]); return }
+            let entries = try open.entries(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies)
+            let sources = try open.factSources(of: entries)
+            if global.json {
+                Output.json(["entries": entries.map { e -> [String: Any] in
+                    var o = e.jsonObject
+                    o["sources"] = (sources[e.id] ?? []).map { c in
+                        ["source_id": c.sourceID, "name": c.sourceName, "entry_id": c.entryID] as [String: Any]
+                    }
+                    return o
+                }])
+                return
+            }
             if entries.isEmpty { global.note("No entries."); return }
-            Output.table([["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "NOTE"]] + entries.map { e in
+            Output.table([["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "SOURCES", "NOTE"]] + entries.map { e in
                 [String(e.id), e.content.effectiveTime?.text ?? "", e.content.type.rawValue,
-                 (e.user.deleted ? "(struck) " : "") + e.content.description, e.displayValue ?? "", e.user.comments ?? ""]
+                 (e.user.deleted ? "(struck) " : "") + e.content.description, e.displayValue ?? "",
+                 Self.sourcesColumn(sources[e.id] ?? [], entry: e.id, copies: copies), e.user.comments ?? ""]
             })
+        }
+
+        /// The sources of a fact ("Hospital A, Dr B"); with --copies, which shown entry a copy belongs to.
+        static func sourcesColumn(_ copies: [EntryRepository.Copy], entry: Int64, copies listCopies: Bool) -> String {
+            if listCopies, let shown = copies.first, shown.entryID != entry { return "copy of \(shown.entryID)" }
+            var names: [String] = []
+            for copy in copies where !names.contains(copy.sourceName) { names.append(copy.sourceName) }
+            return names.joined(separator: ", ")
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "Show an entry: the fact, every source that states it, each source's version, and what they disagree on.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var entry: String
+
+        func run() throws {
+            let open = try global.open()
+            let fact = try open.fact(of: try open.entry(entry))
+            if global.json {
+                Output.json(["entry": fact.shown.jsonObject,
+                             "copies": fact.copies.map(\.jsonObject),
+                             "sources": fact.sources.map { ["source_id": $0.sourceID, "name": $0.sourceName, "entry_id": $0.entryID] as [String: Any] },
+                             "differences": fact.differences])
+                return
+            }
+            let e = fact.shown
+            var rows = [["entry:", "\(e.id) (\(e.uuid))"], ["type:", e.content.type.rawValue], ["description:", e.content.description]]
+            if let t = e.content.effectiveTime { rows.append(["date:", t.text]) }
+            if let v = e.displayValue { rows.append(["value:", v]) }
+            if let s = e.content.status { rows.append(["status:", s]) }
+            if let c = e.user.comments { rows.append(["your note:", c]) }
+            for source in fact.sources {
+                let copy = fact.copies.first { $0.id == source.entryID }
+                var line = "\(source.sourceName) (entry \(source.entryID))"
+                if let copy, copy.id != e.id {
+                    let said = [copy.content.description, copy.displayValue, copy.content.status].compactMap { $0 }.filter { !$0.isEmpty }
+                    line += ": " + said.joined(separator: ", ")
+                }
+                rows.append(["from:", line])
+            }
+            for difference in fact.differences { rows.append(["differs:", difference]) }
+            Output.table(rows)
+        }
+    }
+
+    struct Split: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "split",
+            abstract: "Take an entry out of the fact it was grouped into: it is a fact of its own from now on (kept through re-imports and sync).")
+        @OptionGroup var global: GlobalOptions
+        @Argument var entry: String
+
+        func run() throws {
+            let open = try global.open()
+            let e = try open.entry(entry)
+            try open.splitFact(e)
+            global.note("Entry \(e.id) is a fact of its own.")
+        }
+    }
+
+    struct Join: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "join",
+            abstract: "Say two entries state one fact (kept through re-imports and sync); 'hreader entries split' undoes it.")
+        @OptionGroup var global: GlobalOptions
+        @Argument var first: String
+        @Argument var second: String
+
+        func run() throws {
+            let open = try global.open()
+            let a = try open.entry(first), b = try open.entry(second)
+            try open.joinFacts(a, b)
+            global.note("Entries \(a.id) and \(b.id) are one fact.")
         }
     }
 

@@ -269,6 +269,20 @@ final class DocumentsTests: ServerCLITestCase {
         assertNoPlaintext(["Wintergreen-File", "Lanternfield"])
     }
 
+    /// Merging people moves a person's documents to the one kept; unmerging moves them back.
+    func testMergeAndUnmergeMoveDocumentsWithThePerson() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace"]))
+        try ok(withPassword(["documents", "add", try file("a.txt", "Note of the first"), "--patient", "1"]))
+        try ok(withPassword(["documents", "add", try file("b.txt", "Note of the second"), "--patient", "2"]))
+        try ok(withPassword(["patients", "merge", "1", "2"]))
+        XCTAssertEqual(try documents(["--patient", "1"]).count, 2)
+        XCTAssertEqual((try json(try ok(withPassword(["search", "second", "--patient", "1", "--json"])))["hits"] as? [Any])?.count, 1)
+        try ok(withPassword(["patients", "unmerge", "1"]))
+        XCTAssertEqual(try documents(["--patient", "1"]).map { $0["title"] as? String }, ["a"])
+        XCTAssertEqual(try documents(["--patient", "2"]).map { $0["title"] as? String }, ["b"])
+    }
+
     func testBackupAndRestoreCarryDocumentsAndCheckVerifiesThem() throws {
         try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))
         var bytes = Data("%PDF-1.4\n".utf8)

@@ -111,6 +111,9 @@ final class SamplesTests: XCTestCase {
                 unit, layout, type, description, codes, max_span);
             CREATE TEMP TABLE samples (series_id, start_epoch, end_epoch, value, id, utc_offset, end_offset, creation_epoch, creation_offset,
                 device_address, extras);
+            ALTER TABLE patients ADD COLUMN merged_into INTEGER;
+            ALTER TABLE entries ADD COLUMN source_patient_id INTEGER;
+            ALTER TABLE entries ADD COLUMN fact_id INTEGER;
             """)
         let source = try SourceRepository(db!).findOrCreate(kind: .appleHealth, baseURL: "apple-health:test", displayName: "Apple Health",
                                                             now: "2024-01-01T00:00:00Z")
@@ -165,6 +168,12 @@ final class SamplesTests: XCTestCase {
         }
         let before = try seen(db!)
         let contentsBefore = try contents(db!)
+        // The stand-ins for migration 5's columns go before it adds them.
+        try db!.execute("""
+            ALTER TABLE patients DROP COLUMN merged_into;
+            ALTER TABLE entries DROP COLUMN source_patient_id;
+            ALTER TABLE entries DROP COLUMN fact_id;
+            """)
         db = nil
 
         db = try vault.openDatabase(key: key)

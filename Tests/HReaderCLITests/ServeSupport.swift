@@ -107,3 +107,52 @@ extension CLITestCase {
     /// The end of the seeded data's month page: 2026-11-10T00:00:00Z.
     static let seededAt = "1794268800"
 }
+
+extension CLITestCase {
+    /// A FHIR Bundle for one patient (Grace Hopper) with lab results: total cholesterol three times
+    /// (180, then 232 flagged H, then 150; normal range 100–199 mg/dL), HbA1c 6.1 % over its 5.6 %
+    /// upper bound with no flag, and a result with a text value (which no chart shows).
+    func seedLabResults() throws {
+        try initVault()
+        func observation(_ id: String, _ loinc: String, _ text: String, _ date: String, _ value: String, extra: String = "") -> String {
+            """
+            {"resource": {"resourceType": "Observation", "id": "\(id)", "status": "final",
+              "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": "laboratory"}]}],
+              "code": {"coding": [{"system": "http://loinc.org", "code": "\(loinc)"}], "text": "\(text)"},
+              "subject": {"reference": "Patient/grace"}, "effectiveDateTime": "\(date)", \(value)\(extra)}}
+            """
+        }
+        func quantity(_ v: Double, _ unit: String) -> String { #""valueQuantity": {"value": \#(v), "unit": "\#(unit)"}"# }
+        let cholesterolRange = #", "referenceRange": [{"low": {"value": 100, "unit": "mg/dL"}, "high": {"value": 199, "unit": "mg/dL"}}]"#
+        let high = #", "interpretation": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", "code": "H"}]}]"#
+        let bundle = """
+            {"resourceType": "Bundle", "type": "collection", "entry": [
+              {"resource": {"resourceType": "Patient", "id": "grace", "name": [{"family": "Hopper", "given": ["Grace"]}],
+                            "gender": "female", "birthDate": "1966-12-09"}},
+              \(observation("chol-1", "2093-3", "Total cholesterol", "2024-01-10T08:00:00Z", quantity(180, "mg/dL"), extra: cholesterolRange)),
+              \(observation("chol-2", "2093-3", "Total cholesterol", "2025-01-10T08:00:00Z", quantity(232, "mg/dL"), extra: cholesterolRange + high)),
+              \(observation("chol-3", "2093-3", "Total cholesterol", "2026-01-10T08:00:00Z", quantity(150, "mg/dL"), extra: cholesterolRange)),
+              \(observation("a1c", "4548-4", "Hemoglobin A1c", "2025-06-01T08:00:00Z", quantity(6.1, "%"),
+                            extra: #", "referenceRange": [{"high": {"value": 5.6, "unit": "%"}}]"#)),
+              \(observation("culture", "630-4", "Urine culture", "2025-06-01T08:00:00Z", #""valueString": "No growth""#))
+            ]}
+            """
+        try ok(withPassword(["import", "--file", try file("labs.json", bundle)]))
+    }
+
+    /// An Apple Health export for patient 1 (created as "me"): oxygen saturation 0.97 then 0.99 (fractions
+    /// with unit %), BMI 22.4 as `count`, respiratory rate 15 `count/min`, body fat 0.25 % (a result),
+    /// on 2026-03-01 and -02.
+    func seedAppleHealthReadings() throws {
+        try initVault()
+        let records = [
+            AppleHealthTests.record("HKQuantityTypeIdentifierOxygenSaturation", "0.97", "%", "2026-03-01 09:20:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierOxygenSaturation", "0.99", "%", "2026-03-02 09:20:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierBodyMassIndex", "22.4", "count", "2026-03-02 07:00:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierRespiratoryRate", "15", "count/min", "2026-03-02 09:30:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierBodyFatPercentage", "0.25", "%", "2026-03-02 07:00:00 +0000"),
+        ]
+        let path = try file("export.xml", AppleHealthTests.export(extraRecords: records))
+        try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+    }
+}

@@ -7,7 +7,8 @@ final class ServeTests: CLITestCase {
     static let routes = ["/", "/patients/1", "/patients/1/timeline", "/timeline.json?patient=1&page=week",
                          "/api/patients", "/api/patients/1", "/api/patients/1/entries", "/api/patients/1/summary",
                          "/api/patients/1/vitals", "/static/app.js", "/static/app.css", "/static/icon.svg",
-                         "/favicon.ico", "/no/such/page"]
+                         "/favicon.ico", "/no/such/page", "/search?q=lisinopril", "/api/search?q=lisinopril",
+                         "/patients/1/trends", "/api/patients/1/trends"]
 
     func testEveryPageAndEndpointAnswers401WithoutTheToken() throws {
         try seedFamily()
@@ -360,6 +361,162 @@ final class ServeTests: CLITestCase {
                 XCTAssertNil(data.range(of: Data(canary.utf8)), "\(canary) in plaintext in \(path)")
             }
         }
+    }
+
+    // MARK: Units people read, lab trends, search (issue 26)
+
+    /// Apple Health writes oxygen saturation as the fraction 0.99 with unit %, and BMI with unit `count`:
+    /// the chart's series, the tiles, the timeline's list and `entries list` all say 99 % and kg/m².
+    func testAppleHealthFractionsAndCountsReadAsPeopleReadThemEverywhere() throws {
+        try seedAppleHealthReadings()
+        for applet in ["org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.oxygen-saturation", "org.mitre.hreader.vital-sign.respiratory-rate"] {
+            try ok(withPassword(["applets", "add", applet, "--patient", "1"]))
+        }
+        let served = try serve()
+        defer { stop(served) }
+
+        // The charts' series.
+        let vitals = try XCTUnwrap(try served.bearer("/api/patients/1/vitals?from=2026-02-01&to=2026-04-01").json["vitals"] as? [[String: Any]])
+        func series(_ description: String) throws -> [String: Any] { try XCTUnwrap(vitals.first { $0["description"] as? String == description }, description) }
+        let saturation = try series("Oxygen saturation")
+        XCTAssertEqual(saturation["unit"] as? String, "%")
+        XCTAssertEqual((saturation["points"] as? [[Double]])?.map { $0[1] }, [97, 99], "fractions shown as percentages")
+        XCTAssertEqual(saturation["max"] as? Double, 99)
+        XCTAssertEqual(try series("BMI")["unit"] as? String, "kg/m²")
+        XCTAssertEqual((try series("BMI")["points"] as? [[Double]])?.map { $0[1] }, [22.4])
+        XCTAssertEqual(try series("Respiratory rate")["unit"] as? String, "/min", "count/min reads as the tile says")
+
+        // The tiles say the same.
+        let summary = try served.bearer("/api/patients/1/summary").json
+        let tiles = Dictionary(uniqueKeysWithValues: (summary["tiles"] as? [[String: Any]] ?? []).map { ($0["identifier"] as? String ?? "", $0) })
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["value"] as? String, "99")
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["unit"] as? String, "%")
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.oxygen-saturation"]?["lines"] as? [String], ["normal 95-100 %", "2026-03-01  97 %"])
+        XCTAssertEqual(tiles["org.mitre.hreader.bmi"]?["value"] as? String, "22.4")
+        XCTAssertEqual(tiles["org.mitre.hreader.bmi"]?["unit"] as? String, "kg/m²")
+        XCTAssertEqual(tiles["org.mitre.hreader.vital-sign.respiratory-rate"]?["unit"] as? String, "/min")
+        let page = try served.bearer("/patients/1").body
+        XCTAssertTrue(page.contains(#"<p class="value">99 <span class="unit">%</span></p>"#), "the tile on the summary page")
+
+        // The timeline's records list (detail: the value as listed) and the results' trends.
+        let timeline = try served.bearer("/timeline.json?patient=1&from=2026-02-01&to=2026-04-01&detail=1&types=results").json
+        let fat = try XCTUnwrap((timeline["results"] as? [[String: Any]])?.first { $0["description"] as? String == "Body fat percentage" })
+        XCTAssertEqual(fat["display"] as? String, "25 %")
+        XCTAssertEqual((fat["measurement"] as? [String: Any])?["value"] as? Double, 0.25, "timeline.json keeps what was recorded")
+        let trends = try XCTUnwrap(try served.bearer("/api/patients/1/trends").json["trends"] as? [[String: Any]])
+        let fatTrend = try XCTUnwrap(trends.first { $0["description"] as? String == "Body fat percentage" })
+        XCTAssertEqual(fatTrend["unit"] as? String, "%")
+        XCTAssertEqual((fatTrend["points"] as? [[String: Any]])?.map { $0["value"] as? Double }, [25])
+
+        // The command line's list; the stored entry is untouched.
+        let listed = try ok(withPassword(["entries", "list", "--patient", "1", "--type", "vital_sign"])).stdout
+        XCTAssertTrue(listed.contains("99 %"), listed)
+        XCTAssertTrue(listed.contains("22.4 kg/m²"), listed)
+        XCTAssertFalse(listed.contains("0.99"), listed)
+        XCTAssertFalse(listed.contains("count"), listed)
+        let stored = try json(ok(withPassword(["entries", "list", "--patient", "1", "--type", "vital_sign", "--json"])))["entries"] as? [[String: Any]] ?? []
+        XCTAssertTrue(stored.contains { $0["value"] as? Double == 0.99 && $0["unit"] as? String == "%" }, "the vault keeps the export's value")
+    }
+
+    /// One chart per result code: its readings, the reference range from the FHIR Observation, and
+    /// the readings outside it (by the range, or by the lab's H flag) counted and marked.
+    func testTheTrendOfAResultCodeHasItsReferenceRangeAndMarksValuesOutsideIt() throws {
+        try seedLabResults()
+        let served = try serve()
+        defer { stop(served) }
+        let all = try XCTUnwrap(try served.bearer("/api/patients/1/trends").json["trends"] as? [[String: Any]])
+        XCTAssertEqual(all.map { $0["description"] as? String }, ["Hemoglobin A1c", "Total cholesterol"], "numeric results only, by name")
+        let cholesterol = all[1]
+        XCTAssertEqual(cholesterol["key"] as? String, "LOINC|2093-3")
+        XCTAssertEqual(cholesterol["unit"] as? String, "mg/dL")
+        XCTAssertEqual(cholesterol["reference_range"] as? [String: Double], ["low": 100, "high": 199])
+        XCTAssertEqual(cholesterol["readings"] as? Int, 3)
+        XCTAssertEqual(cholesterol["out_of_range"] as? Int, 1)
+        let points = try XCTUnwrap(cholesterol["points"] as? [[String: Any]])
+        XCTAssertEqual(points.map { $0["value"] as? Double }, [180, 232, 150])
+        XCTAssertEqual(points.map { $0["out_of_range"] as? Int }, [0, 1, 0])
+        XCTAssertEqual(points[1]["flag"] as? String, "H")
+        XCTAssertEqual(points[1]["high"] as? Double, 199)
+        XCTAssertEqual(points[0]["time"] as? Double, 1_704_873_600, "2024-01-10T08:00:00Z")
+        let a1c = all[0]
+        XCTAssertEqual(a1c["reference_range"] as? [String: Double], ["high": 5.6], "only the bound the lab gave")
+        XCTAssertEqual(a1c["out_of_range"] as? Int, 1, "6.1 is above 5.6 though no flag says so")
+
+        // One code, one range; long ranges are averaged down, still counting what was outside.
+        let one = try XCTUnwrap(try served.bearer("/api/patients/1/trends?code=LOINC%7C2093-3&from=2024-06-01&to=2026-06-01").json["trends"] as? [[String: Any]])
+        XCTAssertEqual(one.count, 1)
+        XCTAssertEqual((one[0]["points"] as? [[String: Any]])?.map { $0["value"] as? Double }, [232, 150])
+        let averaged = try XCTUnwrap((try served.bearer("/api/patients/1/trends?code=LOINC%7C2093-3&from=2024-01-01&to=2027-06-30&points=2").json["trends"] as? [[String: Any]])?.first)
+        let buckets = try XCTUnwrap(averaged["points"] as? [[String: Any]])
+        XCTAssertEqual(buckets.map { $0["readings"] as? Int }, [2, 1], "2024 and 2025 in the first half, 2026 in the second")
+        XCTAssertEqual(buckets.map { $0["value"] as? Double }, [206, 150])
+        XCTAssertEqual(buckets.map { $0["out_of_range"] as? Int }, [1, 0], "the mean still counts the reading outside the range")
+        XCTAssertEqual(averaged["readings"] as? Int, 3)
+        XCTAssertEqual(try served.bearer("/api/patients/1/trends?page=fortnight").status, 400)
+        XCTAssertEqual(try served.bearer("/api/patients/1/trends?points=1").status, 400)
+        XCTAssertEqual(try served.bearer("/api/patients/42/trends").status, 404)
+
+        // The page: reached from the summary, and from a result by its entry; the app's policy, no inline script.
+        let summary = try served.bearer("/patients/1").body
+        let uuid = try XCTUnwrap((try served.bearer("/api/patients/1").json["patient"] as? [String: Any])?["uuid"] as? String)
+        XCTAssertTrue(summary.contains(#"class="button trends-link" href="\#(served.prefix)/patients/\#(uuid)/trends""#), "linked from the summary")
+        let entries = try XCTUnwrap(try served.bearer("/api/patients/1/entries?type=result").json["entries"] as? [[String: Any]])
+        let flagged = try XCTUnwrap(entries.first { $0["value"] as? Double == 232 }?["id"] as? Int)
+        let page = try served.bearer("/patients/\(uuid)/trends?entry=\(flagged)")
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains(#"data-code="LOINC|2093-3""#), "the entry's code")
+        XCTAssertTrue(page.body.contains("/api/patients/\(uuid)/trends?code=LOINC%7C2093-3"), page.body)
+        XCTAssertEqual(page.header("Content-Security-Policy"), try served.bearer("/patients/1").header("Content-Security-Policy"))
+        XCTAssertFalse(page.body.replacingOccurrences(of: #"<script src="\#(served.prefix)/static/app.js" defer></script>"#, with: "").contains("<script"))
+        XCTAssertEqual(try served.bearer("/patients/1/trends?entry=999999").status, 404)
+        let culture = try XCTUnwrap(entries.first { $0["description"] as? String == "Urine culture" }?["id"] as? Int)
+        XCTAssertEqual(try served.bearer("/patients/1/trends?entry=\(culture)").status, 200, "a text result: its code's page, with no chart")
+        let timeline = try served.bearer("/timeline.json?patient=1&from=2025-01-01&to=2025-02-01&detail=1").json
+        XCTAssertEqual((timeline["results"] as? [[String: Any]])?.first?["entry_id"] as? Int, flagged, "what the timeline links a result by")
+        XCTAssertTrue(try served.bearer("/static/app.js").body.contains("/trends?entry="), "the timeline's result rows link to their trend")
+
+        // The same code in another unit is a chart of its own, never mixed into the mg/dL one.
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "result", "--description", "Total cholesterol", "--value", "5.2",
+                             "--unit", "mmol/L", "--code", "LOINC=2093-3", "--date", "2026-06-01T08:00:00Z"]))
+        let units = try XCTUnwrap(try served.bearer("/api/patients/1/trends?code=LOINC%7C2093-3").json["trends"] as? [[String: Any]])
+        XCTAssertEqual(units.map { $0["unit"] as? String }, ["mg/dL", "mmol/L"])
+        XCTAssertEqual(units.map { $0["readings"] as? Int }, [3, 1])
+    }
+
+    /// The search box on every page finds an entry; the snippet is the record's own text, so its
+    /// HTML special characters are escaped and only the match markers become <mark>.
+    func testTheSearchBoxFindsAnEntryAndEscapesItsSnippet() throws {
+        try seedFamily()
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--date", "2026-11-07",
+                             "--description", #"Metformin <b>500</b> & "ER" <script>alert(1)</script>"#]))
+        let served = try serve()
+        defer { stop(served) }
+        for path in ["/", "/patients/1", "/patients/1/timeline", "/patients/1/trends"] {
+            let page = try served.bearer(path).body
+            XCTAssertTrue(page.contains(#"<form class="search-box" role="search" method="get" action="\#(served.prefix)/search">"#), path)
+        }
+        XCTAssertTrue(try served.bearer("/patients/1").body.contains(#"<input type="hidden" name="patient""#), "a patient's page searches that patient")
+
+        let found = try served.bearer("/search?q=metformin")
+        XCTAssertEqual(found.status, 200)
+        XCTAssertTrue(found.body.contains(#"<li class="hit""#), found.body)
+        XCTAssertTrue(found.body.contains("<mark>Metformin</mark> &lt;b&gt;500&lt;/b&gt; &amp; &quot;ER&quot; &lt;script&gt;alert(1)&lt;/script"), found.body)
+        XCTAssertFalse(found.body.contains("<script>alert"))
+        XCTAssertFalse(found.body.contains("<b>500"))
+        XCTAssertTrue(found.body.contains("Ada Lovelace"), "whose record it is")
+        XCTAssertEqual(found.header("Content-Security-Policy"), try served.bearer("/").header("Content-Security-Policy"))
+
+        // Per patient and per type; the JSON API is the CLI's.
+        XCTAssertTrue(try served.bearer("/search?q=metformin&patient=2").body.contains(#"id="no-hits""#), "Charles has none")
+        XCTAssertTrue(try served.bearer("/search?q=metformin&patient=1&type=medication").body.contains(#"<li class="hit""#))
+        XCTAssertTrue(try served.bearer("/search?q=metformin&type=condition").body.contains(#"id="no-hits""#))
+        XCTAssertEqual(try served.bearer("/search?q=metformin&type=gossip").status, 400)
+        XCTAssertEqual(try served.bearer("/search?q=metformin&patient=nobody").status, 404)
+        XCTAssertEqual(try served.bearer("/search?q=%2B%2B").status, 200, "no word to look for is said on the page")
+        let api = try served.bearer("/api/search?q=metf&patient=1")
+        let cli = try json(ok(withPassword(["search", "metf", "--patient", "1", "--json"])))
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(api.body.utf8)) as? NSDictionary, cli as NSDictionary)
+        XCTAssertEqual(try served.bearer("/api/search?q=").status, 400)
     }
 
     static func csrf(in page: String) -> String? {

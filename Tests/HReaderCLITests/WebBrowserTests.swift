@@ -173,6 +173,109 @@ final class WebBrowserTests: CLITestCase {
         XCTAssertFalse(cookies.contains("hreader_session"), "our session cookie reached another port: \(cookies)")
     }
 
+    /// Issue 26 in the browser: the lab trends (reference band, a value outside it marked, reached from
+    /// the summary and from a result on the timeline), Apple Health's saturation read as 99 %, and the
+    /// search box, whose snippet of a record holding HTML shows that HTML as text.
+    func testLabTrendsReadableUnitsAndTheSearchBoxInHeadlessChromium() throws {
+        try seedLabResults()
+        let export = try file("export.xml", AppleHealthTests.export(extraRecords: [
+            AppleHealthTests.record("HKQuantityTypeIdentifierOxygenSaturation", "0.97", "%", "2026-03-01 09:20:00 +0000"),
+            AppleHealthTests.record("HKQuantityTypeIdentifierOxygenSaturation", "0.99", "%", "2026-03-02 09:20:00 +0000"),
+        ]))
+        try ok(withPassword(["import", "--apple-health", export, "--patient", "1"]))
+        try ok(withPassword(["applets", "add", "org.mitre.hreader.vital-sign.oxygen-saturation", "--patient", "1"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "medication", "--date", "2026-01-11",
+                             "--description", #"Metformin <img src=x onerror="document.title='pwned'"> 500 mg"#]))
+        let served = try serve()
+        defer { stop(served) }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+        var requested: [String] = []
+        func collect() throws { requested += try browser.requestedURLs() }
+        func text(_ css: String) throws -> String { try browser.text(of: browser.findElement(css: css)) }
+        func waitForTrends() throws {
+            try browser.waitUntil(timeout: 15, "the trends are drawn") {
+                (try? browser.executeScript("return document.getElementById('trends').dataset.loaded") as? String) == "1"
+            }
+        }
+
+        try browser.navigate(to: served.url)
+        try browser.click(browser.waitForElement(css: "li.patient .patient-link"))
+        _ = try browser.waitForElement(css: "section.tiles")
+        XCTAssertEqual(try text(#"article.tile[data-identifier="org.mitre.hreader.vital-sign.oxygen-saturation"] .value"#), "99 %")
+
+        // Every result code's trend, from the summary.
+        try browser.click(browser.findElement(css: "a.trends-link"))
+        try waitForTrends()
+        let keys = try browser.findElements(css: "figure.trend").map { try browser.attribute("data-key", of: $0) }
+        XCTAssertEqual(keys, ["LOINC|4548-4", "LOINC|2093-3"])
+        let cholesterol = #"figure.trend[data-key="LOINC|2093-3"]"#
+        XCTAssertEqual(try browser.findElements(css: "\(cholesterol) svg rect.reference").count, 1, "the reference range is drawn")
+        XCTAssertEqual(try browser.findElements(css: "\(cholesterol) svg circle.dot").count, 3)
+        let outside = try browser.findElements(css: "\(cholesterol) svg circle.out-of-range")
+        XCTAssertEqual(outside.count, 1, "232 is marked")
+        XCTAssertEqual(try browser.attribute("data-flag", of: outside[0]), "H")
+        XCTAssertEqual(try text("\(cholesterol) .reference-text"), "Reference range 100–199 mg/dL")
+        // The band lies between 100 and 199 on the chart, and the marked dot above it.
+        let geometry = try XCTUnwrap(browser.executeScript("""
+            const f = document.querySelector('figure.trend[data-key="LOINC|2093-3"]');
+            const band = f.querySelector('rect.reference').getBBox(), dot = f.querySelector('circle.out-of-range');
+            return [band.y, band.y + band.height, Number(dot.getAttribute('cy'))];
+            """) as? [Double])
+        XCTAssertLessThan(geometry[2], geometry[0], "the high reading sits above the band")
+        XCTAssertEqual(try browser.findElements(css: #"figure.trend[data-key="LOINC|4548-4"] svg circle.out-of-range"#).count, 1,
+                       "6.1 % is over the 5.6 % bound, flagged or not")
+        _ = try browser.screenshot(named: "5-lab-trends")
+        try collect()
+
+        // One code's page, with its readings in a table.
+        try browser.click(browser.findElement(css: "\(cholesterol) a.trend-title"))
+        try waitForTrends()
+        let address = try browser.currentURL
+        XCTAssertTrue(address.contains("code=LOINC%7C2093-3"), address)
+        let rows = try browser.findElements(css: "table.readings-table tr.out-of-range").map { try browser.text(of: $0) }
+        XCTAssertEqual(rows.count, 1)
+        XCTAssertTrue(rows.first?.contains("232 mg/dL") == true && rows.first?.contains("H") == true, "\(rows)")
+        _ = try browser.screenshot(named: "6-lab-trend-cholesterol")
+        try collect()
+
+        // From a result on the timeline to its trend; the saturation chart reads 99 %.
+        let uuid = try XCTUnwrap(browser.executeScript("return document.getElementById('trends').dataset.patient") as? String)
+        try browser.navigate(to: URL(string: "\(served.base)\(served.prefix)/patients/\(uuid)/timeline?page=year&at=2025-03-01")!)
+        try waitForLoad(browser, scope: "year")
+        let link = try browser.findElement(css: #"section.entry-list[data-key="results"] a.trend-link"#)
+        XCTAssertTrue(try text(#"section.entry-list[data-key="results"] li"#).contains("232 mg/dL"))
+        try browser.click(link)
+        try waitForTrends()
+        XCTAssertEqual(try browser.executeScript("return document.getElementById('trends').dataset.code") as? String, "LOINC|2093-3")
+        try browser.navigate(to: URL(string: "\(served.base)\(served.prefix)/patients/\(uuid)/timeline?page=month&at=2026-03-15")!)
+        try waitForLoad(browser, scope: "month")
+        XCTAssertEqual(try text(#"figure.vital[data-description="Oxygen saturation"] .latest"#), "99 %")
+        let tips = try browser.findElements(css: #"figure.vital[data-description="Oxygen saturation"] circle title"#)
+            .map { try browser.property("textContent", of: $0) as? String ?? "" }
+        XCTAssertTrue(tips.allSatisfy { $0.hasPrefix("97 %") || $0.hasPrefix("99 %") }, "\(tips)")
+        try collect()
+
+        // The search box in the page's header: a hit, the match marked, the record's HTML shown as text.
+        try browser.sendKeys("metformin", to: browser.findElement(css: #".search-box input[name="q"]"#))
+        try browser.click(browser.findElement(css: ".search-box button"))
+        _ = try browser.waitForElement(css: "#search-results")
+        XCTAssertEqual(try text(".hit .snippet mark"), "Metformin")
+        XCTAssertTrue(try text(".hit .snippet").contains(#"<img src=x onerror="document.title='pwned'">"#), "shown as text")
+        XCTAssertEqual(try browser.findElements(css: ".hit img").count, 0)
+        XCTAssertNotEqual(try browser.executeScript("return document.title") as? String, "pwned")
+        XCTAssertEqual(try browser.findElements(css: #".search-form select[name="patient"] option[selected]"#).map { try browser.text(of: $0) },
+                       ["Grace Hopper"], "searched the patient whose page it was")
+        _ = try browser.screenshot(named: "7-search")
+        try collect()
+
+        // The date fields' calendar icon is Chromium's own inline `data:` image: no request leaves the browser for it.
+        let foreign = requested.filter { !$0.hasPrefix(served.base + "/") && !$0.hasPrefix("data:image/svg+xml;") }
+        XCTAssertEqual(foreign, [], "requests outside \(served.base)")
+        XCTAssertTrue(requested.contains { $0.contains("/api/patients/\(uuid)/trends") }, "the charts come from the trends API")
+    }
+
     /// A plain HTTP server on 127.0.0.1 (python3's http.server) that writes the Cookie header of every
     /// request it gets to `log`, one line each.
     static func cookieLoggingServer(logging log: URL, in directory: URL) throws -> (process: Process, port: Int) {

@@ -151,10 +151,17 @@ final class StoreTests: XCTestCase {
         let key = try SecretBytes.random(count: 32)
         let db = try Database.open(path: dbPath, key: key, create: true)
         try Migrator(migrations: Migrator.embedded.filter { $0.version <= 3 }).migrate(db)
-        let patient = try PatientRepository(db).add(NewPatient(firstName: "Ada", lastName: "Quill"))
-        let entries = EntryRepository(db)
-        let old = try entries.add(patientID: patient.id, content: EntryContent(type: .medication, description: "Metformin 500 mg oral tablet"))
+        // Written as a schema 3 vault holds them (this build's repositories write later columns).
+        try db.execute("""
+            INSERT INTO patients (uuid, source_id, remote_id, first_name, last_name, created, updated)
+            VALUES ('p-1', 1, 'p-1', 'Ada', 'Quill', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z');
+            INSERT INTO entries (uuid, patient_id, source_id, remote_id, type, description, created, updated)
+            VALUES ('e-1', 1, 1, 'e-1', 'medication', 'Metformin 500 mg oral tablet', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z');
+            """)
         _ = try Migrator().migrate(db)
+        let patient = try XCTUnwrap(try PatientRepository(db).get(id: 1))
+        let entries = EntryRepository(db)
+        let old = try XCTUnwrap(try entries.get(id: 1))
         let search = SearchRepository(db)
         XCTAssertEqual(try search.search(SearchQuery("metf")).map(\.entryID), [old.id], "the migration indexed what was there")
 

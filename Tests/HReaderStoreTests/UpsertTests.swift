@@ -70,14 +70,14 @@ final class UpsertTests: XCTestCase {
     func testEntriesASnapshotNoLongerHoldsAreMarkedNotDeletedAndClearedWhenTheyReturn() throws {
         for id in ["a", "b", "c"] { _ = try upsert(id, "Entry \(id)", raw: "{\"id\":\"\(id)\"}") }
         let entries = EntryRepository(db)
-        XCTAssertEqual(try entries.markMissing(patientID: patientID, sourceID: sourceID, keeping: ["a", "c"]), 1)
+        XCTAssertEqual(try entries.markMissing(recordID: patientID, sourceID: sourceID, keeping: ["a", "c"]), 1)
         var all = try entries.list(patientID: patientID)
         XCTAssertEqual(all.count, 3, "nothing is deleted")
         XCTAssertEqual(all.filter { $0.missingAtSource != nil }.map(\.remoteID), ["b"])
-        XCTAssertEqual(try entries.markMissing(patientID: patientID, sourceID: sourceID, keeping: ["a", "c"]), 0, "marked once")
+        XCTAssertEqual(try entries.markMissing(recordID: patientID, sourceID: sourceID, keeping: ["a", "c"]), 0, "marked once")
         // Entries from other sources (the user's own) are never marked.
         try entries.add(patientID: patientID, content: content("Typed in", raw: ""))
-        XCTAssertEqual(try entries.markMissing(patientID: patientID, sourceID: sourceID, keeping: ["a", "c"]), 0)
+        XCTAssertEqual(try entries.markMissing(recordID: patientID, sourceID: sourceID, keeping: ["a", "c"]), 0)
         // The server has it again: the mark goes.
         XCTAssertEqual(try upsert("b", "Entry b", raw: #"{"id":"b"}"#), .updated)
         all = try entries.list(patientID: patientID)

@@ -99,8 +99,8 @@ extension OpenVault {
                     UPDATE sources SET base_url = ? WHERE id = ? AND kind = 'apple-health' AND base_url = ?
                     AND NOT EXISTS (SELECT 1 FROM sources WHERE kind = 'apple-health' AND base_url = ?)
                     """, ["apple-health:" + owner.uuid, owner.sourceID, Self.legacyMeSource, "apple-health:" + owner.uuid])
-                keyedSource = try sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + owner.uuid,
-                                                       displayName: "Apple Health", now: now)
+                keyedSource = try Self.mergedRecordSource(db, person: owner)
+                    ?? sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + owner.uuid, displayName: "Apple Health", now: now)
                 return owner
             }
             func sourceID() throws -> Int64 {
@@ -139,7 +139,8 @@ extension OpenVault {
                     return nil
                 case let .entry(entry):
                     let patient = try owner()
-                    let outcome = try entries.upsert(patientID: patient.id, sourceID: try sourceID(), remoteID: entry.remoteID, content: entry.content)
+                    let outcome = try entries.upsert(patientID: patient.personID, recordID: patient.id, sourceID: try sourceID(),
+                                                     remoteID: entry.remoteID, content: entry.content)
                     count(outcome, entry.content.type, by: 1)
                     if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
                     return outcome
@@ -169,7 +170,7 @@ extension OpenVault {
                 run = nil
             }
             func storeSample(_ record: SampleRecord) throws {
-                if samples == nil { samples = try SampleWriter(db, patientID: try owner().id, sourceID: try sourceID()) }
+                if samples == nil { samples = try SampleWriter(db, patientID: try owner().personID, sourceID: try sourceID()) }
                 let (outcome, entryType) = try samples!.add(record, mapping: AppleHealthMapper.seriesMapping)
                 if let r = run, r.strings === record.strings, r.entryType == entryType {
                     // the same series as the sample before: the same run
@@ -231,7 +232,7 @@ extension OpenVault {
                                 if pendingBloodPressure.remove(id) {
                                     summary.partOfCorrelation += 1
                                 } else if let outcome = looseBloodPressure.removeValue(forKey: id) {
-                                    try entries.removeFromSource(patientID: try owner().id, sourceID: try sourceID(),
+                                    try entries.removeFromSource(recordID: try owner().id, sourceID: try sourceID(),
                                                                  remoteID: HealthKitText.remoteID(hash: id))
                                     count(outcome, .vitalSign, by: -1)
                                     summary.partOfCorrelation += 1
@@ -278,7 +279,8 @@ extension OpenVault {
             flushRun()
             try samples?.finish()
             let owner = try owner()
-            if !summary.imports.patientIDs.contains(owner.id) { summary.imports.patientIDs.append(owner.id) }
+            if !summary.imports.patientIDs.contains(owner.personID) { summary.imports.patientIDs.append(owner.personID) }
+            if summary.imports.inserted + summary.imports.updated > 0 { try FactGrouping(db).regroup(patientID: owner.personID) }
             try sources.touchLastSync(id: try sourceID(), now: now)
             try audit.record("import.apple-health", subject: owner.uuid,
                              detail: "\(summary.imports.inserted) new, \(summary.imports.updated) updated, \(summary.imports.unchanged) unchanged entries")
@@ -386,6 +388,20 @@ extension OpenVault {
     /// The source under which `--as me` first creates the patient of an export's <Me>, before its
     /// uuid (and so its own source key) exists; earlier versions kept every such sample there.
     static let legacyMeSource = "apple-health:me"
+
+    /// After `patients merge`, a person's export may have been imported under one of the records
+    /// merged into them: when the person has no source of their own and exactly one such record
+    /// has one, that is the export's source still (the same export adds nothing the second time).
+    static func mergedRecordSource(_ db: Database, person: Patient) throws -> Int64? {
+        guard person.mergedInto == nil,
+              try db.scalarInt("SELECT id FROM sources WHERE kind = 'apple-health' AND base_url = ?", ["apple-health:" + person.uuid]) == nil
+        else { return nil }
+        let found = try db.query("""
+            SELECT s.id FROM sources s JOIN patients p ON s.base_url = 'apple-health:' || p.uuid
+            WHERE s.kind = 'apple-health' AND p.merged_into = ?
+            """, [person.id]) { $0.int64(0)! }
+        return found.count == 1 ? found[0] : nil
+    }
 
     /// The patient an earlier `--as me` import created, if any.
     static func applePatient(_ db: Database) throws -> Patient? {

@@ -76,7 +76,7 @@ enum VitalSignApplets {
             default:
                 continue
             }
-            reading.unit = reading.unit ?? entry.content.unit
+            reading.unit = reading.unit ?? entry.content.unit.map { ReadableUnits.quantity(0, unit: $0, codes: entry.content.codes).unit ?? $0 }
             byTime[time.epoch] = reading
         }
         return byTime.keys.sorted().map { byTime[$0]! }
@@ -109,13 +109,15 @@ enum VitalSignApplets {
 
     // MARK: Single readings
 
-    /// Numeric readings of the patient's current entries of `types` that `matches` selects, in time order.
+    /// Numeric readings of the patient's current entries of `types` that `matches` selects, in time
+    /// order, in the units people read (`ReadableUnits`: Apple Health's 0.97 % is 97 %, its BMI `count` kg/m²).
     static func readings(_ context: AppletContext, types: [EntryType], _ matches: (Entry) -> Bool) -> [Reading] {
         context.entries
             .filter { types.contains($0.content.type) && !$0.user.deleted && matches($0) }
             .compactMap { entry in
                 guard let value = entry.number, let time = entry.content.effectiveTime else { return nil }
-                return Reading(value: value, unit: entry.content.unit, time: time)
+                let shown = ReadableUnits.quantity(value, unit: entry.content.unit, codes: entry.content.codes, description: entry.content.description)
+                return Reading(value: shown.value, unit: shown.unit, time: time)
             }
             .sorted { $0.time.epoch < $1.time.epoch }
     }
@@ -143,19 +145,22 @@ enum VitalSignApplets {
         switch context.ageInYears(at: latest.time.date) {
         case nil:
             return rangeTile(context, readings, normal: nil, why: "birth date unknown: the adult range \(TileFormat.range(adultBMIRange)) applies from age \(bmiAdultAge)",
-                             unit: "kg/m2", format: TileFormat.oneDecimal)
+                             unit: bmiUnit, format: TileFormat.oneDecimal)
         case let age? where age < bmiAdultAge:
             return rangeTile(context, readings, normal: nil, why: "age \(age): under \(bmiAdultAge), BMI is judged by BMI-for-age percentile, not the adult range",
-                             unit: "kg/m2", format: TileFormat.oneDecimal)
+                             unit: bmiUnit, format: TileFormat.oneDecimal)
         default:
-            return rangeTile(context, readings, normal: adultBMIRange, unit: "kg/m2", format: TileFormat.oneDecimal)
+            return rangeTile(context, readings, normal: adultBMIRange, unit: bmiUnit, format: TileFormat.oneDecimal)
         }
     }
 
+    static var bmiUnit: String { ReadableUnits.display("kg/m2") }
+
     static func oxygenSaturation(_ context: AppletContext) -> Tile {
+        // Apple Health records saturation as a fraction (0.97) with unit "%": `readings` shows it as 97 %,
+        // as every other view does. A saturation of at most 1 in any other unit (or none) is a fraction too.
         let readings = readings(context, types: [.vitalSign, .result, .observation]) { VitalKind.of($0) == .oxygenSaturation }.map { r in
-            // Apple Health records saturation as a fraction (0.97) with unit "%".
-            r.value > 0 && r.value <= 1 ? Reading(value: r.value * 100, unit: "%", time: r.time) : r
+            r.value > 0 && r.value <= 1 ? Reading(value: ReadableUnits.rounded(r.value * 100), unit: "%", time: r.time) : r
         }
         return rangeTile(context, readings, normal: oxygenSaturationRange, unit: "%")
     }

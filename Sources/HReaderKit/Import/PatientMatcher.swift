@@ -61,7 +61,7 @@ struct PatientMatcher {
         if let row = try patients.find(sourceID: sourceID, remoteID: patient.remoteID) { byReference.insert(row.id) }
 
         if idsAreAuthoritative, !byReference.isEmpty {
-            return try one(byReference, else: "its id \(patient.remoteID) at \(scope) names")
+            return try one(byReference, preferring: patient.remoteID, else: "its id \(patient.remoteID) at \(scope) names")
         }
         var byIdentifier: Set<Int64> = []
         for token in patient.identifiers {
@@ -77,11 +77,14 @@ struct PatientMatcher {
             }
         }
         if !byIdentifier.isEmpty {
-            return try one(byIdentifier, else: "its identifiers name")
+            return try one(byIdentifier, preferring: patient.remoteID, else: "its identifiers name")
         }
         var compatible: [Patient] = []
         for id in byReference.sorted() {
             if let stored = try patients.get(id: id), try self.compatible(stored, patient) { compatible.append(stored) }
+        }
+        if compatible.count > 1, Set(compatible.map(\.personID)).count == 1 {
+            return try one(Set(compatible.map(\.id)), preferring: patient.remoteID, else: "")
         }
         if compatible.count == 1 { return .found(compatible[0]) }
         if compatible.count > 1 {
@@ -90,11 +93,15 @@ struct PatientMatcher {
         return .new(remoteID: try freeRemoteID(patient.remoteID))
     }
 
-    private func one(_ ids: Set<Int64>, else phrase: String) throws -> Match {
-        guard ids.count == 1, let patient = try patients.get(id: ids.first!) else {
+    /// The one record `ids` name. Records merged into one person (`patients merge`) are one
+    /// answer: this source's own record of them when it is among them, else the person's row.
+    private func one(_ ids: Set<Int64>, preferring remoteID: String, else phrase: String) throws -> Match {
+        let rows = try ids.sorted().compactMap { try patients.get(id: $0) }
+        guard rows.count == ids.count, let first = rows.first, rows.allSatisfy({ $0.personID == first.personID }) else {
             return .ambiguous("\(phrase) \(ids.count) patients of the vault (\(ids.sorted().map(String.init).joined(separator: ", ")))")
         }
-        return .found(patient)
+        let own = rows.first { $0.sourceID == sourceID && $0.remoteID == remoteID }
+        return .found(own ?? rows.first { $0.mergedInto == nil } ?? first)
     }
 
     /// Whether nothing the two say about the person contradicts the other: partial birth dates may
@@ -168,9 +175,10 @@ struct PatientMatcher {
 
     func resolve(_ key: SubjectKey) throws -> Subject {
         guard let identity = identity(of: key) else { return .unresolvable(key.description) }
-        let ids = try identities.patients(identity)
-        if ids.count > 1 { return .ambiguous(ids) }
-        if let id = ids.first, let patient = try patients.get(id: id) { return .patient(patient) }
+        let rows = try identities.patients(identity).compactMap { try patients.get(id: $0) }
+        // Several records of one person (merged) are that person: the person's own row files it.
+        if Set(rows.map(\.personID)).count > 1 { return .ambiguous(rows.map(\.id)) }
+        if let first = rows.first { return .patient(rows.first { $0.mergedInto == nil } ?? first) }
         return .waiting(identity)
     }
 

@@ -106,7 +106,8 @@ struct RecordImporter {
 
     var matcher: PatientMatcher { PatientMatcher(db: vault.db, sourceID: sourceID, scope: scope) }
 
-    /// The id of the patient the batch was filed under; nil when it was not stored (an ambiguous patient).
+    /// The id of the person the batch was filed under (the record's own patient, or the one it was
+    /// merged into); nil when it was not stored (an ambiguous patient).
     @discardableResult
     func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws -> Int64? {
         try vault.write { () -> Int64? in
@@ -115,7 +116,7 @@ struct RecordImporter {
             switch batch.owner {
             case let .existing(existing, aliases):
                 patient = existing
-                if !summary.patientIDs.contains(patient.id) { summary.patientsMatched += 1 }
+                if !summary.patientIDs.contains(patient.personID) { summary.patientsMatched += 1 }
                 for alias in aliases { try identities.add(alias, patientID: patient.id) }
             case let .described(described):
                 var notes: [String] = []
@@ -137,17 +138,23 @@ struct RecordImporter {
                 }
                 for identity in matcher.identities(of: described) { try identities.add(identity, patientID: patient.id) }
             }
-            if !summary.patientIDs.contains(patient.id) { summary.patientIDs.append(patient.id) }
-            for entry in batch.entries { try store(entry, sourceID: sourceID, patientID: patient.id, summary: &summary) }
+            // `patient` is the source's record; what it states is shown under its person (the record
+            // itself, or the person it was merged into: `patients merge`).
+            let person = patient.personID
+            if !summary.patientIDs.contains(person) { summary.patientIDs.append(person) }
+            for entry in batch.entries {
+                try store(entry, sourceID: sourceID, record: patient, summary: &summary)
+            }
             if isSnapshot {
-                summary.markedMissing += try vault.entries.markMissing(patientID: patient.id, sourceID: sourceID,
+                summary.markedMissing += try vault.entries.markMissing(recordID: patient.id, sourceID: sourceID,
                                                                        keeping: Set(batch.entries.map(\.remoteID)))
             }
             for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
             try fileWaiting(for: patient, summary: &summary)
+            try FactGrouping(vault.db).regroup(patientID: person)
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
-            return patient.id
+            return person
         }
     }
 
@@ -164,8 +171,9 @@ struct RecordImporter {
         return stored
     }
 
-    private func store(_ entry: MappedEntry, sourceID: Int64, patientID: Int64, summary: inout ImportSummary) throws {
-        switch try vault.entries.upsert(patientID: patientID, sourceID: sourceID, remoteID: entry.remoteID, content: entry.content) {
+    private func store(_ entry: MappedEntry, sourceID: Int64, record: Patient, summary: inout ImportSummary) throws {
+        switch try vault.entries.upsert(patientID: record.personID, recordID: record.id, sourceID: sourceID,
+                                        remoteID: entry.remoteID, content: entry.content) {
         case .inserted: summary.inserted += 1
         case .updated: summary.updated += 1
         case .unchanged: summary.unchanged += 1
@@ -183,7 +191,7 @@ struct RecordImporter {
             for pending in try vault.pending.waiting(for: identity) {
                 let batch = try? FHIRMapper().mapBundle(Data(pending.raw.utf8))
                 if let entry = batch?.unattached.first?.entry ?? batch?.records.first?.entries.first {
-                    try store(entry, sourceID: pending.sourceID, patientID: patient.id, summary: &summary)
+                    try store(entry, sourceID: pending.sourceID, record: patient, summary: &summary)
                     summary.filedFromWaiting += 1
                 }
                 try vault.pending.remove(id: pending.id)

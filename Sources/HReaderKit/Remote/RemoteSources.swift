@@ -128,6 +128,14 @@ extension OpenVault {
                     + "add --with-patients to remove them too, or keep the source")
             }
             let ids = try db.query("SELECT id FROM patients WHERE source_id = ?", [source.id]) { $0.int64(0)! }
+            // A person of this source with other sources' records merged into them would take those along.
+            if let person = try db.scalarInt("""
+                SELECT p.id FROM patients p WHERE p.source_id = ? AND EXISTS (
+                    SELECT 1 FROM patients m WHERE m.merged_into = p.id AND m.source_id <> ?) LIMIT 1
+                """, [source.id, source.id]) {
+                throw HReaderError.usage("patient \(person) of this source has records of other sources merged into them; "
+                    + "undo that first with 'hreader patients unmerge \(person)'")
+            }
             for id in ids {
                 try db.execute("DELETE FROM entries WHERE patient_id = ?", [id])
                 try patients.remove(id: id)

@@ -102,29 +102,35 @@ extension ClinicalSummary {
             case .immunizations:
                 return SummaryRow(entry: entry, text: c.description, detail: nil, date: day(c.effectiveTime))
             case .results, .vitalSigns:
-                let value = planner?.draft(for: entry, withoutLOINC: true).flatMap { Self.text(of: $0.value) } ?? entry.displayValue
+                let draft = planner?.draft(for: entry, withoutLOINC: true)
+                // A single number reads as on every other view (ReadableUnits); panels and text as the export maps them.
+                let value: String?
+                if case .quantity? = draft?.value, let shown = entry.readableQuantity { value = shown.text }
+                else { value = draft.flatMap { Self.text(of: $0.value) } ?? entry.displayValue }
                 return SummaryRow(entry: entry, text: c.description, detail: value, date: day(c.effectiveTime))
             }
         }
     }
 
-    /// "72 /min", "120/80 mm[Hg]", "109/? mm[Hg]", "Never smoker".
+    /// "72 /min", "120/80 mm[Hg]", "109/? mm[Hg]", "22.4 kg/m²", "Never smoker": units as every view
+    /// shows them (`ReadableUnits.display` of the UCUM code the export chose).
     static func text(of value: ObservationDraft.Value) -> String? {
         func number(_ q: ObservationDraft.Quantity) -> String { JSONNumber.text(q.value) ?? "null" }
+        func unit(_ q: ObservationDraft.Quantity) -> String { q.ucum.map(ReadableUnits.display) ?? q.unit }
         func withUnit(_ text: String, _ unit: String) -> String { unit.isEmpty ? text : text + " " + unit }
         switch value {
         case .none: return nil
         case .text(let text): return text
-        case .quantity(let q): return withUnit(number(q), q.unit)
+        case .quantity(let q): return withUnit(number(q), unit(q))
         case .bloodPressure(let systolic, let diastolic):
-            var unit = ""
+            var unitText = ""
             func reading(_ c: ObservationDraft.Component) -> String {
                 guard case .quantity(let q) = c else { return "?" }
-                unit = q.unit
+                unitText = unit(q)
                 return number(q)
             }
             let text = reading(systolic) + "/" + reading(diastolic)
-            return withUnit(text, unit)
+            return withUnit(text, unitText)
         }
     }
 }

@@ -74,6 +74,8 @@ public struct TimelineQuery {
 
     func payload(patientID: Int64, db: Database) throws -> TimelinePayload {
         let sources = detail ? Dictionary(uniqueKeysWithValues: try SourceRepository(db).all().map { ($0.id, $0) }) : [:]
+        // A fact several sources state is one item (the shown copy); detail names every source.
+        let facts = detail ? try EntryRepository(db).factSources(patientID: patientID) : [:]
 
         var lists: [String: [JSONValue]] = [:]
         // Vitals keep plain numbers, grouped by description; activity its daily totals. Rows of one
@@ -139,7 +141,7 @@ public struct TimelineQuery {
                 days[index].total += value
                 lastActivity = index
             default:
-                lists[key, default: []].append(item(row, sources: sources))
+                lists[key, default: []].append(item(row, sources: sources, facts: facts))
             }
         }
         let vitals = Dictionary(uniqueKeysWithValues: vitalGroups.map { ($0.description, $0.group) })
@@ -166,7 +168,8 @@ public struct TimelineQuery {
         return payload
     }
 
-    func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary]) -> JSONValue {
+    func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary],
+              facts: [Int64: (names: [String], copies: Int)] = [:]) -> JSONValue {
         let value: JSONValue = row.valueNumber.map(JSONValue.double) ?? row.valueText.map(JSONValue.string) ?? .null
         var members: JSONObject = [
             ("id", .string(row.uuid)), ("description", .string(row.description)), ("date", .int(row.time)),
@@ -174,11 +177,20 @@ public struct TimelineQuery {
         ]
         if detail {
             members.append(("entry_id", .int(row.id)))
+            // The value as the web view lists it, in the units people read (ReadableUnits).
+            if let display = ReadableUnits.text(number: row.valueNumber, text: row.valueText, unit: row.unit, codes: row.codes,
+                                                description: row.description) {
+                members.append(("display", .string(display)))
+            }
             members.append(("codes", .object(JSONObject(sortingKeysOf: row.codes) { .array($0.map(JSONValue.string)) })))
             if let source = sources[row.sourceID] {
                 var s: JSONObject = [("kind", .string(source.kind.rawValue)), ("name", .string(source.displayName))]
                 if let url = source.baseURL { s.append(("url", .string(url))) }
                 members.append(("source", .object(s)))
+            }
+            if let fact = facts[row.id] {
+                members.append(("sources", .array(fact.names.map(JSONValue.string))))
+                members.append(("copies", .int(fact.copies)))
             }
         }
         return .object(members)

@@ -50,13 +50,27 @@ public struct VitalSeries: Sendable, Equatable {
 extension OpenVault {
     /// The patient's vital signs in `range`, one series per description in the timeline's order
     /// (blood pressure last, systolic before diastolic); struck entries and text values are left out.
+    /// Values and units are those people read (`ReadableUnits`): Apple Health's 0.99 % is 99 %.
     public func vitalSeries(patient: Patient, range: TimelineRange, maximumPoints: Int = 400) throws -> [VitalSeries] {
-        let rows = try read { try entries.timelineRows(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign) }
         var groups: [String: (unit: String?, points: [VitalSeries.Point])] = [:]
-        for row in rows {
-            for (description, number) in TimelineQuery.vitalReadings(row) {
-                guard let number else { continue }
-                groups[description, default: (row.unit, [])].points.append(VitalSeries.Point(time: Double(row.time), value: number))
+        try read {
+            // Codes matter only to a `%` or `count` reading (ReadableUnits.needsCodes): they are read once per
+            // source, description and unit, not decoded for each of a decade's rows.
+            var codes: [String: [String: [String]]] = [:]
+            func codesOf(_ row: TimelineRow) throws -> [String: [String]] {
+                guard ReadableUnits.needsCodes(row.unit) else { return [:] }
+                let key = "\(row.sourceID)\u{1F}\(row.description)\u{1F}\(row.unit ?? "")"
+                if let known = codes[key] { return known }
+                let found = try entries.get(id: row.id)?.content.codes ?? [:]
+                codes[key] = found
+                return found
+            }
+            for row in try entries.timelineRows(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign) {
+                for (description, number) in TimelineQuery.vitalReadings(row) {
+                    guard let number else { continue }
+                    let shown = ReadableUnits.quantity(number, unit: row.unit, codes: try codesOf(row), description: description)
+                    groups[description, default: (shown.unit, [])].points.append(VitalSeries.Point(time: Double(row.time), value: shown.value))
+                }
             }
         }
         return TimelineQuery.orderedVitals(groups).map { description, group in

@@ -88,7 +88,8 @@
       root.dataset.loaded = "";
       // Every key but `vitals`: the charts read the series API, which carries times and stays small
       // however many readings a watch recorded; the timeline's vitals are only their values.
-      const query = new URLSearchParams({ patient: state.patient, page: state.page, types: TIMELINE_KEYS.join(",") });
+      // detail=1: each record's entry id (a result links to its trend) and its value in readable units.
+      const query = new URLSearchParams({ patient: state.patient, page: state.page, types: TIMELINE_KEYS.join(","), detail: "1" });
       if (state.at) query.set("at", String(Math.floor(state.at.getTime() / 1000)));
       try {
         const timeline = await getJSON(base + "/timeline.json?" + query.toString());
@@ -130,9 +131,20 @@
         count += items.length;
         entries.append(el("section", { class: "entry-list", "data-key": key }, el("h2", {}, `${title} (${items.length})`),
           el("ul", {}, ...items.map((item) => {
-            const value = item.measurement && item.measurement.value !== null
-              ? ` — ${item.measurement.value}${item.measurement.unit ? " " + item.measurement.unit : ""}` : "";
-            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value);
+            // `display` is the value in the units people read (Apple Health's 0.99 % as 99 %).
+            const shown = item.display !== undefined ? item.display : item.measurement && item.measurement.value !== null
+              ? `${item.measurement.value}${item.measurement.unit ? " " + item.measurement.unit : ""}` : "";
+            const value = shown ? ` — ${shown}` : "";
+            // A fact several sources state is one item: say who states it.
+            const from = item.sources && item.copies > 1
+              ? [" ", el("span", { class: "from" }, `from: ${item.sources.join(", ")}` +
+                  (item.copies > item.sources.length ? ` (${item.copies} copies)` : ""))] : [];
+            if (key === "results" && item.entry_id !== undefined) {
+              const href = `${base}/patients/${encodeURIComponent(state.patient)}/trends?entry=${encodeURIComponent(item.entry_id)}`;
+              return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, " ",
+                el("a", { class: "trend-link", href }, "trend"), ...from);
+            }
+            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, ...from);
           }))));
       }
       const activity = timeline.activity || [];
@@ -251,8 +263,125 @@
     load();
   }
 
+  // MARK: Lab trends
+
+  // One chart per result code over the range (or each code's own first to last reading): the
+  // reference range as a band, readings outside it (or flagged H/L by the lab) marked in red.
+  async function setUpTrends(root) {
+    const status = document.getElementById("status");
+    const single = root.dataset.code !== "";
+    let answer;
+    try {
+      answer = await getJSON(root.dataset.api);
+    } catch (error) {
+      status.textContent = "Could not load the results: " + error.message;
+      return;
+    }
+    const charts = document.getElementById("trend-charts");
+    charts.replaceChildren(...answer.trends.map((trend) => trendFigure(trend, answer, single)));
+    const readings = answer.trends.reduce((sum, t) => sum + t.readings, 0);
+    const outside = answer.trends.reduce((sum, t) => sum + t.out_of_range, 0);
+    status.textContent = answer.trends.length === 0 ? "No numeric results in this range." :
+      `${answer.trends.length} result${answer.trends.length === 1 ? "" : "s"}, ${readings} reading${readings === 1 ? "" : "s"}, ` +
+      `${outside} outside the reference range.`;
+    root.dataset.loaded = "1";
+  }
+
+  const withUnit = (value, unit) => numberText(value) + (unit ? " " + unit : "");
+
+  function rangeText(low, high, unit) {
+    if (low !== undefined && low !== null && high !== undefined && high !== null) return `${numberText(low)}–${withUnit(high, unit)}`;
+    if (low !== undefined && low !== null) return `≥ ${withUnit(low, unit)}`;
+    if (high !== undefined && high !== null) return `≤ ${withUnit(high, unit)}`;
+    return "";
+  }
+
+  function trendFigure(trend, answer, single) {
+    const width = 640, height = 200, left = 50, right = 12, top = 12, bottom = 24;
+    const start = answer.start_date !== undefined ? answer.start_date : trend.first;
+    let finish = answer.end_date !== undefined ? answer.end_date : trend.last;
+    const range = trend.reference_range || {};
+    const hasLow = range.low !== undefined && range.low !== null, hasHigh = range.high !== undefined && range.high !== null;
+    // The scale holds the readings and the reference range, so the band is always in view.
+    let low = Math.min(trend.min, hasLow ? range.low : trend.min, hasHigh ? range.high : trend.min);
+    let high = Math.max(trend.max, hasHigh ? range.high : trend.max, hasLow ? range.low : trend.max);
+    if (low === high) { low -= 1; high += 1; }
+    const pad = (high - low) * 0.08;
+    low -= pad; high += pad;
+    let first = start;
+    if (finish <= first) { first -= 43200; finish += 43200; } // one reading: half a day either side
+    const x = (t) => left + ((t - first) / Math.max(finish - first, 1)) * (width - left - right);
+    const y = (v) => top + (1 - (v - low) / (high - low)) * (height - top - bottom);
+    const picture = svg("svg", { viewBox: `0 0 ${width} ${height}`, class: "chart", role: "img",
+      "aria-label": `${trend.description}: ${trend.readings} readings from ${dateText(trend.first)} to ${dateText(trend.last)}` +
+        ((hasLow || hasHigh) ? `, reference range ${rangeText(range.low, range.high, trend.unit)}` : "") +
+        `, ${trend.out_of_range} outside it` });
+    picture.append(svg("rect", { x: left, y: top, width: width - left - right, height: height - top - bottom, class: "plot" }));
+    if (hasLow || hasHigh) {
+      const bandTop = y(hasHigh ? range.high : high), bandBottom = y(hasLow ? range.low : low);
+      const band = svg("rect", { x: left, y: bandTop.toFixed(1), width: width - left - right,
+        height: Math.max(bandBottom - bandTop, 1).toFixed(1), class: "reference" });
+      const tip = svg("title", {});
+      tip.textContent = "Reference range " + rangeText(range.low, range.high, trend.unit);
+      band.append(tip);
+      picture.append(band);
+      for (const bound of [range.low, range.high]) {
+        if (bound === undefined || bound === null) continue;
+        const label = svg("text", { x: left - 6, y: y(bound) + 4, "text-anchor": "end", class: "axis reference-label" });
+        label.textContent = numberText(bound);
+        picture.append(label, svg("line", { x1: left, x2: width - right, y1: y(bound), y2: y(bound), class: "reference-line" }));
+      }
+    }
+    for (const [t, anchor] of [[first, "start"], [finish, "end"]]) {
+      const label = svg("text", { x: x(t), y: height - 8, "text-anchor": anchor, class: "axis" });
+      label.textContent = dateText(t);
+      picture.append(label);
+    }
+    picture.append(svg("polyline", { points: trend.points.map((p) => `${x(p.time).toFixed(1)},${y(p.value).toFixed(1)}`).join(" "), class: "line" }));
+    for (const p of trend.points) {
+      const outside = p.out_of_range > 0;
+      const dot = svg("circle", { cx: x(p.time).toFixed(1), cy: y(p.value).toFixed(1), r: outside ? 4.5 : 3,
+        class: outside ? "dot out-of-range" : "dot" });
+      if (p.flag) dot.setAttribute("data-flag", p.flag);
+      const tip = svg("title", {});
+      const parts = [withUnit(p.value, trend.unit), timeText(p.time)];
+      if (p.readings > 1) parts.push(`mean of ${p.readings} readings, ${p.out_of_range} outside the range`);
+      if (p.flag) parts.push("flag " + p.flag);
+      const own = rangeText(p.low, p.high, trend.unit);
+      if (own) parts.push("range " + own);
+      tip.textContent = parts.join(" · ");
+      dot.append(tip);
+      picture.append(dot);
+      if (outside && p.flag) {
+        const mark = svg("text", { x: x(p.time).toFixed(1), y: (y(p.value) - 8).toFixed(1), "text-anchor": "middle", class: "flag" });
+        mark.textContent = p.flag;
+        picture.append(mark);
+      }
+    }
+    const last = trend.points[trend.points.length - 1];
+    const href = `${base}/patients/${encodeURIComponent(document.getElementById("trends").dataset.patient)}/trends?code=${encodeURIComponent(trend.key)}`;
+    const heading = el("h3", {}, single ? trend.description : el("a", { href, class: "trend-title" }, trend.description), " ",
+      el("span", { class: "latest" + (last && last.out_of_range > 0 ? " out-of-range" : "") },
+        last ? withUnit(last.value, trend.unit) + (last.flag ? ` (${last.flag})` : "") : ""),
+      el("span", { class: "readings" }, ` · ${trend.readings} reading${trend.readings === 1 ? "" : "s"}` +
+        (trend.out_of_range > 0 ? `, ${trend.out_of_range} outside the range` : "")));
+    const caption = el("p", { class: "reference-text" }, (hasLow || hasHigh) ? "Reference range " + rangeText(range.low, range.high, trend.unit) :
+      "No reference range recorded");
+    const figure = el("figure", { class: "trend", "data-key": trend.key, "data-unit": trend.unit || "" }, heading, caption, picture);
+    if (single) {
+      figure.append(el("table", { class: "readings-table" },
+        el("tr", {}, el("th", {}, "Date"), el("th", {}, "Value"), el("th", {}, "Reference range"), el("th", {}, "Flag")),
+        ...trend.points.slice().reverse().map((p) => el("tr", { class: p.out_of_range > 0 ? "out-of-range" : "" },
+          el("td", {}, timeText(p.time)), el("td", { class: "number" }, withUnit(p.value, trend.unit) + (p.readings > 1 ? ` (mean of ${p.readings})` : "")),
+          el("td", {}, rangeText(p.low, p.high, trend.unit)), el("td", {}, p.flag || (p.out_of_range > 0 ? "outside" : ""))))));
+    }
+    return figure;
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const root = document.getElementById("timeline");
     if (root) setUpTimeline(root);
+    const trends = document.getElementById("trends");
+    if (trends) setUpTrends(trends);
   });
 })();

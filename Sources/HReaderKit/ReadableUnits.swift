@@ -1,0 +1,98 @@
+import Foundation
+import HReaderRecords
+import HReaderStore
+
+/// A measured value in the units people read: what every view shows (charts, lists, tiles, the
+/// trends, `hreader entries list`). The vault keeps what the source recorded; only the showing changes.
+///
+///     let shown = ReadableUnits.quantity(0.99, unit: "%", codes: ["com.apple.health": ["HKQuantityTypeIdentifierOxygenSaturation"]])
+///     shown.text   // "99 %"
+public struct ReadableQuantity: Sendable, Equatable {
+    public var value: Double
+    public var unit: String?
+
+    /// "99 %", "22.4 kg/m²", "72 /min".
+    public var text: String { [ReadableUnits.number(value), unit].compactMap { $0 }.joined(separator: " ") }
+}
+
+/// The rules, in one place:
+/// - Apple Health writes percentages as fractions (`0.97` with unit `%`): oxygen saturation, body fat,
+///   walking asymmetry and double support, walking steadiness, blood alcohol. Entries from Apple Health
+///   (they carry a `com.apple.health` code) with `%` are shown times 100. An oxygen saturation of at
+///   most 1 % is a fraction whatever its source (a saturation of 1 % is no reading); the tile always read it so.
+/// - HealthKit's bare `count` takes the unit of the entry's LOINC code (BMI kg/m², steps).
+/// - Spellings of one unit read as one: `count/min`, `beats/min`, `bpm`, `breaths/min` → `/min` (as
+///   the tiles say), `mmHg` → `mm[Hg]`, `degC` → °C, `kg/m2` → kg/m².
+/// The unit table is the export's (`ObservationCatalog`), so the summary and a FHIR export agree
+/// with what the screens show; `peopleRead` only renames a few UCUM codes for reading.
+public enum ReadableUnits {
+    /// UCUM codes as people write them; any other code reads as the catalog's display.
+    static let peopleRead: [String: String] = ["kg/m2": "kg/m²", "Cel": "°C"]
+
+    static let loincSystems = ["LOINC", "http://loinc.org", "urn:oid:2.16.840.1.113883.6.1"]
+    static let oxygenSaturationLOINC: Set<String> = ["2708-6", "59408-5", "59417-6", "20564-1"]
+
+    /// How a value of `unit` recorded for an entry with `codes` (and `description`) is shown.
+    public static func quantity(_ value: Double, unit: String?, codes: [String: [String]], description: String = "") -> ReadableQuantity {
+        let recorded = unit?.trimmingCharacters(in: .whitespaces) ?? ""
+        let catalog = ObservationCatalog.standard
+        if recorded.isEmpty { return ReadableQuantity(value: value, unit: nil) }
+        if recorded == "count", let ucum = loinc(codes).lazy.compactMap({ catalog.code($0)?.ucum }).first {
+            return ReadableQuantity(value: value, unit: display(ucum))
+        }
+        guard let mapped = catalog.unit(recorded) else { return ReadableQuantity(value: value, unit: recorded) }
+        var shown = value
+        if mapped.ucum == "%" && isFraction(value, codes: codes, description: description) {
+            shown = rounded(value * 100)
+        }
+        return ReadableQuantity(value: shown, unit: display(mapped.ucum))
+    }
+
+    /// An entry's numeric value (a number, or text that reads as one), shown; nil for text values.
+    public static func quantity(of content: EntryContent) -> ReadableQuantity? {
+        guard let number = content.valueNumber ?? content.valueText.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+              number.isFinite else { return nil }
+        return quantity(number, unit: content.unit, codes: content.codes, description: content.description)
+    }
+
+    /// A value as shown in lists: a number in readable units ("99 %"), else the text with its unit as recorded.
+    public static func text(number: Double?, text: String?, unit: String?, codes: [String: [String]], description: String) -> String? {
+        if let number { return quantity(number, unit: unit, codes: codes, description: description).text }
+        guard let text else { return nil }
+        return [text, unit].compactMap { $0 }.joined(separator: " ")
+    }
+
+    /// Whether how `unit` reads depends on the entry's codes (a `%` that may be a fraction, a bare `count`).
+    public static func needsCodes(_ unit: String?) -> Bool {
+        let recorded = unit?.trimmingCharacters(in: .whitespaces)
+        return recorded == "%" || recorded == "count"
+    }
+
+    /// How a UCUM code reads: `kg/m2` as kg/m², `Cel` as °C, the catalog's display otherwise.
+    public static func display(_ ucum: String) -> String {
+        peopleRead[ucum] ?? ObservationCatalog.standard.unit(ucum)?.display ?? ucum
+    }
+
+    /// "99", "22.4", "0.25": whole numbers without a point, others as Swift writes them shortest.
+    public static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    static func isFraction(_ value: Double, codes: [String: [String]], description: String) -> Bool {
+        if codes[AppleHealthMapper.codeSystem] != nil { return true }
+        guard value > 0 && value <= 1 else { return false }
+        let lowered = description.lowercased()
+        return loinc(codes).contains(where: oxygenSaturationLOINC.contains) || lowered.contains("oxygen saturation")
+            || lowered.contains("spo2")
+    }
+
+    static func loinc(_ codes: [String: [String]]) -> [String] {
+        loincSystems.flatMap { codes[$0] ?? [] }.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// 0.99 × 100 is 98.99999999999999 in binary: kept to the millionth, as the export rounds.
+    static func rounded(_ value: Double) -> Double {
+        guard abs(value) < 1e12 else { return value }
+        return (value * 1_000_000).rounded() / 1_000_000
+    }
+}

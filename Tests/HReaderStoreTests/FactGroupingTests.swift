@@ -1,0 +1,170 @@
+import Foundation
+import HReaderCrypto
+import HReaderStore
+import XCTest
+
+/// The rules that decide which entries of one person state the same fact (FactGrouping), on the
+/// real SQLCipher store: one test per rule and its near misses, and the property that the grouping
+/// does not depend on the order in which sources were imported.
+final class FactGroupingTests: XCTestCase {
+    private var root: URL!
+
+    override func setUpWithError() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-facts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+    }
+
+    override func tearDownWithError() throws {
+        if let root { try? FileManager.default.removeItem(at: root) }
+    }
+
+    /// One entry a source states, before it is stored.
+    struct Stated {
+        var source: String
+        var remoteID: String
+        var content: EntryContent
+    }
+
+    struct Store {
+        let db: Database
+        let patientID: Int64
+        var sources: [String: Int64] = [:]
+    }
+
+    private func makeStore(_ name: String = UUID().uuidString) throws -> Store {
+        let dir = root.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
+        let db = try Vault(root: dir).openDatabase(key: try SecretBytes.random(count: 32), create: true)
+        let patient = try PatientRepository(db).add(NewPatient(firstName: "Ann", lastName: "Lee"))
+        return Store(db: db, patientID: patient.id)
+    }
+
+    @discardableResult
+    private func store(_ stated: [Stated], in store: inout Store) throws -> [String: Int64] {
+        var ids: [String: Int64] = [:]
+        for item in stated {
+            if store.sources[item.source] == nil {
+                store.sources[item.source] = try SourceRepository(store.db).findOrCreate(
+                    kind: .fhir, baseURL: "https://\(item.source).example.org/fhir", displayName: item.source, now: "2024-01-01T00:00:00Z")
+            }
+            let entries = EntryRepository(store.db)
+            try entries.upsert(patientID: store.patientID, sourceID: store.sources[item.source]!, remoteID: item.remoteID, content: item.content)
+            ids["\(item.source)/\(item.remoteID)"] = try store.db.scalarInt(
+                "SELECT id FROM entries WHERE source_id = ? AND remote_id = ?", [store.sources[item.source]!, item.remoteID])
+            try FactGrouping(store.db).regroup(patientID: store.patientID)
+        }
+        return ids
+    }
+
+    /// The groups as sets of "source/remote id", independent of local ids.
+    private func groups(_ store: Store) throws -> Set<Set<String>> {
+        let rows = try store.db.query("""
+            SELECT e.id, coalesce(e.fact_id, e.id), s.display_name || '/' || e.remote_id FROM entries e JOIN sources s ON s.id = e.source_id
+            WHERE e.patient_id = ?
+            """, [store.patientID]) { ($0.int64(0)!, $0.int64(1)!, $0.string(2)!) }
+        return Set(Dictionary(grouping: rows, by: \.1).values.map { Set($0.map(\.2)) })
+    }
+
+    private func time(_ text: String) -> ClinicalTime { ClinicalTime.parse(text)! }
+
+    private func condition(_ code: String, onset: String?, status: String = "active") -> EntryContent {
+        EntryContent(type: .condition, description: "Condition \(code)", status: status, start: onset.map(time), codes: ["SNOMED-CT": [code]])
+    }
+
+    private func result(_ code: String, at: String, _ value: Double, _ unit: String) -> EntryContent {
+        EntryContent(type: .result, description: "Result \(code)", date: time(at), codes: ["LOINC": [code]], valueNumber: value, unit: unit)
+    }
+
+    private func pairs(_ a: EntryContent, _ b: EntryContent) throws -> Bool {
+        var s = try makeStore()
+        try store([Stated(source: "A", remoteID: "1", content: a), Stated(source: "B", remoteID: "1", content: b)], in: &s)
+        return try groups(s).count == 1
+    }
+
+    func testConditionsShareACodeAndTheOnsetDayOrBothHaveNone() throws {
+        XCTAssertTrue(try pairs(condition("38341003", onset: "2019-05-01"), condition("38341003", onset: "2019-05-01T10:00:00+02:00", status: "resolved")))
+        XCTAssertTrue(try pairs(condition("38341003", onset: nil), condition("38341003", onset: nil)))
+        XCTAssertFalse(try pairs(condition("38341003", onset: "2019-05-01"), condition("38341003", onset: "2019-05-02")), "another day")
+        XCTAssertFalse(try pairs(condition("38341003", onset: "2019-05-01"), condition("38341003", onset: nil)), "one without onset")
+        XCTAssertFalse(try pairs(condition("38341003", onset: "2019-05-01"), condition("44054006", onset: "2019-05-01")), "another code")
+        var other = condition("38341003", onset: "2019-05-01")
+        other.codes = ["ICD-10-CM": ["38341003"]]
+        XCTAssertFalse(try pairs(condition("38341003", onset: "2019-05-01"), other), "a code is its system and value")
+    }
+
+    func testResultsAreOneInstantInAnyOffsetAndOneValueInAnyUnitOfItsDimension() throws {
+        XCTAssertTrue(try pairs(result("29463-7", at: "2020-01-01T09:00:00-05:00", 70, "kg"), result("29463-7", at: "2020-01-01T14:00:00Z", 154.32, "[lb_av]")))
+        XCTAssertTrue(try pairs(result("8310-5", at: "2020-01-01T09:00:00Z", 37, "Cel"), result("8310-5", at: "2020-01-01T09:00:00Z", 98.6, "[degF]")))
+        XCTAssertFalse(try pairs(result("29463-7", at: "2020-01-01T09:00:00Z", 70, "kg"), result("29463-7", at: "2020-01-01T09:00:01Z", 70, "kg")), "another instant")
+        XCTAssertFalse(try pairs(result("29463-7", at: "2020-01-01T09:00:00Z", 70, "kg"), result("29463-7", at: "2020-01-01T09:00:00Z", 71, "kg")), "another value")
+        XCTAssertFalse(try pairs(result("2345-7", at: "2020-01-01T09:00:00Z", 5.5, "mmol/L"), result("2345-7", at: "2020-01-01T09:00:00Z", 5.5, "mg/dL")),
+                       "units of two dimensions are never one value")
+    }
+
+    func testMedicationsOverlapAndImmunizationsShareTheDay() throws {
+        func medication(_ code: String?, _ name: String, _ start: String, _ end: String?) -> EntryContent {
+            EntryContent(type: .medication, description: name, start: time(start), end: end.map(time), codes: code.map { ["RxNorm": [$0]] } ?? [:])
+        }
+        XCTAssertTrue(try pairs(medication("860975", "Metformin", "2019-01-01", "2019-12-31"), medication("860975", "metformin 500", "2019-06-01", nil)))
+        XCTAssertFalse(try pairs(medication("860975", "Metformin", "2019-01-01", "2019-02-01"), medication("860975", "Metformin", "2020-01-01", nil)),
+                       "periods apart")
+        XCTAssertTrue(try pairs(medication(nil, "Metformin  500 mg", "2019-01-01", nil), medication(nil, "METFORMIN 500 MG", "2019-03-01", nil)),
+                      "no codes: the normalised name")
+        func vaccine(_ day: String) -> EntryContent {
+            EntryContent(type: .immunization, description: "Influenza", date: time(day), codes: ["CVX": ["140"]])
+        }
+        XCTAssertTrue(try pairs(vaccine("2018-09-08"), vaccine("2018-09-08")))
+        XCTAssertFalse(try pairs(vaccine("2018-09-08"), vaccine("2019-09-08")), "the yearly shot is another fact")
+    }
+
+    func testStruckEntriesAndUndatedEntriesOfOneRecordAreNeverGrouped() throws {
+        var s = try makeStore()
+        let ids = try store([Stated(source: "A", remoteID: "1", content: condition("38341003", onset: "2019-05-01")),
+                             Stated(source: "A", remoteID: "2", content: condition("38341003", onset: "2019-05-01")),
+                             Stated(source: "A", remoteID: "3", content: condition("44054006", onset: nil)),
+                             Stated(source: "A", remoteID: "4", content: condition("44054006", onset: nil))], in: &s)
+        XCTAssertEqual(try groups(s), [["A/1", "A/2"], ["A/3"], ["A/4"]],
+                       "one source may restate a dated fact (files share a source); two undated ones are two facts")
+        try store([Stated(source: "B", remoteID: "1", content: condition("38341003", onset: "2019-05-01")),
+                   Stated(source: "B", remoteID: "3", content: condition("44054006", onset: nil))], in: &s)
+        XCTAssertEqual(try groups(s), [["A/1", "A/2", "B/1"], ["A/3", "A/4", "B/3"]], "another source's undated copy joins both")
+        try EntryRepository(s.db).setUserFields(id: ids["A/1"]!, UserFields(deleted: true))
+        try FactGrouping(s.db).regroup(patientID: s.patientID)
+        XCTAssertEqual(try groups(s), [["A/1"], ["A/2", "B/1"], ["A/3", "A/4", "B/3"]], "a struck entry stands alone")
+        XCTAssertEqual(try EntryRepository(s.db).list(patientID: s.patientID).map(\.remoteID), ["3", "1", "2"],
+                       "readers see the struck entry and one row for each fact")
+    }
+
+    /// Grouping is a function of the stated facts: any import order gives the same groups.
+    func testGroupingDoesNotDependOnImportOrder() throws {
+        var generator = SystemRandomNumberGenerator()
+        let codes = ["38341003", "44054006", "195967001"]
+        let days = ["2019-05-01", "2019-05-02", "2020-01-01T10:00:00+01:00"]
+        var stated: [Stated] = []
+        for source in ["A", "B", "C"] {
+            for n in 0..<12 {
+                let pick = Int.random(in: 0..<9, using: &generator)
+                var content: EntryContent
+                switch pick % 3 {
+                case 0: content = condition(codes[pick / 3], onset: days[n % 3])
+                case 1: content = result("29463-7", at: "2020-01-0\(1 + n % 3)T09:00:00Z", n % 2 == 0 ? 70 : 154.32, n % 2 == 0 ? "kg" : "[lb_av]")
+                default:
+                    content = EntryContent(type: .medication, description: "Drug \(pick)", start: time("2019-0\(1 + n % 9)-01"),
+                                           end: n % 2 == 0 ? time("2019-0\(1 + n % 9)-20") : nil, codes: ["RxNorm": ["\(pick % 2)"]])
+                }
+                stated.append(Stated(source: source, remoteID: "\(n)", content: content))
+            }
+        }
+        var reference: Set<Set<String>>?
+        for round in 0..<4 {
+            var s = try makeStore("order-\(round)")
+            // Sources in another order, and each source's entries shuffled.
+            let order = round == 0 ? stated : Dictionary(grouping: stated, by: \.source).values.shuffled(using: &generator)
+                .flatMap { $0.shuffled(using: &generator) }
+            try store(order, in: &s)
+            let found = try groups(s)
+            if let reference { XCTAssertEqual(found, reference, "round \(round)") } else { reference = found }
+        }
+        XCTAssertLessThan(reference!.count, stated.count, "the facts overlap, so something was grouped")
+    }
+}

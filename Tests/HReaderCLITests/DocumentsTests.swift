@@ -269,6 +269,60 @@ final class DocumentsTests: ServerCLITestCase {
         assertNoPlaintext(["Wintergreen-File", "Lanternfield"])
     }
 
+    /// The web view: a patient's documents, one document's text (escaped), and its bytes under a CSP
+    /// sandbox so an HTML note never runs script in the app's origin; search and the API as the CLI's.
+    func testTheWebViewListsShowsAndServesDocumentsUnderASandbox() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))
+        let htmlText = "<html><body><p>Quinceworth visit &amp; plan</p><script>document.title='Scriptwhistle'</script></body></html>"
+        let html = try file("visit.html", htmlText)
+        let pdfText = "%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n"
+        let pdf = try file("letter.pdf", pdfText)
+        let htmlID = "\((try json(try ok(withPassword(["documents", "add", html, "--patient", "1", "--json"])))["document"] as? [String: Any])?["id"] ?? "")"
+        let pdfID = "\((try json(try ok(withPassword(["documents", "add", pdf, "--patient", "1", "--json"])))["document"] as? [String: Any])?["id"] ?? "")"
+        let served = try serve()
+        defer { stop(served) }
+
+        let list = try served.bearer("/patients/1/documents")
+        XCTAssertEqual(list.status, 200)
+        XCTAssertTrue(list.body.contains("href=\"\(served.prefix)/documents/\(htmlID)\""), list.body)
+        XCTAssertTrue(try served.bearer("/patients/1").body.contains("/patients/\(try XCTUnwrap(patientUUID()))/documents"), "linked from the summary")
+
+        let page = try served.bearer("/documents/\(htmlID)")
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("Quinceworth visit &amp; plan"), page.body)
+        XCTAssertFalse(page.body.contains("Scriptwhistle"), "the note's script is not in its text")
+        XCTAssertEqual(page.header("Content-Security-Policy"), try served.bearer("/").header("Content-Security-Policy"))
+
+        let file = try served.bearer("/documents/\(htmlID)/file")
+        XCTAssertEqual(file.status, 200)
+        XCTAssertEqual(file.body, htmlText, "the exact bytes")
+        XCTAssertEqual(file.header("Content-Type"), "text/html")
+        XCTAssertTrue(file.header("Content-Security-Policy")?.hasPrefix("sandbox;") ?? false, "\(file.headers)")
+        XCTAssertFalse(file.header("Content-Security-Policy")?.contains("allow-scripts") ?? true)
+        XCTAssertEqual(file.header("X-Content-Type-Options"), "nosniff")
+        XCTAssertEqual(file.header("Content-Disposition"), "inline")
+        let letter = try served.bearer("/documents/\(pdfID)/file")
+        XCTAssertEqual(letter.header("Content-Type"), "application/pdf")
+        XCTAssertEqual(letter.body, pdfText)
+        XCTAssertEqual(try served.bearer("/documents/999").status, 404)
+        XCTAssertEqual(try served.bearer("/documents/999/file").status, 404)
+
+        let api = try served.bearer("/api/patients/1/documents")
+        let cli = try json(try ok(withPassword(["documents", "list", "--patient", "1", "--json"])))
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(api.body.utf8)) as? NSDictionary, cli as NSDictionary)
+        let apiSearch = try served.bearer("/api/search?q=quinceworth")
+        let cliSearch = try json(try ok(withPassword(["search", "quinceworth", "--json"])))
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(apiSearch.body.utf8)) as? NSDictionary, cliSearch as NSDictionary)
+        XCTAssertEqual((cliSearch["hits"] as? [[String: Any]])?.first?["kind"] as? String, "document")
+        let found = try served.bearer("/search?q=quinceworth")
+        XCTAssertTrue(found.body.contains("class=\"hit document-hit\""), found.body)
+        XCTAssertTrue(found.body.contains("href=\"\(served.prefix)/documents/\(htmlID)\""), found.body)
+    }
+
+    func patientUUID() throws -> String? {
+        (try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as? [[String: Any]])?.first?["uuid"] as? String
+    }
+
     /// Merging people moves a person's documents to the one kept; unmerging moves them back.
     func testMergeAndUnmergeMoveDocumentsWithThePerson() throws {
         try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))

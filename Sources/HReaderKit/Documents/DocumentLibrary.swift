@@ -10,6 +10,26 @@ public struct DocumentInfo: Sendable {
     public var hasText: Bool
 }
 
+/// How a document's bytes are handed to a browser (`hreader serve`): the type it is served as (one
+/// of the allowed types, parameters dropped but a clean charset; anything else as
+/// `application/octet-stream`), and whether a browser may show it in place (text, HTML, PDF, images
+/// but SVG) or must download it. The web layer adds `Content-Security-Policy: sandbox` in any case.
+public struct DocumentDelivery: Sendable, Equatable {
+    public var contentType: String
+    public var inline: Bool
+
+    public init(_ document: StoredDocument) {
+        guard DocumentContentType.isAllowed(document.contentType), let type = DocumentContentType.mediaType(document.contentType) else {
+            contentType = "application/octet-stream"
+            inline = false
+            return
+        }
+        let charset = DocumentContentType.charset(document.contentType)?.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        contentType = type.hasPrefix("text/") && charset?.isEmpty == false ? "\(type); charset=\(charset!)" : type
+        inline = type.hasPrefix("text/") || type == "application/pdf" || type.hasPrefix("image/")
+    }
+}
+
 /// What `hreader search` finds: an entry or a document, best first.
 public enum RecordSearchHit: Sendable {
     case entry(SearchRepository.Hit)

@@ -149,10 +149,12 @@ final class DocumentsTests: ServerCLITestCase {
     func testANewVersionIsAskedAgainWithItsETag() throws {
         let server = try SampleServer(["--documents"], workDir: workDir)
         XCTAssertEqual(try cli(["import", "--server", server.fhir, "--patient", "p1"]).status, 0)
-        var resource = try server.json("/fhir/DocumentReference/doc-text")
-        resource["description"] = "Discharge summary (amended)"
-        let body = try JSONSerialization.data(withJSONObject: resource)
-        _ = try server.json("/fhir/DocumentReference/doc-text", method: "PUT", body: body, headers: ["Content-Type": "application/fhir+json"])
+        for (id, title) in [("doc-text", "Discharge summary (amended)"), ("doc-pdf", "Cardiology letter (renamed)")] {
+            var resource = try server.json("/fhir/DocumentReference/\(id)")
+            resource["description"] = title
+            let body = try JSONSerialization.data(withJSONObject: resource)
+            _ = try server.json("/fhir/DocumentReference/\(id)", method: "PUT", body: body, headers: ["Content-Type": "application/fhir+json"])
+        }
         let before = try server.json("/probe/stats")["log"] as? [String] ?? []
         let synced = try json(try cli(["sync", "--json"]))
         let counts = (synced["summary"] as? [String: Any])?["documents"] as? [String: Any] ?? [:]
@@ -163,6 +165,10 @@ final class DocumentsTests: ServerCLITestCase {
         let text = try documents().first { $0["origin"] as? String == "DocumentReference/doc-text#content[0]" }
         XCTAssertEqual(text?["title"] as? String, "Discharge summary (amended)")
         XCTAssertEqual(text?["state"] as? String, "fetched")
+        // The PDF's attachment declares its size, which did not change: not fetched, but renamed.
+        let pdf = try documents().first { $0["origin"] as? String == "DocumentReference/doc-pdf#content[0]" }
+        XCTAssertEqual(pdf?["title"] as? String, "Cardiology letter (renamed)")
+        XCTAssertNotNil(pdf?["sha256"] as? String)
     }
 
     func testLimitsKeepLargeDocumentsAsReferences() throws {

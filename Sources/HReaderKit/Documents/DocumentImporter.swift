@@ -35,6 +35,8 @@ struct DocumentImporter {
     /// What to do with one attachment.
     enum Step {
         case unchanged
+        /// The bytes are unchanged; what the resource says of them (title, date, version) is kept anew.
+        case refresh(DocumentDraft, existing: Int64)
         case keep(DocumentDraft, existing: Int64?, bytes: [UInt8]?)
         case fetch(URL, DocumentDraft, existing: StoredDocument?)
     }
@@ -46,6 +48,9 @@ struct DocumentImporter {
             let step = try plan(attachment, patientID: patientID, budget: budget)
             switch step {
             case .unchanged:
+                counts.unchanged += 1
+            case let .refresh(draft, existing):
+                try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing, draft) } }
                 counts.unchanged += 1
             case let .keep(draft, existing, bytes):
                 try apply(draft, existing: existing, bytes: bytes, counts: &counts, budget: &budget)
@@ -98,6 +103,9 @@ struct DocumentImporter {
         for attachment in attachments(of: entries) {
             switch try plan(attachment, patientID: patientID, budget: budget) {
             case .unchanged: counts.unchanged += 1
+            case let .refresh(draft, existing):
+                try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing, draft) } }
+                counts.unchanged += 1
             case let .keep(draft, existing, bytes): try apply(draft, existing: existing, bytes: bytes, counts: &counts, budget: &budget)
             case .fetch: break
             }
@@ -125,6 +133,17 @@ struct DocumentImporter {
         draft.etag = existing?.etag
         draft.attempts = existing?.attempts ?? 0
 
+        /// The bytes stay; the metadata is written again only when it changed.
+        func same(_ existing: StoredDocument) -> Step {
+            var kept = draft
+            kept.state = .fetched
+            kept.reason = nil
+            kept.attempts = 0
+            kept.etag = existing.etag
+            if kept.contentType == nil { kept.contentType = existing.contentType }
+            let stored = DocumentDraft(existing)
+            return kept == stored ? .unchanged : .refresh(kept, existing: existing.id)
+        }
         func reference(_ reason: String) -> Step {
             var kept = draft
             kept.state = .reference
@@ -150,9 +169,8 @@ struct DocumentImporter {
                 draft.contentType = DocumentContentType.guess(fileName: "", prefix: Array(bytes.prefix(16))) ?? "application/octet-stream"
                 if !DocumentContentType.isAllowed(draft.contentType) { return reference(DocumentContentType.refusal(draft.contentType)) }
             }
-            if let existing, existing.state == .fetched,
-               existing.sha256 == DocumentRepository.hex(SHA256.hash(bytes)), existing.title == draft.title, existing.contentType == draft.contentType {
-                return .unchanged
+            if let existing, existing.state == .fetched, existing.sha256 == DocumentRepository.hex(SHA256.hash(bytes)) {
+                return same(existing)
             }
             let checked = Self.checked(draft, size: Int64(bytes.count), limits: limits, budget: budget)
             return .keep(checked, existing: existing?.id, bytes: checked.state == .fetched ? bytes : nil)
@@ -166,9 +184,9 @@ struct DocumentImporter {
         }
         if let existing, existing.state == .fetched, existing.url == attachment.url {
             if attachment.size != nil || attachment.hash != nil {
-                if existing.declaredSize == attachment.size && existing.declaredHash == attachment.hash { return .unchanged }
+                if existing.declaredSize == attachment.size && existing.declaredHash == attachment.hash { return same(existing) }
             } else if attachment.version == nil || attachment.version == existing.version {
-                return .unchanged
+                return same(existing)
             }
         }
         if budget <= 0 {

@@ -26,13 +26,13 @@ public struct FactGrouping {
 
     public init(_ db: Database) { self.db = db }
 
-    static let groupedTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
+    public static let groupedTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
 
     struct Candidate {
         let id: Int64
         let record: (source: Int64, patient: Int64)
         let type: EntryType
-        let codes: [String]
+        /// Only for a medication without codes (the rest never compare names).
         let name: String
         let day: String?
         let instant: Int64?
@@ -42,25 +42,43 @@ public struct FactGrouping {
         let valueText: String?
         let unit: String?
         let missing: Bool
+        let factID: Int64?
+        var codes: [String] = []
     }
 
     /// Recomputes the groups of one person's entries; returns how many entries changed group.
     @discardableResult
     public func regroup(patientID: Int64) throws -> Int {
-        let candidates = try db.query("""
-            SELECT id, source_id, source_patient_id, type, codes, description, date_text, start_text, date_epoch, start_epoch,
-                   end_epoch, value_number, value_text, unit, missing_at_source
-            FROM entries WHERE patient_id = ? AND user_deleted = 0
-              AND type IN (\(Self.groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ",")))
+        let types = Self.groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ",")
+        var candidates = try db.query("""
+            SELECT id, source_id, source_patient_id, type,
+                   CASE WHEN type = 'medication' AND codes = '{}' THEN description END,
+                   CASE WHEN type IN ('condition', 'immunization') THEN substr(coalesce(date_text, start_text), 1, 10) END,
+                   CASE WHEN type = 'condition' THEN substr(coalesce(start_text, date_text), 1, 10) END,
+                   coalesce(date_epoch, start_epoch), coalesce(start_epoch, date_epoch), end_epoch,
+                   value_number, value_text, unit, missing_at_source IS NOT NULL, fact_id
+            FROM entries WHERE patient_id = ? AND user_deleted = 0 AND type IN (\(types))
             ORDER BY id
             """, [patientID]) { s -> Candidate in
-            let codes = CodesJSON.decode(s.string(4)).flatMap { system, values in values.map { "\(system)|\($0)" } }
             let type = EntryType(rawValue: s.string(3)!) ?? .observation
-            let dayText = type == .condition ? (s.string(7) ?? s.string(6)) : (s.string(6) ?? s.string(7))
-            return Candidate(id: s.int64(0)!, record: (s.int64(1)!, s.int64(2)!), type: type, codes: codes,
-                             name: Self.normalisedName(s.string(5) ?? ""), day: dayText.map(Self.writtenDay),
-                             instant: s.int64(8) ?? s.int64(9), start: s.int64(9) ?? s.int64(8), end: s.int64(10),
-                             valueNumber: s.double(11), valueText: s.string(12), unit: s.string(13), missing: s.string(14) != nil)
+            // A condition's day is its onset's (start), others' their date's: the first ten characters as written.
+            let day = type == .condition ? s.string(6) : s.string(5)
+            return Candidate(id: s.int64(0)!, record: (s.int64(1)!, s.int64(2)!), type: type,
+                             name: s.string(4).map(Self.normalisedName) ?? "", day: day,
+                             instant: s.int64(7), start: s.int64(8), end: s.int64(9),
+                             valueNumber: s.double(10), valueText: s.string(11), unit: s.string(12), missing: s.int(13) == 1,
+                             factID: s.int64(14))
+        }
+        var index: [Int64: Int] = [:]
+        index.reserveCapacity(candidates.count)
+        for (i, c) in candidates.enumerated() { index[c.id] = i }
+        // Codes as system|code, unpacked by SQLite's JSON functions (no Swift JSON parse per row).
+        try db.query("""
+            SELECT e.id, j.key || '|' || c.value FROM entries e, json_each(e.codes) j, json_each(j.value) c
+            WHERE e.patient_id = ? AND e.user_deleted = 0 AND e.type IN (\(types)) AND e.codes <> '{}'
+              AND json_valid(e.codes) AND j.type = 'array'
+            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }.forEach { id, token in
+            if let i = index[id] { candidates[i].codes.append(token) }
         }
         let splits = Set(try db.query("""
             SELECT f.entry_id FROM fact_splits f JOIN entries e ON e.id = f.entry_id WHERE e.patient_id = ?
@@ -72,8 +90,8 @@ public struct FactGrouping {
 
         var groups = UnionFind(candidates.map(\.id))
         var buckets: [String: [Int]] = [:]
-        for (index, c) in candidates.enumerated() where !splits.contains(c.id) {
-            for key in Self.bucketKeys(c) { buckets[key, default: []].append(index) }
+        for (i, c) in candidates.enumerated() where !splits.contains(c.id) {
+            for key in Self.bucketKeys(c) { buckets[key, default: []].append(i) }
         }
         for members in buckets.values where members.count > 1 {
             for (i, a) in members.enumerated() {
@@ -92,8 +110,13 @@ public struct FactGrouping {
             let shown = (group.first { !$0.missing } ?? group[0]).id
             for c in group { wanted[c.id] = shown }
         }
-        let current = try db.query("SELECT id, fact_id FROM entries WHERE patient_id = ? AND (fact_id IS NOT NULL OR user_deleted = 0)",
-                                   [patientID]) { ($0.int64(0)!, $0.int64(1)) }
+        // What is stored now: the candidates' fact ids, and any other entry of the person still in a
+        // group (struck since, or of a kind no rule groups).
+        var current = candidates.map { ($0.id, $0.factID) }
+        current += try db.query("""
+            SELECT id, fact_id FROM entries WHERE patient_id = ? AND fact_id IS NOT NULL
+              AND (user_deleted = 1 OR type NOT IN (\(types)))
+            """, [patientID]) { ($0.int64(0)!, $0.int64(1)) }
         let update = try db.prepare("UPDATE entries SET fact_id = ? WHERE id = ?")
         var changed = 0
         for (id, factID) in current where factID != wanted[id] {
@@ -171,10 +194,6 @@ public struct FactGrouping {
             return false
         }
     }
-
-    /// The calendar day an entry's own text gives (its first ten characters); a partial date
-    /// (a year, a month) is compared whole.
-    static func writtenDay(_ text: String) -> String { String(text.prefix(10)) }
 
     /// Lowercased, accents and punctuation folded, runs of spaces as one.
     static func normalisedName(_ text: String) -> String {

@@ -167,4 +167,32 @@ final class FactGroupingTests: XCTestCase {
         }
         XCTAssertLessThan(reference!.count, stated.count, "the facts overlap, so something was grouped")
     }
+
+    /// A vault from before migration 5 is reconciled by it: its copies are grouped, ids kept, the
+    /// search index still pointing at them.
+    func testMigrationFiveGroupsAnOlderVaultsCopies() throws {
+        let dir = root.appendingPathComponent("v4")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
+        let key = try SecretBytes.random(count: 32)
+        let db = try Database.open(path: dir.appendingPathComponent("vault.db").path, key: key, create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version <= 4 }).migrate(db)
+        let stamp = "'2024-01-01T00:00:00Z'"
+        try db.execute("""
+            INSERT INTO sources (uuid, kind, base_url, display_name, created, updated) VALUES
+                ('s-a', 'fhir', 'https://a.example.org', 'Hospital A', \(stamp), \(stamp)),
+                ('s-b', 'fhir', 'https://b.example.org', 'Dr B', \(stamp), \(stamp));
+            INSERT INTO patients (id, uuid, source_id, remote_id, first_name, last_name, created, updated)
+                VALUES (7, 'p-7', 2, 'p', 'Ann', 'Lee', \(stamp), \(stamp));
+            INSERT INTO entries (id, uuid, patient_id, source_id, remote_id, type, description, start_text, start_epoch, codes, created, updated) VALUES
+                (10, 'e-10', 7, 2, 'Condition/1', 'condition', 'Hypertension', '2019-05-01', 1556668800, '{"SNOMED-CT":["38341003"]}', \(stamp), \(stamp)),
+                (11, 'e-11', 7, 3, 'Condition/9', 'condition', 'Essential hypertension', '2019-05-01', 1556668800, '{"SNOMED-CT":["38341003"]}', \(stamp), \(stamp)),
+                (12, 'e-12', 7, 3, 'Condition/8', 'condition', 'Asthma', '2001-01-01', 978307200, '{"SNOMED-CT":["195967001"]}', \(stamp), \(stamp));
+            """)
+        try Migrator().migrate(db)
+        XCTAssertEqual(try db.query("SELECT id, fact_id, source_patient_id FROM entries ORDER BY id") { [$0.int64(0), $0.int64(1), $0.int64(2)] },
+                       [[10, 10, 7], [11, 10, 7], [12, nil, 7]])
+        XCTAssertEqual(try EntryRepository(db).list(patientID: 7).map(\.id), [12, 10])
+        XCTAssertEqual(try SearchRepository(db).search(SearchQuery("essential")).map(\.entryID), [10], "found, as its fact")
+        XCTAssertEqual(try db.integrityProblems(), [])
+    }
 }

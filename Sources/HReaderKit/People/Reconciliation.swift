@@ -64,6 +64,10 @@ extension OpenVault {
         guard a.content.type == b.content.type else {
             throw HReaderError.usage("entry \(a.id) is a \(a.content.type.rawValue) and \(b.id) a \(b.content.type.rawValue); only entries of one kind state one fact")
         }
+        guard FactGrouping.groupedTypes.contains(a.content.type) else {
+            throw HReaderError.usage("entries of kind \(a.content.type.rawValue) are not grouped into facts; only "
+                + FactGrouping.groupedTypes.map(\.rawValue).joined(separator: ", ") + " are")
+        }
         for entry in [a, b] where entry.user.deleted {
             throw HReaderError.usage("entry \(entry.id) is struck out; restore it first")
         }

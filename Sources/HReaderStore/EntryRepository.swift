@@ -33,8 +33,9 @@ public struct EntryRepository {
 
     static func encodeCodes(_ codes: [String: [String]]) -> String { CodesJSON.encode(codes) }
 
-    /// The rows a reader shows: an entry of its own, or the shown copy of a fact (migration 5).
-    public static let shownCopy = "(fact_id IS NULL OR fact_id = id)"
+    /// The rows a reader shows: an entry of its own, or the shown copy of a fact (migration 5: the
+    /// other copies are in `fact_copies`).
+    public static let shownCopy = "NOT EXISTS (SELECT 1 FROM fact_copies WHERE fact_copies.entry_id = entries.id)"
 
     /// Adds an entry and reads it back. Without a source it is the user's own (the manual source, a
     /// fresh remote id).
@@ -210,6 +211,8 @@ public struct EntryRepository {
                                patient_prescriber = ?, user_deleted = ?, updated = ? WHERE id = ?
             """, [user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
                   user.deleted, Timestamps.now(now), id])
+        // A struck entry leaves its fact at once (until regrouped, the copies it showed are shown).
+        if user.deleted { try db.execute("DELETE FROM fact_copies WHERE entry_id = ?1 OR fact_id = ?1", [id]) }
     }
 }
 
@@ -226,14 +229,15 @@ extension EntryRepository {
     }
 
     /// Every copy of the fact an entry states (the entry alone when no other source states it),
-    /// the shown copy first.
+    /// the shown copy first, then the entry asked about.
     public func copies(of entryID: Int64) throws -> [Copy] {
         guard !SampleRepository.isSample(id: entryID) else { return [] }
+        let fact = try factID(of: entryID) ?? entryID
         return try db.query("""
             SELECT e.id, e.source_id, s.display_name FROM entries e JOIN sources s ON s.id = e.source_id
-            WHERE e.id = ?1 OR e.fact_id = (SELECT fact_id FROM entries WHERE id = ?1)
-            ORDER BY e.id = e.fact_id DESC, e.id = ?1 DESC, e.id
-            """, [entryID]) { Copy(entryID: $0.int64(0)!, sourceID: $0.int64(1)!, sourceName: $0.string(2) ?? "") }
+            WHERE e.id IN (?1, ?2) OR e.id IN (SELECT entry_id FROM fact_copies WHERE fact_id = ?1)
+            ORDER BY e.id = ?1 DESC, e.id = ?2 DESC, e.id
+            """, [fact, entryID]) { Copy(entryID: $0.int64(0)!, sourceID: $0.int64(1)!, sourceName: $0.string(2) ?? "") }
     }
 
     /// For each fact of a patient that several copies state: its shown entry id → the copies' source
@@ -241,11 +245,13 @@ extension EntryRepository {
     public func factSources(patientID: Int64) throws -> [Int64: (names: [String], copies: Int)] {
         var out: [Int64: (names: [String], copies: Int)] = [:]
         try db.query("""
-            SELECT e.fact_id, s.display_name FROM entries e JOIN sources s ON s.id = e.source_id
-            WHERE e.patient_id = ? AND e.fact_id IS NOT NULL ORDER BY e.fact_id, e.id <> e.fact_id, e.id
-            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }.forEach { fact, name in
-            var entry = out[fact] ?? ([], 0)
-            if !entry.names.contains(name) { entry.names.append(name) }
+            SELECT f.fact_id, sf.display_name, sc.display_name FROM fact_copies f
+            JOIN entries c ON c.id = f.entry_id JOIN entries r ON r.id = f.fact_id
+            JOIN sources sc ON sc.id = c.source_id JOIN sources sf ON sf.id = r.source_id
+            WHERE c.patient_id = ? ORDER BY f.fact_id, f.entry_id
+            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "", $0.string(2) ?? "") }.forEach { fact, shownName, copyName in
+            var entry = out[fact] ?? ([shownName], 1)
+            if !entry.names.contains(copyName) { entry.names.append(copyName) }
             entry.copies += 1
             out[fact] = entry
         }
@@ -254,7 +260,8 @@ extension EntryRepository {
 
     /// The fact an entry belongs to (its group's shown copy), nil when it is a fact of its own.
     public func factID(of entryID: Int64) throws -> Int64? {
-        try db.scalarInt("SELECT fact_id FROM entries WHERE id = ?", [entryID])
+        if let shown = try db.scalarInt("SELECT fact_id FROM fact_copies WHERE entry_id = ?", [entryID]) { return shown }
+        return try db.scalarInt("SELECT 1 FROM fact_copies WHERE fact_id = ? LIMIT 1", [entryID]) != nil ? entryID : nil
     }
 }
 

@@ -2,8 +2,8 @@ import Foundation
 
 /// Groups the entries of one person that state the same clinical fact, from different sources
 /// (docs/reconciliation.md). Nothing is deleted or rewritten: every copy keeps its row, and
-/// `entries.fact_id` points the copies of a group at the one shown (the group's lowest id that its
-/// source still has); an entry of its own has no fact_id. Readers show one row per fact
+/// `fact_copies` points each copy of a group that is not shown at the one shown (the group's lowest
+/// id that its source still has); a shown entry has no row there. Readers show one row per fact
 /// (`EntryRepository.list`), and list every copy when asked.
 ///
 /// The grouping is a function of the person's entries and the user's choices only, so it does not
@@ -26,6 +26,11 @@ public struct FactGrouping {
 
     public init(_ db: Database) { self.db = db }
 
+    /// Set by hreader-bench alone, to time the same imports without reconciliation (its baseline).
+    nonisolated(unsafe) public static var skippedForBenchmark = false
+
+    /// The kinds the rules group (the partial index `entries_facts` of schema 5 and the query that reads
+    /// it name the same list).
     public static let groupedTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
 
     struct Candidate {
@@ -33,7 +38,7 @@ public struct FactGrouping {
         let record: (source: Int64, patient: Int64)
         let type: EntryType
         /// Only for a medication without codes (the rest never compare names).
-        let name: String
+        var name: String
         let day: String?
         let instant: Int64?
         let start: Int64?
@@ -42,51 +47,48 @@ public struct FactGrouping {
         let valueText: String?
         let unit: String?
         let missing: Bool
-        let factID: Int64?
-        var codes: [String] = []
+        let codes: [String]
     }
 
     /// Recomputes the groups of one person's entries; returns how many entries changed group.
     @discardableResult
     public func regroup(patientID: Int64) throws -> Int {
+        guard !Self.skippedForBenchmark else { return 0 }
         let types = Self.groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ",")
+        // Read through `entries_facts` alone (schema 5): every column here is in that index.
         var candidates = try db.query("""
-            SELECT id, source_id, source_patient_id, type,
-                   CASE WHEN type = 'medication' AND codes = '{}' THEN description END,
-                   CASE WHEN type IN ('condition', 'immunization') THEN substr(coalesce(date_text, start_text), 1, 10) END,
-                   CASE WHEN type = 'condition' THEN substr(coalesce(start_text, date_text), 1, 10) END,
-                   coalesce(date_epoch, start_epoch), coalesce(start_epoch, date_epoch), end_epoch,
-                   value_number, value_text, unit, missing_at_source IS NOT NULL, fact_id
-            FROM entries WHERE patient_id = ? AND user_deleted = 0 AND type IN (\(types))
-            ORDER BY id
+            SELECT id, source_id, source_patient_id, type, date_text, start_text, date_epoch, start_epoch, end_epoch,
+                   value_number, value_text, unit, missing_at_source, codes
+            FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0
+              AND type IN ('condition', 'allergy', 'medication', 'immunization', 'result', 'vital_sign', 'encounter', 'procedure')
             """, [patientID]) { s -> Candidate in
             let type = EntryType(rawValue: s.string(3)!) ?? .observation
             // A condition's day is its onset's (start), others' their date's: the first ten characters as written.
-            let day = type == .condition ? s.string(6) : s.string(5)
-            return Candidate(id: s.int64(0)!, record: (s.int64(1)!, s.int64(2)!), type: type,
-                             name: s.string(4).map(Self.normalisedName) ?? "", day: day,
-                             instant: s.int64(7), start: s.int64(8), end: s.int64(9),
-                             valueNumber: s.double(10), valueText: s.string(11), unit: s.string(12), missing: s.int(13) == 1,
-                             factID: s.int64(14))
+            let dayText = type == .condition ? (s.string(5) ?? s.string(4)) : type == .immunization ? (s.string(4) ?? s.string(5)) : nil
+            return Candidate(id: s.int64(0)!, record: (s.int64(1)!, s.int64(2)!), type: type, name: "",
+                             day: dayText.map { String($0.prefix(10)) },
+                             instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6), end: s.int64(8),
+                             valueNumber: s.double(9), valueText: s.string(10), unit: s.string(11), missing: s.string(12) != nil,
+                             codes: Self.codeTokens(s.string(13)))
         }
-        var index: [Int64: Int] = [:]
-        index.reserveCapacity(candidates.count)
-        for (i, c) in candidates.enumerated() { index[c.id] = i }
-        // Codes as system|code, unpacked by SQLite's JSON functions (no Swift JSON parse per row).
-        try db.query("""
-            SELECT e.id, j.key || '|' || c.value FROM entries e, json_each(e.codes) j, json_each(j.value) c
-            WHERE e.patient_id = ? AND e.user_deleted = 0 AND e.type IN (\(types)) AND e.codes <> '{}'
-              AND json_valid(e.codes) AND j.type = 'array'
-            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }.forEach { id, token in
-            if let i = index[id] { candidates[i].codes.append(token) }
+        candidates.sort { $0.id < $1.id }
+        // A medication without codes compares by name: the few such rows are read for their description.
+        let names = Dictionary(try db.query("""
+            SELECT id, description FROM entries WHERE patient_id = ? AND type = 'medication' AND codes = '{}' AND user_deleted = 0
+            """, [patientID]) { ($0.int64(0)!, Self.normalisedName($0.string(1) ?? "")) }, uniquingKeysWith: { a, _ in a })
+        if !names.isEmpty {
+            for i in candidates.indices where candidates[i].type == .medication {
+                if let name = names[candidates[i].id] { candidates[i].name = name }
+            }
         }
+        // The user's choices: small tables, read from their side (a join from entries would read every row).
         let splits = Set(try db.query("""
-            SELECT f.entry_id FROM fact_splits f JOIN entries e ON e.id = f.entry_id WHERE e.patient_id = ?
+            SELECT f.entry_id FROM fact_splits f WHERE (SELECT patient_id FROM entries WHERE id = f.entry_id) = ?
             """, [patientID]) { $0.int64(0)! })
         let joins = try db.query("""
-            SELECT j.entry_id, j.other_id FROM fact_joins j JOIN entries a ON a.id = j.entry_id JOIN entries b ON b.id = j.other_id
-            WHERE a.patient_id = ? AND b.patient_id = ? AND a.user_deleted = 0 AND b.user_deleted = 0
-            """, [patientID, patientID]) { ($0.int64(0)!, $0.int64(1)!) }
+            SELECT j.entry_id, j.other_id FROM fact_joins j
+            WHERE (SELECT patient_id FROM entries WHERE id = j.entry_id) = ?1 AND (SELECT patient_id FROM entries WHERE id = j.other_id) = ?1
+            """, [patientID]) { ($0.int64(0)!, $0.int64(1)!) }
 
         var groups = UnionFind(candidates.map(\.id))
         var buckets: [String: [Int]] = [:]
@@ -110,19 +112,28 @@ public struct FactGrouping {
             let shown = (group.first { !$0.missing } ?? group[0]).id
             for c in group { wanted[c.id] = shown }
         }
-        // What is stored now: the candidates' fact ids, and any other entry of the person still in a
-        // group (struck since, or of a kind no rule groups).
-        var current = candidates.map { ($0.id, $0.factID) }
-        current += try db.query("""
-            SELECT id, fact_id FROM entries WHERE patient_id = ? AND fact_id IS NOT NULL
-              AND (user_deleted = 1 OR type NOT IN (\(types)))
-            """, [patientID]) { ($0.int64(0)!, $0.int64(1)) }
-        let update = try db.prepare("UPDATE entries SET fact_id = ? WHERE id = ?")
+        // What is stored now: the copies among the candidates (a copy struck or of another kind since
+        // left at once, EntryRepository; a range scan of the narrow table, filtered here).
+        var current: [Int64: Int64] = [:]
+        if let low = candidates.first?.id, let high = candidates.last?.id {
+            let ids = Set(candidates.map(\.id))
+            try db.query("SELECT entry_id, fact_id FROM fact_copies WHERE entry_id BETWEEN ? AND ?", [low, high]) {
+                ($0.int64(0)!, $0.int64(1)!)
+            }.forEach { entry, fact in if ids.contains(entry) { current[entry] = fact } }
+        }
+        var hidden: [Int64: Int64] = [:]
+        for (entry, shown) in wanted where entry != shown { hidden[entry] = shown }
+        let remove = try db.prepare("DELETE FROM fact_copies WHERE entry_id = ?")
+        let upsert = try db.prepare("INSERT OR REPLACE INTO fact_copies (entry_id, fact_id) VALUES (?, ?)")
         var changed = 0
-        for (id, factID) in current where factID != wanted[id] {
-            try update.bind([wanted[id], id])
-            try update.step()
-            update.reset()
+        for (entry, fact) in current where hidden[entry] != fact {
+            if hidden[entry] == nil {
+                try remove.bind([entry]); try remove.step(); remove.reset()
+                changed += 1
+            }
+        }
+        for (entry, shown) in hidden where current[entry] != shown {
+            try upsert.bind([entry, shown]); try upsert.step(); upsert.reset()
             changed += 1
         }
         return changed
@@ -193,6 +204,12 @@ public struct FactGrouping {
         default:
             return false
         }
+    }
+
+    /// The `codes` column ({"LOINC":["29463-7"],…}, as CodesJSON writes it) as system|code tokens.
+    static func codeTokens(_ text: String?) -> [String] {
+        guard let text, text != "{}" else { return [] }
+        return CodesJSON.decode(text).flatMap { system, values in values.map { "\(system)|\($0)" } }
     }
 
     /// Lowercased, accents and punctuation folded, runs of spaces as one.

@@ -38,7 +38,7 @@ public struct SearchRepository {
     public func search(_ query: SearchQuery, patientID: Int64? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [Hit] {
         guard let match = query.ftsExpression else { return [] }
         var sql = """
-            SELECT coalesce(e.fact_id, e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
+            SELECT coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
                    snippet(entries_search, -1, ?, ?, '…', 12),
                    bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0)
             FROM entries_search JOIN entries e ON e.id = entries_search.rowid

@@ -52,6 +52,8 @@ extension EntryRepository {
             return .inserted
         }
         if raw == c.raw && type == c.type.rawValue && description == c.description && missing == nil { return .unchanged }
+        // Another kind of entry now: a fact of its own until regrouped.
+        if type != c.type.rawValue { try db.execute("DELETE FROM fact_copies WHERE entry_id = ?1 OR fact_id = ?1", [id]) }
         try db.execute("""
             UPDATE entries SET type = ?, description = ?, status = ?, date_text = ?, date_epoch = ?, start_text = ?, start_epoch = ?,
                 end_text = ?, end_epoch = ?, codes = ?, value_number = ?, value_text = ?, unit = ?, dose = ?, reaction = ?, severity = ?,

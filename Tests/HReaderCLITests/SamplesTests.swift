@@ -113,7 +113,7 @@ final class SamplesTests: XCTestCase {
                 device_address, extras);
             ALTER TABLE patients ADD COLUMN merged_into INTEGER;
             ALTER TABLE entries ADD COLUMN source_patient_id INTEGER;
-            ALTER TABLE entries ADD COLUMN fact_id INTEGER;
+            CREATE TEMP TABLE fact_copies (entry_id INTEGER PRIMARY KEY, fact_id INTEGER);
             """)
         let source = try SourceRepository(db!).findOrCreate(kind: .appleHealth, baseURL: "apple-health:test", displayName: "Apple Health",
                                                             now: "2024-01-01T00:00:00Z")
@@ -172,7 +172,7 @@ final class SamplesTests: XCTestCase {
         try db!.execute("""
             ALTER TABLE patients DROP COLUMN merged_into;
             ALTER TABLE entries DROP COLUMN source_patient_id;
-            ALTER TABLE entries DROP COLUMN fact_id;
+            DROP TABLE temp.fact_copies;
             """)
         db = nil
 

@@ -59,7 +59,8 @@ final class FactGroupingTests: XCTestCase {
     /// The groups as sets of "source/remote id", independent of local ids.
     private func groups(_ store: Store) throws -> Set<Set<String>> {
         let rows = try store.db.query("""
-            SELECT e.id, coalesce(e.fact_id, e.id), s.display_name || '/' || e.remote_id FROM entries e JOIN sources s ON s.id = e.source_id
+            SELECT e.id, coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), s.display_name || '/' || e.remote_id
+            FROM entries e JOIN sources s ON s.id = e.source_id
             WHERE e.patient_id = ?
             """, [store.patientID]) { ($0.int64(0)!, $0.int64(1)!, $0.string(2)!) }
         return Set(Dictionary(grouping: rows, by: \.1).values.map { Set($0.map(\.2)) })
@@ -189,8 +190,9 @@ final class FactGroupingTests: XCTestCase {
                 (12, 'e-12', 7, 3, 'Condition/8', 'condition', 'Asthma', '2001-01-01', 978307200, '{"SNOMED-CT":["195967001"]}', \(stamp), \(stamp));
             """)
         try Migrator().migrate(db)
-        XCTAssertEqual(try db.query("SELECT id, fact_id, source_patient_id FROM entries ORDER BY id") { [$0.int64(0), $0.int64(1), $0.int64(2)] },
-                       [[10, 10, 7], [11, 10, 7], [12, nil, 7]])
+        XCTAssertEqual(try db.query("SELECT id, source_patient_id FROM entries ORDER BY id") { [$0.int64(0), $0.int64(1)] },
+                       [[10, 7], [11, 7], [12, 7]])
+        XCTAssertEqual(try db.query("SELECT entry_id, fact_id FROM fact_copies") { [$0.int64(0), $0.int64(1)] }, [[11, 10]])
         XCTAssertEqual(try EntryRepository(db).list(patientID: 7).map(\.id), [12, 10])
         XCTAssertEqual(try SearchRepository(db).search(SearchQuery("essential")).map(\.entryID), [10], "found, as its fact")
         XCTAssertEqual(try db.integrityProblems(), [])

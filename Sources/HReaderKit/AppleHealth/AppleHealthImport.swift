@@ -61,6 +61,8 @@ extension OpenVault {
                                        progress: (String) -> Void) throws -> AppleHealthSummary {
         let source = try AppleHealthExportSource(url: url)
         var summary = AppleHealthSummary()
+        // Whether an entry (not a sample) of a kind facts are grouped by changed: only then is the person regrouped.
+        var factsChanged = false
         summary.member = source.xmlName
         let mapper = AppleHealthMapper()
         let now = RFC3339.utc(Int64(Date().timeIntervalSince1970))
@@ -142,6 +144,7 @@ extension OpenVault {
                     let outcome = try entries.upsert(patientID: patient.personID, recordID: patient.id, sourceID: try sourceID(),
                                                      remoteID: entry.remoteID, content: entry.content)
                     count(outcome, entry.content.type, by: 1)
+                    if outcome != .unchanged, FactGrouping.groupedTypes.contains(entry.content.type) { factsChanged = true }
                     if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
                     return outcome
                 }
@@ -280,7 +283,7 @@ extension OpenVault {
             try samples?.finish()
             let owner = try owner()
             if !summary.imports.patientIDs.contains(owner.personID) { summary.imports.patientIDs.append(owner.personID) }
-            if summary.imports.inserted + summary.imports.updated > 0 { try FactGrouping(db).regroup(patientID: owner.personID) }
+            if factsChanged { try FactGrouping(db).regroup(patientID: owner.personID) }
             try sources.touchLastSync(id: try sourceID(), now: now)
             try audit.record("import.apple-health", subject: owner.uuid,
                              detail: "\(summary.imports.inserted) new, \(summary.imports.updated) updated, \(summary.imports.unchanged) unchanged entries")

@@ -142,6 +142,7 @@ struct RecordImporter {
             // itself, or the person it was merged into: `patients merge`).
             let person = patient.personID
             if !summary.patientIDs.contains(person) { summary.patientIDs.append(person) }
+            let changedBefore = summary.inserted + summary.updated + summary.markedMissing + summary.filedFromWaiting
             for entry in batch.entries {
                 try store(entry, sourceID: sourceID, record: patient, summary: &summary)
             }
@@ -151,7 +152,10 @@ struct RecordImporter {
             }
             for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
             try fileWaiting(for: patient, summary: &summary)
-            try FactGrouping(vault.db).regroup(patientID: person)
+            // Regrouped when the record changed (a re-import or sync that changed nothing leaves the groups as they are).
+            if summary.inserted + summary.updated + summary.markedMissing + summary.filedFromWaiting != changedBefore {
+                try FactGrouping(vault.db).regroup(patientID: person)
+            }
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
             return person

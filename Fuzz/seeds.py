@@ -102,6 +102,15 @@ put("fhir-narrative", "table.xml", '<div %s xml:lang="en"><p>Eczema, <b>both han
 put("fhir-narrative", "script.xml", '<div %s><p>A</p><script>alert(1)</script><img src="x" onerror="alert(2)"/></div>' % X)
 put("fhir-narrative", "javascript.xml", '<div %s><a href=" JaVa&#x09;ScRiPt:alert(3)">M</a><iframe src="https://e.example/"/></div>' % X)
 put("fhir-narrative", "prefixed.xml", '<x:div xmlns:x="http://www.w3.org/1999/xhtml"><x:p>P<![CDATA[<b>]]></x:p></x:div>')
+
+# --- Documents' text (issue 26): HTML and RTF reduced to text ------------------------------------
+put("html-text", "note.html", '<!DOCTYPE html><html><head><title>T</title><style>p{}</style></head><body><h1>Note</h1>'
+    '<p>Take <b>metformin</b> 500&nbsp;mg &amp; rest &#x2014; &#8364;5</p><ul><li>one<li>two</ul>'
+    '<script>alert("x")</script><a href="https://example.org/a?b=1&amp;c=2">leaflet</a><a href="javascript:x()">no</a></body></html>')
+put("html-text", "broken.html", '<p a=b c="d\' e=\'f>x<!-- unclosed <script>y</scr ipt> &#xFFFFFFFF; &bogus; <a href=\'mailto:x@y\'>m')
+put("rtf-text", "letter.rtf", r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Arial;}}{\colortbl;\red0\green0\blue0;}"
+    r"{\*\generator Writer;}\f0 Caf\'e9 \u8364? and \u-10179?\u-8703? \b bold\b0\par{\pict\pngblip 89504e47}\tab end\line}")
+put("rtf-text", "nested.rtf", "{\\rtf1" + "{" * 300 + "deep" + "}" * 300 + "\\bin5 {}{}x after\\uc2\\u233 AB}")
 put("fhir-xml", "entity.xml", '<?xml version="1.0"?><!DOCTYPE Patient [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>'
     '<Patient xmlns="http://hl7.org/fhir"><id value="&b;"/></Patient>')
 put("fhir-xml", "extension-primitive.xml", '<Patient xmlns="http://hl7.org/fhir"><id value="x"/><birthDate value="1970-01-01">'

@@ -156,6 +156,9 @@ public final class OpenVault {
         public let waiting: Int
         /// Entries in the full-text search index.
         public let searchIndexed: Int
+        /// Documents, and those in their full-text index (schema/006_documents.sql).
+        public var documents = 0
+        public var documentsIndexed = 0
     }
 
     public func counts() throws -> Counts {
@@ -164,7 +167,8 @@ public final class OpenVault {
                    timelineItems: Int(try db.scalarInt("SELECT count(*) FROM timeline_items") ?? 0),
                    auditEvents: try audit.count(),
                    waiting: Int(try db.scalarInt("SELECT count(*) FROM pending_resources") ?? 0),
-                   searchIndexed: try SearchRepository(db).indexedCount())
+                   searchIndexed: try SearchRepository(db).indexedCount(),
+                   documents: try documentStore.count(), documentsIndexed: try SearchRepository(db).indexedDocumentCount())
         }
     }
 
@@ -179,6 +183,11 @@ public final class OpenVault {
         let problems = try read { try db.integrityProblems() }
         if !problems.isEmpty {
             throw HReaderError(.integrity, "the vault database failed its integrity check (\(problems.count) problem(s), first: \(problems[0])); restore it from a backup")
+        }
+        // Every document's bytes against the SHA-256 recorded when they were stored.
+        let damaged = try damagedDocuments()
+        if !damaged.isEmpty {
+            throw HReaderError(.integrity, "\(damaged.count) document(s) failed their SHA-256 check (first: \(damaged[0])); restore the vault from a backup")
         }
     }
 }

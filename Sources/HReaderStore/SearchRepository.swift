@@ -20,6 +20,18 @@ public struct SearchRepository {
         public var date: String?
         /// A short passage around the matches, each match between `SearchQuery.markStart` and `markEnd`.
         public var snippet: String
+        /// BM25 (lower is better), comparable with `DocumentHit.rank` to merge the two lists.
+        public var rank: Double = 0
+    }
+
+    /// A document whose title or readable text matches (schema/006_documents.sql).
+    public struct DocumentHit: Sendable, Equatable {
+        public var documentID: Int64
+        public var patientID: Int64
+        public var title: String
+        public var date: String?
+        public var snippet: String
+        public var rank: Double
     }
 
     /// The best `limit` entries matching `query`, struck entries left out; nil patient: everyone.
@@ -27,7 +39,8 @@ public struct SearchRepository {
         guard let match = query.ftsExpression else { return [] }
         var sql = """
             SELECT coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
-                   snippet(entries_search, -1, ?, ?, '…', 12)
+                   snippet(entries_search, -1, ?, ?, '…', 12),
+                   bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0)
             FROM entries_search JOIN entries e ON e.id = entries_search.rowid
             WHERE entries_search MATCH ? AND e.user_deleted = 0
             """
@@ -42,8 +55,37 @@ public struct SearchRepository {
         var seen: Set<Int64> = []
         return try db.query(sql, arguments) { s in
             Hit(entryID: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
-                description: s.string(3) ?? "", date: s.string(4), snippet: s.string(5) ?? "")
+                description: s.string(3) ?? "", date: s.string(4), snippet: s.string(5) ?? "", rank: s.double(6) ?? 0)
         }.filter { seen.insert($0.entryID).inserted }
+    }
+
+    /// The best `limit` documents whose title or readable text matches `query`; nil patient: everyone.
+    public func searchDocuments(_ query: SearchQuery, patientID: Int64? = nil, limit: Int = 50) throws -> [DocumentHit] {
+        guard let match = query.ftsExpression else { return [] }
+        var sql = """
+            SELECT d.id, d.patient_id, d.title, d.date_text, snippet(documents_search, -1, ?, ?, '…', 12),
+                   bm25(documents_search, 10.0, 4.0)
+            FROM documents_search JOIN documents d ON d.id = documents_search.rowid
+            WHERE documents_search MATCH ?
+            """
+        var arguments: [DatabaseValueConvertible?] = [SearchQuery.markStart, SearchQuery.markEnd, match]
+        if let patientID { sql += " AND d.patient_id = ?"; arguments.append(patientID) }
+        sql += " ORDER BY bm25(documents_search, 10.0, 4.0), d.id LIMIT ?"
+        arguments.append(Int64(max(1, limit)))
+        return try db.query(sql, arguments) { s in
+            DocumentHit(documentID: s.int64(0)!, patientID: s.int64(1)!, title: s.string(2) ?? "", date: s.string(3),
+                        snippet: Self.oneLine(s.string(4) ?? ""), rank: s.double(5) ?? 0)
+        }
+    }
+
+    /// A document's passage on one line, as an entry's is (its text keeps its line breaks).
+    static func oneLine(_ text: String) -> String {
+        text.split(whereSeparator: { $0 == "\n" || $0 == "\r" || $0 == "\t" }).joined(separator: " ")
+    }
+
+    /// Documents in the index (it should equal the number of documents).
+    public func indexedDocumentCount() throws -> Int {
+        Int(try db.scalarInt("SELECT count(*) FROM documents_search") ?? 0)
     }
 
     /// Entries in the index (it should equal the number of entries).

@@ -109,6 +109,7 @@ enum Pages {
             <p class="meta">\(escape(meta))</p>
             <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a> \
             <a class="button trends-link" href="\(base)/patients/\(escape(p.uuid))/trends">Lab trends</a> \
+            <a class="button documents-link" href="\(base)/patients/\(escape(p.uuid))/documents">Documents</a> \
             <a class="button summary-link" href="\(base)/patients/\(escape(p.uuid))/summary.html">Printable summary for a clinician</a></p>
             </section>
             <div class="columns">
@@ -236,7 +237,7 @@ enum Pages {
 
     /// The search form (the family or one patient, any type or one) and the hits, best first. A
     /// snippet is the record's own text: escaped, with only its match markers turned into `<mark>`.
-    static func search(_ text: String, patient: Patient?, type: EntryType?, patients: [Patient], hits: [SearchRepository.Hit],
+    static func search(_ text: String, patient: Patient?, type: EntryType?, patients: [Patient], hits: [RecordSearchHit],
                        problem: String?, visit: Visit) -> String {
         let base = escape(visit.base)
         let people = "<option value=\"\">Everyone</option>" + patients.map { p in
@@ -246,7 +247,16 @@ enum Pages {
             "<option value=\"\(t.rawValue)\"\(t == type ? " selected" : "")>\(escape(typeName(t)))</option>"
         }.joined()
         let byID = Dictionary(patients.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let items = hits.map { hit -> String in
+        let items = hits.map { found -> String in
+            guard case let .entry(hit) = found else {
+                guard case let .document(hit) = found else { return "" }
+                let owner = byID[hit.patientID]
+                return """
+                    <li class="hit document-hit" data-document="\(hit.documentID)"><a class="hit-title" href="\(base)/documents/\(hit.documentID)">\(escape(hit.title))</a> \
+                    <span class="hit-meta">\(escape([owner.map(name), "Document", hit.date.map { String($0.prefix(10)) }].compactMap { $0 }.joined(separator: " · ")))</span>\
+                    <p class="snippet">\(highlighted(hit.snippet))</p></li>
+                    """
+            }
             let owner = byID[hit.patientID]
             let uuid = escape(owner?.uuid ?? String(hit.patientID))
             let time = hit.date.flatMap { ClinicalTime.parse($0) }
@@ -275,6 +285,52 @@ enum Pages {
             <button type="submit">Search</button></form>
             <section id="search-results">\(outcome)</section>
             """, patient: patient)
+    }
+
+    // MARK: Documents
+
+    static func documents(_ p: Patient, documents: [StoredDocument], visit: Visit) -> String {
+        let base = escape(visit.base)
+        let rows = documents.map { d -> String in
+            let state = d.state == .fetched ? escape(d.origin == nil ? "added by you" : "from \(d.origin!)")
+                : "<span class=\"detail\">\(escape(d.state == .failed ? "not fetched yet" : "kept as a reference")): \(escape(d.reason ?? ""))</span>"
+            return """
+                <tr data-document="\(d.id)"><td>\(escape(d.date.map { String($0.text.prefix(10)) } ?? ""))</td>\
+                <td><a href="\(base)/documents/\(d.id)">\(escape(d.title.isEmpty ? "(untitled)" : d.title))</a></td>\
+                <td>\(escape(d.contentType ?? ""))</td><td>\(escape(d.size.map(size) ?? ""))</td><td>\(state)</td></tr>
+                """
+        }
+        let table = documents.isEmpty ? "<p class=\"empty\">No documents yet: imports keep notes and reports, and <code>hreader documents add</code> keeps your own.</p>"
+            : "<table class=\"documents\"><thead><tr><th>Date</th><th>Title</th><th>Type</th><th>Size</th><th>From</th></tr></thead><tbody>\(rows.joined(separator: "\n"))</tbody></table>"
+        return layout(title: "Documents · \(name(p))", visit: visit, body: """
+            <h1>Documents of \(escape(name(p)))</h1>
+            <p><a href="\(base)/patients/\(escape(p.uuid))">Back to \(escape(name(p)))</a></p>
+            \(table)
+            """, patient: p)
+    }
+
+    /// One document: what it is, and its readable text as text (escaped; never the document's own
+    /// HTML). The bytes open from a link, served under a CSP sandbox.
+    static func document(_ d: StoredDocument, text: String?, patient p: Patient, visit: Visit) -> String {
+        let base = escape(visit.base)
+        let facts = [("Date", d.date?.text), ("Type", d.contentType), ("Size", d.size.map(size)), ("From", d.origin ?? "added by you"),
+                     ("State", d.state == .fetched ? nil : "\(d.state.rawValue): \(d.reason ?? "")"), ("SHA-256", d.sha256)]
+            .compactMap { label, value in value.map { "<dt>\(escape(label))</dt><dd>\(escape($0))</dd>" } }.joined()
+        let file = d.state == .fetched ? "<p><a class=\"button file-link\" href=\"\(base)/documents/\(d.id)/file\">Open the file</a></p>" : ""
+        let body = text.map { "<pre class=\"document-text\">\(escape($0))</pre>" }
+            ?? "<p class=\"empty\">No readable text (a PDF or an image shows in its file).</p>"
+        return layout(title: d.title.isEmpty ? "Document" : d.title, visit: visit, body: """
+            <h1>\(escape(d.title.isEmpty ? "(untitled)" : d.title))</h1>
+            <p><a href="\(base)/patients/\(escape(p.uuid))/documents">Documents of \(escape(name(p)))</a></p>
+            <dl class="document-facts">\(facts)</dl>
+            \(file)
+            \(body)
+            """, patient: p)
+    }
+
+    static func size(_ bytes: Int64) -> String {
+        bytes >= 1 << 20 ? String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+            : bytes >= 1 << 10 ? String(format: "%.1f KiB", Double(bytes) / Double(1 << 10)) : "\(bytes) B"
     }
 
     /// A snippet from the index, its matches between `SearchQuery.markStart` and `markEnd`, as HTML:

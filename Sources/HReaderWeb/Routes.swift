@@ -77,15 +77,52 @@ struct Routes {
             let (patients, only, hits, problem) = try await gate.run { open in
                 let patients = try open.allPatients()
                 let only = try reference.map { try Self.patient($0, in: open) }
-                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return (patients, only, [SearchRepository.Hit](), String?.none) }
+                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return (patients, only, [RecordSearchHit](), String?.none) }
                 do {
-                    return (patients, only, try open.search(text, patient: only, type: type, limit: 100), nil)
+                    return (patients, only, try open.searchRecords(text, patient: only, type: type, limit: 100), nil)
                 } catch let error as HReaderError where error.kind == .usage {
                     return (patients, only, [], error.message)
                 }
             }
             return HTMLResponse.make(Pages.search(text, patient: only, type: type, patients: patients, hits: hits, problem: problem,
                                                   visit: context.visit))
+        }
+
+        // Documents (docs/documents.md): a patient's list, one document's readable text, and its bytes
+        // under a CSP sandbox, so an HTML note can never run script in the app's origin.
+        router.get("/patients/:patient/documents") { _, context in
+            let reference = try context.parameters.require("patient")
+            let (patient, documents) = try await gate.run { open in
+                let patient = try Self.patient(reference, in: open)
+                return (patient, try open.documents(patient: patient))
+            }
+            return HTMLResponse.make(Pages.documents(patient, documents: documents, visit: context.visit))
+        }
+        router.get("/documents/:document") { _, context in
+            let reference = try context.parameters.require("document")
+            let (patient, document, text) = try await gate.run { open in
+                let document = try Self.document(reference, in: open)
+                return (try open.patient(String(document.patientID)), document, try open.documentText(document))
+            }
+            return HTMLResponse.make(Pages.document(document, text: text, patient: patient, visit: context.visit))
+        }
+        router.get("/documents/:document/file") { _, context in
+            let reference = try context.parameters.require("document")
+            let (document, bytes) = try await gate.run { open in
+                let document = try Self.document(reference, in: open)
+                guard document.state == .fetched, document.sha256 != nil else {
+                    throw WebError.notFound("document \(document.id) has no bytes in the vault (\(document.state.rawValue))")
+                }
+                var buffer = ByteBuffer()
+                try open.readDocumentBytes(document) { buffer.writeBytes($0) }
+                return (document, buffer)
+            }
+            return Self.documentFile(document, bytes: bytes)
+        }
+        router.get("/api/patients/:patient/documents") { _, context in
+            let reference = try context.parameters.require("patient")
+            let documents = try await gate.run { open in try open.documents(patient: try Self.patient(reference, in: open)) }
+            return JSONResponse.make(.object([("documents", .array(documents.map(Self.documentJSON)))]))
         }
 
         router.get("/timeline.json") { request, _ in
@@ -154,13 +191,20 @@ struct Routes {
             let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
             let limit = try Self.integer(query.get("limit"), name: "limit", default: 50, in: 1...1000)
             let hits = try await gate.run { open in
-                try open.search(text, patient: try reference.map { try Self.patient($0, in: open) }, type: type, limit: limit)
+                try open.searchRecords(text, patient: try reference.map { try Self.patient($0, in: open) }, type: type, limit: limit)
             }
             // The shape of `hreader search --json`.
-            return JSONResponse.make(.object([("hits", .array(hits.map { hit in
-                .object([("kind", .string("entry")), ("id", .int(hit.entryID)), ("patient_id", .int(hit.patientID)),
-                         ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)), ("snippet", .string(hit.snippet)),
-                         ("date", hit.date.map(JSONValue.string) ?? .null)])
+            return JSONResponse.make(.object([("hits", .array(hits.map { found in
+                switch found {
+                case let .entry(hit):
+                    return .object([("kind", .string("entry")), ("id", .int(hit.entryID)), ("patient_id", .int(hit.patientID)),
+                                    ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)), ("snippet", .string(hit.snippet)),
+                                    ("date", hit.date.map(JSONValue.string) ?? .null)])
+                case let .document(hit):
+                    return .object([("kind", .string("document")), ("id", .int(hit.documentID)), ("patient_id", .int(hit.patientID)),
+                                    ("type", .string("document")), ("title", .string(hit.title)), ("snippet", .string(hit.snippet)),
+                                    ("date", hit.date.map(JSONValue.string) ?? .null)])
+                }
             }))]))
         }
 
@@ -263,6 +307,32 @@ struct Routes {
         } catch let error as HReaderError where error.kind == .usage && reference != nil {
             throw WebError.notFound("no patient matches '\(reference!)'")
         }
+    }
+
+    static func document(_ reference: String, in open: OpenVault) throws -> StoredDocument {
+        do { return try open.document(reference) } catch let error as HReaderError where error.kind == .usage {
+            throw WebError.notFound("no document '\(reference)'")
+        }
+    }
+
+    /// As `hreader documents list --json` has it.
+    static func documentJSON(_ d: StoredDocument) -> JSONValue {
+        .object([("id", .int(d.id)), ("uuid", .string(d.uuid)), ("patient_id", .int(d.patientID)), ("title", .string(d.title)),
+                 ("content_type", d.contentType.map(JSONValue.string) ?? .null), ("size", d.size.map { .int($0) } ?? .null),
+                 ("date", d.date.map { .string($0.text) } ?? .null), ("sha256", d.sha256.map(JSONValue.string) ?? .null),
+                 ("origin", .string(d.origin ?? "added by you")), ("state", .string(d.state.rawValue)),
+                 ("reason", d.reason.map(JSONValue.string) ?? .null)])
+    }
+
+    /// A document's bytes as their type says, under `Content-Security-Policy: sandbox` (a unique origin,
+    /// no script, no form, no plugin) and `nosniff`; shown in the browser when it can show the type
+    /// safely (text, PDF, images), else downloaded.
+    static func documentFile(_ document: StoredDocument, bytes: ByteBuffer) -> Response {
+        let delivery = DocumentDelivery(document)
+        var response = Response(status: .ok, headers: [.contentType: delivery.contentType], body: ResponseBody(byteBuffer: bytes))
+        response.headers[.contentSecurityPolicy] = "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'"
+        response.headers[.contentDisposition] = delivery.inline ? "inline" : "attachment; filename=\"document-\(document.id)\""
+        return response
     }
 
     static func patientObject(_ p: Patient) -> [String: Any] {

@@ -31,6 +31,7 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=import runs only the import benchmarks (sections 4 to 6);
 // HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore;
 // HREADER_BENCH_ONLY=json only the JSON parsers'; HREADER_BENCH_ONLY=ccda only the C-CDA import;
+// HREADER_BENCH_ONLY=documents only adding and getting a 50 MB PDF (HREADER_BENCH_DOCUMENT_MB);
 // HREADER_BENCH_ONLY=reconcile only reconciliation and merging people; HREADER_BENCH_ONLY=startup only start-up.
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "startup" {
     try runStartupBenchmarks()
@@ -58,6 +59,12 @@ if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "backup" {
 }
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "apple-health" {
     try runAppleHealthBenchmarks(scratch: scratch, password: password)
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "documents" {
+    try runDocumentsBenchmarks(scratch: scratch, password: password)
     say("\nDone.")
     try? FileManager.default.removeItem(at: scratch)
     exit(0)
@@ -219,6 +226,7 @@ try runCCDABenchmarks(scratch: scratch, password: password)
 try runReconcileBenchmarks(scratch: scratch, password: password)
 try runStartupBenchmarks()
 try runBackupBenchmarks(scratch: scratch, password: password)
+try runDocumentsBenchmarks(scratch: scratch, password: password)
 try runJSONBenchmarks()
 
 say("\nDone.")

@@ -1,3 +1,4 @@
+import Foundation
 import HReaderJSON
 import NIOHTTP1
 
@@ -44,6 +45,8 @@ struct FHIRAPI: Sendable {
     let store: FHIRStore
     var profile: ServerProfile = .full
     let cursors = SearchCursors()
+    /// Binary ids that have already failed once.
+    let failedOnce = LockedBox(Set<String>())
     static let defaultCount = 50
     static let maxCount = 1000
 
@@ -104,6 +107,7 @@ struct FHIRAPI: Sendable {
             case .search(let type, let parameters):
                 return search(type: type, parameters: parameters, request: request, base: base, paging: paging)
             case .read(let type, let id):
+                if type == "Binary" { return try binary(id: id, request: request) }
                 return try read(type: type, id: id)
             case .vread(let type, let id, let version):
                 let response = try read(type: type, id: id)
@@ -129,6 +133,25 @@ struct FHIRAPI: Sendable {
         } catch {
             return FHIRResponse.outcome(error)
         }
+    }
+
+    /// A `Binary` as its raw bytes with its own content type, unless the client asks for FHIR JSON
+    /// (then the resource, base64 `data`). `SyntheticDocuments.failingOnce` ids answer 500 the first time.
+    private func binary(id: String, request: HTTPRequest) throws(FHIRError) -> HTTPResponse {
+        if SyntheticDocuments.failingOnce.contains(id), failedOnce.withLock({ $0.insert(id).inserted }) {
+            throw FHIRError(status: 500, code: "exception", diagnostics: "Binary/\(id) could not be read this time; try again")
+        }
+        let response = try read(type: "Binary", id: id)
+        if let etag = response.headers.first(name: "ETag"), request.header("If-None-Match") == etag {
+            return HTTPResponse(status: .notModified, headers: [("ETag", etag)])
+        }
+        let accept = request.header("Accept")?.lowercased() ?? ""
+        let preferred = accept.split(separator: ",").first.map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces) } ?? ""
+        if preferred.contains("json") || accept.isEmpty { return response }
+        guard case .found(let resource) = store.reading({ $0.read(type: "Binary", id: id) }),
+              let data = resource.json["data"]?.string, let bytes = Data(base64Encoded: data) else { return response }
+        return HTTPResponse(status: .ok, contentType: resource.json["contentType"]?.string ?? "application/octet-stream",
+                            body: Array(bytes), headers: [("ETag", resource.etag)])
     }
 
     private func read(type: String, id: String) throws(FHIRError) -> HTTPResponse {

@@ -20,7 +20,7 @@ enum FHIRTypes {
         "MedicationRequest": "medreq", "MedicationStatement": "medstmt", "Encounter": "enc",
         "Immunization": "imm", "Procedure": "proc", "DiagnosticReport": "dr", "CarePlan": "careplan",
         "Practitioner": "pract", "Organization": "org", "Medication": "med", "Goal": "goal",
-        "DocumentReference": "doc", "Location": "loc", "Device": "device", "Provenance": "prov",
+        "DocumentReference": "doc", "Location": "loc", "Device": "device", "Provenance": "prov", "Binary": "bin",
     ]
     static let all: [String] = prefixes.keys.sorted()
 

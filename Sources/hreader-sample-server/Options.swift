@@ -15,6 +15,9 @@ struct Options: Sendable {
     var faults = false
     var redirectTarget: String?
     var verbose = false
+    /// Clinical documents for p1 (SyntheticDocuments), one of them on `otherHost` when given.
+    var documents = false
+    var otherHost: String?
     var tlsCertificate: String?
     var tlsKey: String?
     var profile = ServerProfile.full
@@ -26,7 +29,7 @@ struct Options: Sendable {
         usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
                                      [--rhex-records DIR] [--require-auth] [--refresh-token-file F]
                                      [--token-lifetime SECONDS] [--basic-credentials-file F]
-                                     [--delay-ms N] [--faults] [--redirect-target URL] [--verbose]
+                                     [--delay-ms N] [--faults] [--redirect-target URL] [--verbose] [--documents [--other-host URL]]
                                      [--tls-cert PEM --tls-key PEM] [--profile full|minimal|readonly]
                                      [--smart [--smart-patient ID] [--smart-client-id ID]
                                       [--smart-challenge-methods LIST] [--code-lifetime SECONDS]]
@@ -97,6 +100,8 @@ struct Options: Sendable {
             case "--faults": options.faults = true
             case "--redirect-target": options.redirectTarget = try value(argument)
             case "--verbose": options.verbose = true
+            case "--documents": options.documents = true
+            case "--other-host": options.otherHost = try value(argument)
             case "--tls-cert": options.tlsCertificate = try value(argument)
             case "--tls-key": options.tlsKey = try value(argument)
             case "--profile":

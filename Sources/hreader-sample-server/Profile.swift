@@ -18,7 +18,8 @@ enum ServerProfile: String, CaseIterable, Sendable {
     static let minimalPageSize = 20
 
     /// Types a minimal server does not have (it answers 404 for them, and does not list them).
-    private static let missingFromMinimal: Set<String> = ["Goal", "DocumentReference", "Location", "Device", "Provenance"]
+    /// (DocumentReference and Binary it has: portals serve notes even where little else is offered.)
+    private static let missingFromMinimal: Set<String> = ["Goal", "Location", "Device", "Provenance"]
 
     var resourceTypes: [String] {
         self == .minimal ? FHIRTypes.all.filter { !Self.missingFromMinimal.contains($0) } : FHIRTypes.all

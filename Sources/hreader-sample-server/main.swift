@@ -67,6 +67,11 @@ enum Main {
         signal(SIGTERM) { _ in _exit(0) }
         signal(SIGINT) { _ in _exit(0) }
 
+        if options.documents {
+            // Added once the port is known: one attachment's url is absolute on this server.
+            let base = "\(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)/fhir"
+            try? store.withState { SyntheticDocuments.add(to: &$0, base: base, otherHost: options.otherHost) }
+        }
         FileHandle.standardOutput.write(Data("listening \(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)\n".utf8))
 
         try? await channel.closeFuture.get()

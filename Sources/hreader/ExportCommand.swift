@@ -34,14 +34,17 @@ struct ExportCommand: AsyncParsableCommand {
     var types: String?
     @Option(help: "Sum steps and energy per local hour or day: none, hour or day.") var group: ExportGrouping = .none
     @Option(help: ArgumentHelp("Observations per transaction Bundle.", valueName: "n")) var batchSize: Int = 100
+    @Flag(help: "With --out: also the patient's documents, as DocumentReferences with their bytes inline.") var withDocuments = false
 
     func validate() throws {
         guard (server == nil) != (out == nil) else { throw ValidationError("give one of --server URL or --out FILE") }
         guard (1...10_000).contains(batchSize) else { throw ValidationError("--batch-size must be between 1 and 10000") }
+        guard !withDocuments || out != nil else { throw ValidationError("--with-documents goes with --out FILE (documents are not sent to servers yet)") }
     }
 
     func run() async throws {
-        let options = ExportOptions(types: try chosenTypes(), since: since?.time, grouping: group, batchSize: batchSize)
+        let options = ExportOptions(types: try chosenTypes(), since: since?.time, grouping: group, batchSize: batchSize,
+                                    withDocuments: withDocuments)
         let destination: ExportDestination
         if let server {
             destination = .server(try ServerURL(server))
@@ -71,7 +74,8 @@ struct ExportCommand: AsyncParsableCommand {
             if let mode = summary.mode { print("  mode: \(mode.rawValue) (\(mode.description))") }
             for note in summary.notes { print("  \(note)") }
         case .file:
-            print("Wrote \(summary.observations) observations to \(summary.destination)")
+            print("Wrote \(summary.observations) observations" + (withDocuments ? " and \(summary.documents) documents" : "")
+                  + " to \(summary.destination)")
         }
         if summary.groupedEntries > 0 {
             print("  from \(summary.entries) entries (\(summary.groupedEntries) summed per \(group.rawValue))")
@@ -104,6 +108,7 @@ struct ExportCommand: AsyncParsableCommand {
             "group": group.rawValue,
             "skipped": summary.skipped,
         ]
+        if withDocuments { object["documents"] = summary.documents }
         if server != nil {
             object["server"] = summary.destination
             object["created"] = summary.created

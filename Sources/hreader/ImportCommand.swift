@@ -149,6 +149,15 @@ struct ImportCommand: AsyncParsableCommand {
         for reason in summary.skipped.keys.sorted() {
             print("  skipped \(summary.skipped[reason]!): \(reason)")
         }
+        let documents = summary.documents
+        if documents.stored + documents.unchanged + documents.failed + documents.referenced.values.reduce(0, +) > 0 {
+            print("  documents: \(documents.stored) stored (\(documents.bytes) bytes), \(documents.unchanged) unchanged, "
+                  + "\(documents.failed) failed (tried again at the next sync)")
+            for reason in documents.referenced.keys.sorted() {
+                print("  kept \(documents.referenced[reason]!) document(s) as references: \(reason)")
+            }
+            for failure in documents.failures { print("  document not fetched: \(failure)") }
+        }
         if summary.filedFromWaiting > 0 {
             print("  filed \(summary.filedFromWaiting) resource(s) that were waiting for their patient")
         }

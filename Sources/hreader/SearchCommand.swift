@@ -6,11 +6,13 @@ import HReaderStore
 struct SearchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "search",
-        abstract: "Find entries by the words in them: descriptions, values, doses, codes and your own comments.",
+        abstract: "Find entries and documents by the words in them: descriptions, values, doses, codes, your own comments, and documents' text.",
         discussion: """
             Every word must appear (a word of three letters or more also matches longer words it starts:
             'metf' finds metformin); accents and case do not matter. Best matches first, across the whole
-            family unless --patient is given; struck entries are left out. Matches are marked ‹so›.
+            family unless --patient is given; struck entries are left out. Documents (notes, reports, letters)
+            are searched by their title and readable text, unless --type asks for entries of one type.
+            Matches are marked ‹so›.
             Example: hreader search metformin --type medication
             """)
 
@@ -24,18 +26,29 @@ struct SearchCommand: ParsableCommand {
         guard (1...1000).contains(limit) else { throw HReaderError.usage("--limit must be between 1 and 1000") }
         let open = try global.open()
         let only = try patient.map { try open.patient($0) }
-        let hits = try open.search(words.joined(separator: " "), patient: only, type: type, limit: limit)
+        let hits = try open.searchRecords(words.joined(separator: " "), patient: only, type: type, limit: limit)
         if global.json {
-            Output.json(["hits": hits.map { hit -> [String: Any] in
-                ["kind": "entry", "id": hit.entryID, "patient_id": hit.patientID, "type": hit.type.rawValue,
-                 "title": hit.description, "snippet": hit.snippet, "date": hit.date as Any? ?? NSNull()]
+            Output.json(["hits": hits.map { found -> [String: Any] in
+                switch found {
+                case let .entry(hit):
+                    return ["kind": "entry", "id": hit.entryID, "patient_id": hit.patientID, "type": hit.type.rawValue,
+                            "title": hit.description, "snippet": hit.snippet, "date": hit.date as Any? ?? NSNull()]
+                case let .document(hit):
+                    return ["kind": "document", "id": hit.documentID, "patient_id": hit.patientID, "type": "document",
+                            "title": hit.title, "snippet": hit.snippet, "date": hit.date as Any? ?? NSNull()]
+                }
             }])
             return
         }
-        if hits.isEmpty { global.note("No entries match."); return }
+        if hits.isEmpty { global.note(type == nil ? "No entries or documents match." : "No entries match."); return }
         let names = Dictionary(uniqueKeysWithValues: try open.allPatients().map { ($0.id, "\($0.firstName) \($0.lastName)") })
-        Output.table([["ID", "PATIENT", "DATE", "TYPE", "DESCRIPTION", "MATCH"]] + hits.map { hit in
-            [String(hit.entryID), names[hit.patientID] ?? String(hit.patientID), hit.date ?? "", hit.type.rawValue, hit.description, hit.snippet]
+        Output.table([["ID", "PATIENT", "DATE", "TYPE", "DESCRIPTION", "MATCH"]] + hits.map { found in
+            switch found {
+            case let .entry(hit):
+                return [String(hit.entryID), names[hit.patientID] ?? String(hit.patientID), hit.date ?? "", hit.type.rawValue, hit.description, hit.snippet]
+            case let .document(hit):
+                return ["doc \(hit.documentID)", names[hit.patientID] ?? String(hit.patientID), hit.date ?? "", "document", hit.title, hit.snippet]
+            }
         })
     }
 }

@@ -121,8 +121,8 @@ struct StatusCommand: ParsableCommand {
                 object["schema_version"] = try open.schemaVersion()
                 object["counts"] = ["patients": counts.patients, "entries": counts.entries,
                                     "timeline_items": counts.timelineItems, "audit_events": counts.auditEvents,
-                                    "waiting_for_their_patient": counts.waiting]
-                object["search"] = ["engine": "fts5", "indexed_entries": counts.searchIndexed]
+                                    "waiting_for_their_patient": counts.waiting, "documents": counts.documents]
+                object["search"] = ["engine": "fts5", "indexed_entries": counts.searchIndexed, "indexed_documents": counts.documentsIndexed]
             }
             Output.json(object)
             return
@@ -144,7 +144,8 @@ struct StatusCommand: ParsableCommand {
             rows.append(["patients:", "\(counts.patients)"])
             rows.append(["entries:", "\(counts.entries)"])
             rows.append(["timeline items:", "\(counts.timelineItems)"])
-            rows.append(["search:", "FTS5 index of \(counts.searchIndexed) entries, inside the encrypted database"])
+            rows.append(["documents:", "\(counts.documents)"])
+            rows.append(["search:", "FTS5 index of \(counts.searchIndexed) entries and \(counts.documentsIndexed) documents, inside the encrypted database"])
             if counts.waiting > 0 {
                 rows.append(["waiting:", "\(counts.waiting) imported resource(s) wait for their patient (import the file that holds that Patient)"])
             }

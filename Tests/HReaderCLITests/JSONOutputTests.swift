@@ -77,6 +77,12 @@ final class JSONOutputTests: CLITestCase {
         try jsonObject(["applets", "available"], key: "applets", password: false)
         try jsonObject(["applets", "list", "--patient", "1"], key: "applets")
         try jsonObject(["summary", "--patient", "1"], key: "patient")
+        let note = try file("note.txt", "A note")
+        let document = try jsonObject(["documents", "add", note, "--patient", "1"], key: "document")
+        let documentID = "\((document["document"] as? [String: Any])?["id"] ?? "")"
+        try jsonObject(["documents", "list"], key: "documents")
+        try jsonObject(["documents", "show", documentID], key: "document")
+        try jsonObject(["search", "note"], key: "hits")
         try jsonObject(["check"], key: "sound")
         try jsonObject(["export", "--patient", "1", "--out", workDir.appendingPathComponent("out.json").path], key: "export")
 

@@ -59,7 +59,7 @@ final class SearchTests: CLITestCase {
         XCTAssertEqual(none.status, 2, none.stderr)
         XCTAssertTrue(none.stderr.contains("give a word to search for"), none.stderr)
         let nothing = try ok(withPassword(["search", "zyzzyva"]))
-        XCTAssertTrue(nothing.stderr.contains("No entries match."), nothing.stderr)
+        XCTAssertTrue(nothing.stderr.contains("No entries or documents match."), nothing.stderr)
     }
 
     /// A re-import that changes a description: the old words no longer find it, the new ones do.

@@ -176,6 +176,38 @@ final class WebBrowserTests: CLITestCase {
     /// Issue 26 in the browser: the lab trends (reference band, a value outside it marked, reached from
     /// the summary and from a result on the timeline), Apple Health's saturation read as 99 %, and the
     /// search box, whose snippet of a record holding HTML shows that HTML as text.
+    /// An HTML note opened from its document page: shown under `Content-Security-Policy: sandbox`, its
+    /// script never runs (the title it would set stays, the request it would make is never made).
+    func testAnHTMLNotesScriptNeverRunsInHeadlessChromium() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace"]))
+        let served = try serve()
+        defer { stop(served) }
+        // Inline script (which the app's own policy would block too) and a script from the app's own
+        // origin (which only the sandbox and its default-src 'none' block).
+        let note = try file("note.html", """
+            <html><head><title>Visit note</title><script src="\(served.prefix)/static/app.js?from-the-note=2"></script></head>
+            <body><p id="said">Visit: blood pressure reviewed.</p>
+            <script>document.title = 'pwned'; document.getElementById('said').textContent = 'pwned'; fetch('\(served.prefix)/api/patients?from-the-note=1')</script>
+            <img src="x" onerror="document.title='pwned'"></body></html>
+            """)
+        try ok(withPassword(["documents", "add", note, "--patient", "1", "--title", "Visit note"]))
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+        try browser.navigate(to: served.url)
+        try browser.click(browser.waitForElement(css: "li.patient .patient-link"))
+        try browser.click(browser.waitForElement(css: "a.documents-link"))
+        try browser.click(browser.waitForElement(css: "table.documents a"))
+        XCTAssertEqual(try browser.text(of: browser.waitForElement(css: "pre.document-text")), "Visit: blood pressure reviewed.")
+        try browser.click(browser.findElement(css: "a.file-link"))
+        let said = try browser.waitForElement(css: "#said")
+        usleep(500_000)   // time for a script to have run, had it been allowed to
+        XCTAssertEqual(try browser.text(of: said), "Visit: blood pressure reviewed.")
+        XCTAssertEqual(try browser.executeScript("return document.title") as? String, "Visit note")
+        let requested = try browser.requestedURLs()
+        XCTAssertFalse(requested.contains { $0.contains("from-the-note") }, "the note's script and request were never loaded: \(requested)")
+    }
+
     func testLabTrendsReadableUnitsAndTheSearchBoxInHeadlessChromium() throws {
         try seedLabResults()
         let export = try file("export.xml", AppleHealthTests.export(extraRecords: [

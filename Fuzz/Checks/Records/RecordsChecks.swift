@@ -13,7 +13,7 @@ public enum RecordsFuzzChecks {
     public static let all: [FuzzHarness] = [
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
-        ("ccda", ccda),
+        ("ccda", ccda), ("html-text", htmlText), ("rtf-text", rtfText),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -209,6 +209,49 @@ public enum RecordsFuzzChecks {
     // MARK: 3. RHEx
 
     /// Entries or a RecordsError; every entry has a non-empty id and a trimmed title.
+    /// HTML reduced to text (documents, issue 26): bounded output, no line-end spaces or runs of
+    /// empty lines, and whatever sits inside a `<script>` element never reaches the text.
+    public static func htmlText(_ data: Data) throws {
+        let html = String(decoding: data, as: UTF8.self)
+        let text = HTMLPlainText.text(html)
+        try tidyText(text, input: html.utf8.count, factor: 2, what: "HTML text")
+        _ = HTMLPlainText.text(html, markup: .xml)
+        let lowered = String(decoding: html.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 32 : $0 }, as: UTF8.self)
+        if !lowered.contains("</script") {
+            let hidden = HTMLPlainText.text("<p>Before</p><script>" + html + "</script><p>After</p>")
+            guard hidden == "Before\n\nAfter" else {
+                throw FuzzViolation("script content reached the text: \(hidden.prefix(300).debugDescription)")
+            }
+        }
+    }
+
+    /// RTF reduced to text: bounded output, and nothing inside a font table (a skipped destination)
+    /// reaches the text.
+    public static func rtfText(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let text = RTFPlainText.text(bytes)
+        guard text.utf8.count <= bytes.count * 4 + 16 else {
+            throw FuzzViolation("RTF text of \(text.utf8.count) bytes from \(bytes.count) bytes of input")
+        }
+        let plain = bytes.filter { $0 != UInt8(ascii: "{") && $0 != UInt8(ascii: "}") && $0 != UInt8(ascii: "\\") }
+        let hidden = RTFPlainText.text(Array("{\\rtf1{\\fonttbl ".utf8) + plain + Array("}Visible}".utf8))
+        guard hidden == "Visible" else {
+            throw FuzzViolation("a skipped destination's content reached the text: \(hidden.prefix(300).debugDescription)")
+        }
+        _ = DocumentText.readable(bytes, contentType: "text/rtf")
+        _ = DocumentText.readable(bytes, contentType: "text/plain; charset=utf-16")
+    }
+
+    static func tidyText(_ text: String, input: Int, factor: Int, what: String) throws {
+        guard text.utf8.count <= input * factor + 16 else {
+            throw FuzzViolation("\(what) of \(text.utf8.count) bytes from \(input) bytes of input")
+        }
+        guard !text.contains("\n\n\n") else { throw FuzzViolation("\(what) has runs of empty lines: \(text.prefix(300).debugDescription)") }
+        guard !text.contains(" \n"), text.first != " ", text.last != " " else {
+            throw FuzzViolation("\(what) has spaces at a line's end: \(text.prefix(300).debugDescription)")
+        }
+    }
+
     public static func rhexFeed(_ data: Data) throws {
         guard let entries = try expectingRecordsError("RHExFeed.parse", { try RHExFeed.parse(data) }) else { return }
         for entry in entries {

@@ -26,10 +26,12 @@ public struct ExportOptions: Sendable {
     public var grouping: ExportGrouping
     /// Observations per transaction Bundle.
     public var batchSize: Int
+    /// Also the patient's documents, as DocumentReferences with their bytes inline (`--out` only).
+    public var withDocuments: Bool
 
     public init(types: Set<EntryType> = ExportOptions.defaultTypes, since: ClinicalTime? = nil, grouping: ExportGrouping = .none,
-                batchSize: Int = 100) {
-        self.types = types; self.since = since; self.grouping = grouping; self.batchSize = batchSize
+                batchSize: Int = 100, withDocuments: Bool = false) {
+        self.types = types; self.since = since; self.grouping = grouping; self.batchSize = batchSize; self.withDocuments = withDocuments
     }
 }
 

@@ -140,6 +140,32 @@ enum ExportResources {
         return Create(fullURL: fullURL(for: "Patient " + identifier.token), type: "Patient", resource: self.patient(patient), identifier: identifier)
     }
 
+    /// A document as a DocumentReference with its bytes inline (`export --out --with-documents`),
+    /// identified by `urn:hreader:document|<uuid>`.
+    static func create(_ document: StoredDocument, bytes: [UInt8], subject: String) -> Create {
+        let identifier = ObservationDraft.Identifier(system: "urn:hreader:document", value: document.uuid)
+        var attachment: JSONObject = []
+        if let type = document.contentType { attachment.append(("contentType", .string(type))) }
+        attachment.append(("data", .string(Data(bytes).base64EncodedString())))
+        attachment.append(("size", .int(bytes.count)))
+        attachment.append(("hash", .string(Data(SHA1.hash(bytes)).base64EncodedString())))
+        if !document.title.isEmpty { attachment.append(("title", .string(document.title))) }
+        var members: JSONObject = [
+            ("resourceType", .string("DocumentReference")),
+            ("identifier", .array([.object([("system", .string(identifier.system)), ("value", .string(identifier.value))])])),
+            ("status", .string("current")),
+            ("subject", .object([("reference", .string(subject))])),
+        ]
+        // DocumentReference.date is an instant: a full date-time only.
+        if let date = document.date, date.text.contains("T"), date.text.count >= 20 {
+            members.append(("date", .string(date.text)))
+        }
+        if !document.title.isEmpty { members.append(("description", .string(document.title))) }
+        members.append(("content", .array([.object([("attachment", .object(attachment))])])))
+        return Create(fullURL: fullURL(for: "DocumentReference " + identifier.token), type: "DocumentReference",
+                      resource: .object(members), identifier: identifier)
+    }
+
     static func transaction(_ creates: [Create]) -> JSONValue { bundle(creates, type: "transaction") }
 
     /// A `transaction` or `batch` Bundle of conditional creates.

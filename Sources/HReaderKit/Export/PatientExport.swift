@@ -34,6 +34,8 @@ public struct ExportSummary: Sendable {
     /// How the Observations were written (servers only), and what the summary should say about it.
     public var mode: ExportMode?
     public var notes: [String] = []
+    /// DocumentReferences written (`--with-documents`).
+    public var documents = 0
 
     init(destination: String) { self.destination = destination }
 }
@@ -62,8 +64,11 @@ extension OpenVault {
         let plan = ExportPlanner(patientUUID: patient.uuid, options: options, sourceKinds: sourceKinds, now: now).plan(all)
         switch destination {
         case .file(let url):
-            return try writeExport(plan, of: patient, to: url)
+            return try writeExport(plan, of: patient, to: url, withDocuments: options.withDocuments)
         case .server(let server):
+            guard !options.withDocuments else {
+                throw HReaderError.usage("--with-documents writes documents into the --out Bundle only; it is not sent to servers yet")
+            }
             return try await sendExport(plan, of: patient, to: server, batchSize: options.batchSize, progress: progress)
         }
     }
@@ -78,13 +83,24 @@ extension OpenVault {
 
     // MARK: To a file
 
-    private func writeExport(_ plan: ExportPlan, of patient: Patient, to url: URL) throws -> ExportSummary {
+    private func writeExport(_ plan: ExportPlan, of patient: Patient, to url: URL, withDocuments: Bool) throws -> ExportSummary {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw HReaderError.usage("the directory of --out \(url.path) does not exist")
         }
         let patientCreate = ExportResources.create(patient)
-        let bundle = ExportResources.transaction([patientCreate] + plan.drafts.map { ExportResources.create($0, subject: patientCreate.fullURL) })
+        var documentCreates: [ExportResources.Create] = []
+        if withDocuments {
+            // The bytes of each document go inline (base64) into the Bundle, so they are in memory here,
+            // one document at a time while it is encoded.
+            for document in try documents(patient: patient) where document.state == .fetched {
+                var bytes: [UInt8] = []
+                try readDocumentBytes(document) { bytes += $0 }
+                documentCreates.append(ExportResources.create(document, bytes: bytes, subject: patientCreate.fullURL))
+            }
+        }
+        let bundle = ExportResources.transaction([patientCreate] + plan.drafts.map { ExportResources.create($0, subject: patientCreate.fullURL) }
+                                                 + documentCreates)
         do {
             try AtomicFile.write(Array((bundle.serialized(pretty: true) + "\n").utf8), to: url, mode: 0o600)
         } catch {
@@ -92,6 +108,7 @@ extension OpenVault {
         }
         var summary = summary(plan, destination: url.path)
         summary.observations = plan.drafts.count
+        summary.documents = documentCreates.count
         summary.bundles = 1
         try write {
             try audit.record("export", subject: url.path,

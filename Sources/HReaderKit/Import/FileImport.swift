@@ -166,10 +166,18 @@ extension OpenVault {
                                                   now: RFC3339.utc(Int64(Date().timeIntervalSince1970)))
         }
         let importer = RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false)
+        // Inline attachments (a DocumentReference's data, a C-CDA's nonXMLBody) become documents; urls stay references.
+        let documents = DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: try DocumentLimits.fromEnvironment(), server: nil)
+        var budget = documents.limits.perImport
+        func store(_ batch: RecordImporter.Batch, relationship: Relationship?) throws {
+            if let patientID = try importer.store(batch, relationship: relationship, summary: &summary) {
+                try documents.runLocal(entries: batch.entries, patientID: patientID, counts: &summary.documents, budget: &budget)
+            }
+        }
         if let patient {
             let batch = try read { try Self.batch(for: patient, records: records, loose: loose, matcher: importer.matcher, name: name) }
             progress("\(batch.entries.count) entries")
-            try importer.store(batch, relationship: relationship, summary: &summary)
+            try store(batch, relationship: relationship)
             return (Self.describe(files), summary)
         }
 
@@ -186,7 +194,7 @@ extension OpenVault {
         }
         for (index, batch) in batches.enumerated() {
             progress("patient \(index + 1) of \(batches.count): \(batch.entries.count) entries")
-            try importer.store(batch, relationship: relationship, summary: &summary)
+            try store(batch, relationship: relationship)
         }
         // Resources about patients the input does not describe: the vault's patients, now including
         // those just stored, or else they wait.
@@ -196,8 +204,7 @@ extension OpenVault {
             switch try read({ try importer.matcher.resolve(key) }) {
             case let .patient(owner):
                 progress("\(entries.count) entries about \(key)")
-                try importer.store(RecordImporter.Batch(owner: .existing(owner, aliases: []), entries: entries), relationship: nil,
-                                   summary: &summary)
+                try store(RecordImporter.Batch(owner: .existing(owner, aliases: []), entries: entries), relationship: nil)
             case let .waiting(identity):
                 try importer.park(entries, waitingFor: identity, summary: &summary)
             case let .ambiguous(ids):

@@ -37,6 +37,9 @@ public struct ImportSummary: Sendable {
     /// The sources' faults the user must see even when the import goes on, each named once (for stderr).
     public var warnings: [String] { FHIRRejectedResources.warnings(rejected) }
     public var patientIDs: [Int64] = []
+    /// Attachments kept as documents (issue 26): stored, unchanged, failed (tried again at the next
+    /// sync), kept as references.
+    public var documents = DocumentImportCounts()
 
     public var jsonValue: JSONValue {
         .object([
@@ -50,6 +53,10 @@ public struct ImportSummary: Sendable {
             ("kept_unmapped", .object(JSONObject(sortingKeysOf: keptUnmapped, JSONValue.int))),
             ("waiting", .object(JSONObject(sortingKeysOf: waiting, JSONValue.int))),
             ("filed_from_waiting", .int(filedFromWaiting)),
+            ("documents", .object([("stored", .int(documents.stored)), ("unchanged", .int(documents.unchanged)),
+                                   ("failed", .int(documents.failed)), ("bytes", .int(Int(documents.bytes))),
+                                   ("referenced", .object(JSONObject(sortingKeysOf: documents.referenced, JSONValue.int))),
+                                   ("failures", .array(documents.failures.map { .string($0) }))])),
             ("notes", .array(notes.map { .string($0) })),
             ("warnings", .array(warnings.map { .string($0) })),
             ("rejected", .array(rejected.map { rejected in
@@ -99,8 +106,11 @@ struct RecordImporter {
 
     var matcher: PatientMatcher { PatientMatcher(db: vault.db, sourceID: sourceID, scope: scope) }
 
-    func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws {
-        try vault.write {
+    /// The id of the person the batch was filed under (the record's own patient, or the one it was
+    /// merged into); nil when it was not stored (an ambiguous patient).
+    @discardableResult
+    func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws -> Int64? {
+        try vault.write { () -> Int64? in
             let identities = vault.identities
             let patient: Patient
             switch batch.owner {
@@ -116,7 +126,7 @@ struct RecordImporter {
                 case let .ambiguous(reason):
                     summary.skipped["a Patient not imported: \(reason); nothing was filed under anyone", default: 0] += 1
                     summary.skipped["a resource of that Patient not imported", default: 0] += batch.entries.count
-                    return
+                    return nil
                 case let .found(found) where found.sourceID != sourceID || found.remoteID != described.remoteID:
                     // First seen elsewhere: the records join them, their demographics stay as they are.
                     patient = found
@@ -148,6 +158,7 @@ struct RecordImporter {
             }
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
+            return person
         }
     }
 

@@ -141,6 +141,8 @@ extension OpenVault {
                 try patients.remove(id: id)
             }
             try db.execute("DELETE FROM entries WHERE source_id = ?", [source.id])
+            // Its documents too (those filed under patients first seen elsewhere): their bytes go with them.
+            try db.execute("DELETE FROM documents WHERE source_id = ?", [source.id])
             try SourceRepository(db).remove(id: source.id)
             try audit.record("source.remove", subject: source.baseURL ?? source.displayName, detail: "\(ids.count) patient(s) removed")
             return (source.baseURL ?? source.displayName, ids.count)

@@ -111,14 +111,20 @@ extension OpenVault {
             case .loggedIn: ids = [loggedIn!]
             }
             let importer = RecordImporter(vault: self, sourceID: sourceID, scope: server.description, isSnapshot: true)
+            let documents = DocumentImporter(guarded: guarded, sourceID: sourceID, limits: try DocumentLimits.fromEnvironment(),
+                                             server: connection.kind == .fhir ? try connection.fhir() : nil)
+            var budget = documents.limits.perImport
             for (index, id) in ids.enumerated() {
                 progress("patient \(index + 1) of \(ids.count) (\(id))")
                 let fetched = try await connection.fetch(remoteID: id, sourceID: sourceID)
                 resources += fetched.resources
                 for note in fetched.notes where !summary.notes.contains(note) { summary.notes.append(note) }
                 summary.rejected += fetched.rejected
-                try guarded.run { _ in
+                let patientID = try guarded.run { _ in
                     try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
+                }
+                if let patientID {
+                    try await documents.run(entries: fetched.record.entries, patientID: patientID, counts: &summary.documents, budget: &budget)
                 }
             }
             try guarded.run { vault in
@@ -157,8 +163,10 @@ extension OpenVault {
         summary.sources = targets.count
         // One lane per host: a host's patients one after another (its client is serial anyway).
         var lanes: [Origin: [(connection: SourceConnection, sourceID: Int64, remoteID: String)]] = [:]
+        var connections: [Int64: SourceConnection] = [:]
         for (source, ids) in targets {
             let connection = try connection(sourceID: source.id, guarded: guarded)
+            connections[source.id] = connection
             let origin = Origin(connection.server.url)!
             for id in ids { lanes[origin, default: []].append((connection, source.id, id)) }
         }
@@ -189,6 +197,8 @@ extension OpenVault {
         }
         var done = 0
         var synced: Set<Int64> = []
+        let limits = try DocumentLimits.fromEnvironment()
+        var budget = limits.perImport
         for await outcome in stream {
             done += 1
             switch outcome {
@@ -198,10 +208,16 @@ extension OpenVault {
                 summary.imports.rejected += fetched.rejected
                 let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, scope: scope, isSnapshot: true)
                 do {
-                    try guarded.run { _ in
+                    let patientID = try guarded.run { _ in
                         try importer.store(RecordImporter.Batch(fetched.record), relationship: nil, summary: &summary.imports)
                     }
                     synced.insert(fetched.sourceID)
+                    if let patientID, let connection = connections[fetched.sourceID] {
+                        let documents = DocumentImporter(guarded: guarded, sourceID: fetched.sourceID, limits: limits,
+                                                         server: connection.kind == .fhir ? try connection.fhir() : nil)
+                        try await documents.run(entries: fetched.record.entries, patientID: patientID,
+                                                counts: &summary.imports.documents, budget: &budget)
+                    }
                 } catch {
                     summary.failures.append((fetched.remoteID, HReaderError.from(error).message, HReaderError.from(error).exitCode))
                 }

@@ -1,0 +1,146 @@
+import Foundation
+import HReaderRecords
+import HReaderStore
+
+/// One document as the commands show it.
+public struct DocumentInfo: Sendable {
+    public var document: StoredDocument
+    /// `added by you`, or the resource it came from (`DocumentReference/abc#content[0]`).
+    public var origin: String { document.origin ?? "added by you" }
+    public var hasText: Bool
+}
+
+/// How a document's bytes are handed to a browser (`hreader serve`): the type it is served as (one
+/// of the allowed types, parameters dropped but a clean charset; anything else as
+/// `application/octet-stream`), and whether a browser may show it in place (text, HTML, PDF, images
+/// but SVG) or must download it. The web layer adds `Content-Security-Policy: sandbox` in any case.
+public struct DocumentDelivery: Sendable, Equatable {
+    public var contentType: String
+    public var inline: Bool
+
+    public init(_ document: StoredDocument) {
+        guard DocumentContentType.isAllowed(document.contentType), let type = DocumentContentType.mediaType(document.contentType) else {
+            contentType = "application/octet-stream"
+            inline = false
+            return
+        }
+        let charset = DocumentContentType.charset(document.contentType)?.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        contentType = type.hasPrefix("text/") && charset?.isEmpty == false ? "\(type); charset=\(charset!)" : type
+        inline = type.hasPrefix("text/") || type == "application/pdf" || type.hasPrefix("image/")
+    }
+}
+
+/// What `hreader search` finds: an entry or a document, best first.
+public enum RecordSearchHit: Sendable {
+    case entry(SearchRepository.Hit)
+    case document(SearchRepository.DocumentHit)
+
+    public var rank: Double {
+        switch self {
+        case let .entry(hit): hit.rank
+        case let .document(hit): hit.rank
+        }
+    }
+}
+
+extension OpenVault {
+    public var documentStore: DocumentRepository { DocumentRepository(db) }
+
+    /// `hreader documents list`: one patient's documents (or everyone's), newest first.
+    public func documents(patient: Patient? = nil) throws -> [StoredDocument] {
+        try read { try documentStore.list(patientID: patient?.id) }
+    }
+
+    /// The document named by `reference` (its id, or uuid).
+    public func document(_ reference: String) throws -> StoredDocument {
+        try read {
+            guard let document = try documentStore.find(reference) else {
+                throw HReaderError.usage("no document matches '\(reference)'; see 'hreader documents list'")
+            }
+            return document
+        }
+    }
+
+    /// The readable text kept for a document (nil for a PDF, an image, or a document not fetched).
+    public func documentText(_ document: StoredDocument) throws -> String? {
+        try read { try documentStore.text(id: document.id) }
+    }
+
+    /// Hands the document's exact bytes to `write`, one chunk at a time (never whole in memory).
+    public func readDocumentBytes(_ document: StoredDocument, _ write: ([UInt8]) throws -> Void) throws {
+        guard document.state == .fetched, document.sha256 != nil else {
+            throw HReaderError(.failure, "document \(document.id) has no bytes in the vault (\(document.state.rawValue)"
+                               + (document.reason.map { ": \($0)" } ?? "") + ")")
+        }
+        try read { try documentStore.readBytes(id: document.id, write) }
+    }
+
+    /// `hreader documents add`: the file's bytes read and stored in chunks (a file of any size within
+    /// the limit never sits whole in memory), under the manual source ("added by you"), its readable
+    /// text extracted when it is text, HTML or RTF. One transaction: a failure leaves nothing.
+    public func addDocument(file url: URL, patient: Patient, title: String? = nil, date: ClinicalTime? = nil,
+                            contentType given: String? = nil, limits: DocumentLimits = DocumentLimits()) throws -> StoredDocument {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+        defer { try? handle.close() }
+        let pieceSize = DocumentRepository.chunkSize
+        let first = [UInt8](handle.readData(ofLength: pieceSize))
+        guard let contentType = given ?? DocumentContentType.guess(fileName: url.lastPathComponent, prefix: first) else {
+            throw HReaderError.badInput("cannot tell what kind of document \(url.lastPathComponent) is; give --content-type")
+        }
+        guard DocumentContentType.isAllowed(contentType) else {
+            throw HReaderError.badInput("\(url.lastPathComponent): \(DocumentContentType.refusal(contentType))")
+        }
+        let readsText = DocumentContentType.hasReadableText(contentType)
+        var textBytes: [UInt8]? = readsText ? [] : nil
+        let id: Int64 = try write {
+            let draft = DocumentDraft(patientID: patient.id, sourceID: try documentStore.manualSourceID(),
+                                      title: title ?? url.deletingPathExtension().lastPathComponent, contentType: contentType,
+                                      date: date ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970)), state: .fetched)
+            let id = try documentStore.insert(draft)
+            var pending: [UInt8]? = first
+            do {
+                try documentStore.writeBytes(id: id, limit: limits.perDocument) {
+                    let piece: [UInt8]
+                    if let waiting = pending { piece = waiting; pending = nil } else { piece = [UInt8](handle.readData(ofLength: pieceSize)) }
+                    if piece.isEmpty { return nil }
+                    if textBytes != nil {
+                        if textBytes!.count + piece.count <= DocumentText.maxInputBytes { textBytes! += piece } else { textBytes = nil }
+                    }
+                    return piece
+                }
+            } catch let error as DocumentRepository.TooLarge {
+                throw HReaderError.badInput("\(url.lastPathComponent) is larger than the \(error.limit >> 20) MiB limit for a document "
+                                            + "(HREADER_DOCUMENT_MAX_BYTES)")
+            }
+            if let textBytes { try documentStore.setText(id: id, DocumentText.readable(textBytes, contentType: contentType)) }
+            try audit.record("document.add", subject: patient.uuid)
+            return id
+        }
+        return try read { try documentStore.get(id: id)! }
+    }
+
+    /// `hreader documents remove`: the document, its bytes and its text.
+    public func removeDocument(_ document: StoredDocument) throws {
+        try write {
+            try documentStore.remove(id: document.id)
+            try audit.record("document.remove", subject: document.uuid)
+        }
+    }
+
+    /// `hreader search` over entries and documents together: the two ranked lists merged by their
+    /// BM25 ranks. With an entry `type`, documents are left out.
+    public func searchRecords(_ text: String, patient: Patient? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [RecordSearchHit] {
+        let entries = try search(text, patient: patient, type: type, limit: limit).map(RecordSearchHit.entry)
+        guard type == nil else { return entries }
+        let documents = try read { try SearchRepository(db).searchDocuments(SearchQuery(text), patientID: patient?.id, limit: limit) }
+        let merged = (entries + documents.map(RecordSearchHit.document)).enumerated().sorted { a, b in
+            a.element.rank != b.element.rank ? a.element.rank < b.element.rank : a.offset < b.offset
+        }.map(\.element)
+        return Array(merged.prefix(limit))
+    }
+
+    /// `hreader check`: documents whose bytes no longer match their SHA-256.
+    public func damagedDocuments() throws -> [String] {
+        try read { try documentStore.damaged().map(\.problem) }
+    }
+}

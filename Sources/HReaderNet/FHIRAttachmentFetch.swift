@@ -1,0 +1,73 @@
+import Foundation
+import HReaderRecords
+
+/// An attachment's bytes, fetched from the FHIR server itself (issue 26): a `url` relative to the
+/// base (`Binary/7`) or absolute under it. A url on any other origin, or outside the base's path, is
+/// never requested (`attachmentURL` answers nil), so the source's credentials never reach another
+/// host; redirects are followed only within the origin (APIClient).
+extension FHIRClient {
+    public struct AttachmentResponse: Sendable {
+        /// The server said the bytes are those it sent before (304 to `If-None-Match`).
+        public var notModified: Bool
+        public var bytes: [UInt8]
+        public var contentType: String?
+        public var etag: String?
+    }
+
+    /// Where an attachment's `url` points on this server; nil when it is on another host, outside
+    /// the base, or not an http(s) reference the client can follow (`#contained`, `urn:`).
+    public func attachmentURL(_ reference: String) -> URL? {
+        let trimmed = reference.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, !trimmed.hasPrefix("#"), !trimmed.lowercased().hasPrefix("urn:") else { return nil }
+        let resolved: URL?
+        if let absolute = URL(string: trimmed), absolute.scheme != nil {
+            resolved = absolute
+        } else if trimmed.hasPrefix("/") {
+            resolved = URL(string: trimmed, relativeTo: base)?.absoluteURL
+        } else {
+            resolved = URL(string: base.absoluteString + "/" + trimmed)
+        }
+        guard let url = resolved, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              Origin(url) == Origin(base) else { return nil }
+        let basePath = base.path.hasSuffix("/") ? base.path : base.path + "/"
+        guard url.path.hasPrefix(basePath) || base.path.isEmpty || base.path == "/", !url.path.contains("/../") else { return nil }
+        return url
+    }
+
+    /// Fetches `url` (from `attachmentURL`), asking for `contentType` first and a FHIR `Binary` as
+    /// well; a `Binary` answer is decoded to its bytes. `etag`, when given, makes the request
+    /// conditional. Throws `NetError` for failures (the caller records them and tries again later).
+    public func attachment(_ url: URL, contentType: String?, etag: String?) async throws -> AttachmentResponse {
+        guard Origin(url) == Origin(base) else {
+            throw NetError.unexpectedResponse(url: url.redactedForDisplay, reason: "an attachment on another server is never fetched with this server's credentials")
+        }
+        var accept = "application/fhir+json;q=0.9, */*;q=0.1"
+        if let contentType = DocumentContentType.mediaType(contentType), !contentType.contains(","), !contentType.contains("\n") {
+            accept = contentType + ", " + accept
+        }
+        var request = HTTPRequest(url: url, headers: ["Accept": accept])
+        if let etag { request.setHeader("If-None-Match", etag) }
+        let response = try await client.send(request, auth: auth)
+        if response.status == 304 { return AttachmentResponse(notModified: true, bytes: [], contentType: nil, etag: etag) }
+        guard response.isSuccess else {
+            let detail = (try? FHIRResponseSet.inspect(response.body, what: "error"))?.outcome
+            if response.status == 401 { throw NetError.unauthorized(url: response.url.redactedForDisplay, detail: detail) }
+            throw NetError.status(code: response.status, url: response.url.redactedForDisplay, detail: detail ?? Self.shortText(response))
+        }
+        let etagAnswer = response.header("etag")
+        let media = response.mediaType
+        let wantedJSON = DocumentContentType.mediaType(contentType).map { $0.hasSuffix("json") } ?? false
+        if let media, media == "application/fhir+json" || (media == "application/json" && !wantedJSON) {
+            let bytes = [UInt8](response.body)
+            guard let binary = FHIRAttachments.binary(bytes) else {
+                throw NetError.malformed(url: response.url.redactedForDisplay, reason: "a JSON answer that is not a FHIR Binary with data")
+            }
+            guard let decoded = Data(base64Encoded: binary.data, options: .ignoreUnknownCharacters) else {
+                throw NetError.malformed(url: response.url.redactedForDisplay, reason: "a Binary whose data is not base64")
+            }
+            return AttachmentResponse(notModified: false, bytes: [UInt8](decoded), contentType: binary.contentType ?? contentType, etag: etagAnswer)
+        }
+        return AttachmentResponse(notModified: false, bytes: [UInt8](response.body), contentType: response.header("content-type") ?? contentType,
+                                  etag: etagAnswer)
+    }
+}

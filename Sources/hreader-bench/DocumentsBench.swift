@@ -58,3 +58,70 @@ func runDocumentsBenchmarks(scratch: URL, password: SecretBytes) throws {
     let checked = try spawnMeasured(hreader, ["check", "--quiet"] + vault, environment: session)
     row("  check (SHA-256 of every document)", ms(checked.seconds), String(format: "peak RSS %.0f MB", Double(checked.peakKB) / 1024))
 }
+
+/// Import of 2,000 text notes (about 10 kB each, each a Binary by url) from the sample server on
+/// loopback, end to end through the binary, against writing the same bytes and texts into a vault
+/// directly (DocumentRepository, one transaction) in the same run.
+func runDocumentImportBenchmark(scratch: URL, password: SecretBytes) throws {
+    let count = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_DOCUMENT_NOTES"] ?? "") ?? 2_000
+    say("\n== documents: import of \(count) notes over HTTP (sample server on loopback) ==")
+    guard let (_, hreader) = siblingBinaries() else { return }
+    let serverBinary = hreader.deletingLastPathComponent().appendingPathComponent("hreader-sample-server")
+    guard FileManager.default.isExecutableFile(atPath: serverBinary.path) else {
+        say("  (hreader-sample-server not built beside hreader-bench; skipped)")
+        return
+    }
+    let server = Process()
+    server.executableURL = serverBinary
+    server.arguments = ["--port", "0", "--patients", "1", "--entries-per-patient", "10", "--bulk-notes", String(count)]
+    let pipe = Pipe()
+    server.standardOutput = pipe
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    defer { server.terminate(); server.waitUntilExit() }
+    var line = Data()
+    while !line.contains(0x0a) {
+        let chunk = pipe.fileHandleForReading.availableData
+        guard !chunk.isEmpty else { break }
+        line.append(chunk)
+    }
+    let base = String(decoding: line.prefix { $0 != 0x0a }, as: UTF8.self).replacingOccurrences(of: "listening ", with: "")
+
+    let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("document-import")))
+    _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+    let token = try service.startSession(.password(password), for: 3600).token
+    let run = try spawnMeasured(hreader, ["import", "--server", base + "/fhir", "--patient", "p1", "--vault", service.vault.root.path, "--quiet"],
+                                environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"])
+    let open = try service.open(.password(password))
+    let stored = try open.documents().filter { $0.state == .fetched }
+    let bytes = stored.reduce(0) { $0 + Int($1.size ?? 0) }
+    row("  hreader import --server (\(stored.count) documents fetched)", ms(run.seconds),
+        String(format: "%.0f documents/s, %.1f MB, peak RSS %.0f MB", Double(stored.count) / run.seconds, Double(bytes) / 1e6,
+               Double(run.peakKB) / 1024))
+
+    // The same bytes written straight into a vault: the floor under fetching them.
+    let texts = try stored.map { document -> [UInt8] in
+        var out: [UInt8] = []
+        try open.readDocumentBytes(document) { out += $0 }
+        return out
+    }
+    let direct = VaultService(vault: Vault(root: scratch.appendingPathComponent("document-direct")))
+    _ = try direct.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+    let target = try direct.open(.password(password))
+    let patient = try target.addPatient(NewPatient(firstName: "Bench", lastName: "Mark"))
+    let floor = try seconds {
+        try target.db.transaction {
+            let documents = DocumentRepository(target.db)
+            let source = try documents.manualSourceID()
+            for (n, text) in texts.enumerated() {
+                let id = try documents.insert(DocumentDraft(patientID: patient.id, sourceID: source, title: "Note \(n)",
+                                                            contentType: "text/plain", state: .fetched))
+                var given = false
+                _ = try documents.writeBytes(id: id) { given ? nil : { given = true; return text }() }
+                try documents.setText(id: id, String(decoding: text, as: UTF8.self))
+            }
+        }
+    }
+    row("  the same bytes written directly (floor)", ms(floor),
+        String(format: "the import takes %.1fx its time (fetching %d Binaries, mapping, the rest of the record)", run.seconds / floor, texts.count))
+}

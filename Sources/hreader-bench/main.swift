@@ -32,7 +32,14 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=apple-health only the Apple Health one; HREADER_BENCH_ONLY=backup only backup and restore;
 // HREADER_BENCH_ONLY=json only the JSON parsers'; HREADER_BENCH_ONLY=ccda only the C-CDA import;
 // HREADER_BENCH_ONLY=documents only adding and getting a 50 MB PDF (HREADER_BENCH_DOCUMENT_MB);
-// HREADER_BENCH_ONLY=reconcile only reconciliation and merging people; HREADER_BENCH_ONLY=startup only start-up.
+// HREADER_BENCH_ONLY=reconcile only reconciliation and merging people; HREADER_BENCH_ONLY=startup only start-up;
+// HREADER_BENCH_ONLY=search only search.
+if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "search" {
+    try runSearchBenchmarks(scratch: scratch, password: password)
+    say("\nDone.")
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "startup" {
     try runStartupBenchmarks()
     say("\nDone.")
@@ -65,6 +72,7 @@ if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "apple-health" {
 }
 if ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"] == "documents" {
     try runDocumentsBenchmarks(scratch: scratch, password: password)
+    try runDocumentImportBenchmark(scratch: scratch, password: password)
     say("\nDone.")
     try? FileManager.default.removeItem(at: scratch)
     exit(0)
@@ -225,8 +233,10 @@ try runAppleHealthBenchmarks(scratch: scratch, password: password)
 try runCCDABenchmarks(scratch: scratch, password: password)
 try runReconcileBenchmarks(scratch: scratch, password: password)
 try runStartupBenchmarks()
+try runSearchBenchmarks(scratch: scratch, password: password)
 try runBackupBenchmarks(scratch: scratch, password: password)
 try runDocumentsBenchmarks(scratch: scratch, password: password)
+try runDocumentImportBenchmark(scratch: scratch, password: password)
 try runJSONBenchmarks()
 
 say("\nDone.")

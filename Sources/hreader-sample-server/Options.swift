@@ -18,6 +18,8 @@ struct Options: Sendable {
     /// Clinical documents for p1 (SyntheticDocuments), one of them on `otherHost` when given.
     var documents = false
     var otherHost: String?
+    /// `--bulk-notes N`: N more text notes for p1, each a Binary of about 10 kB by url (benchmarks).
+    var bulkNotes = 0
     var tlsCertificate: String?
     var tlsKey: String?
     var profile = ServerProfile.full
@@ -30,6 +32,7 @@ struct Options: Sendable {
                                      [--rhex-records DIR] [--require-auth] [--refresh-token-file F]
                                      [--token-lifetime SECONDS] [--basic-credentials-file F]
                                      [--delay-ms N] [--faults] [--redirect-target URL] [--verbose] [--documents [--other-host URL]]
+                                     [--bulk-notes N]
                                      [--tls-cert PEM --tls-key PEM] [--profile full|minimal|readonly]
                                      [--smart [--smart-patient ID] [--smart-client-id ID]
                                       [--smart-challenge-methods LIST] [--code-lifetime SECONDS]]
@@ -102,6 +105,7 @@ struct Options: Sendable {
             case "--verbose": options.verbose = true
             case "--documents": options.documents = true
             case "--other-host": options.otherHost = try value(argument)
+            case "--bulk-notes": options.bulkNotes = try integer(argument, 0...100_000)
             case "--tls-cert": options.tlsCertificate = try value(argument)
             case "--tls-key": options.tlsKey = try value(argument)
             case "--profile":

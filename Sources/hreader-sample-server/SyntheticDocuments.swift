@@ -83,4 +83,28 @@ enum SyntheticDocuments {
             "presentedForm": [["contentType": "text/html", "data": .string(Data(reportText.utf8).base64EncodedString()), "title": "Chest X-ray report"]],
         ], lastUpdated: stamp)
     }
+
+    /// `--bulk-notes N`: N text notes of about 10 kB for p1, each a DocumentReference whose attachment is
+    /// a `Binary` by relative url (what the document import benchmark fetches).
+    static func addBulkNotes(_ count: Int, to state: inout FHIRStoreState) {
+        let stamp = SyntheticFHIR.lastUpdated
+        let words = ["reviewed", "stable", "blood", "pressure", "follow", "up", "in", "clinic", "metformin", "continued", "no", "change"]
+        for n in 0..<count {
+            var text = "Note \(n): "
+            var i = n
+            while text.utf8.count < 10_000 {
+                text += words[i % words.count] + (i % 11 == 0 ? ". " : " ")
+                i = i &* 1_103_515_245 &+ 12_345 & 0x7fff_ffff
+            }
+            let bytes = Array(text.utf8)
+            state.put(type: "Binary", id: "bulk-\(n)", json: ["resourceType": "Binary", "contentType": "text/plain",
+                                                              "data": .string(Data(bytes).base64EncodedString())], lastUpdated: stamp)
+            state.put(type: "DocumentReference", id: "bulk-note-\(n)", json: [
+                "resourceType": "DocumentReference", "status": "current", "type": ["text": "Clinical note"],
+                "subject": ["reference": "Patient/p1"], "date": .string(String(format: "2020-01-01T%02d:%02d:00Z", (n / 60) % 24, n % 60)),
+                "description": .string("Note \(n)"),
+                "content": [["attachment": ["contentType": "text/plain", "url": .string("Binary/bulk-\(n)"), "size": .int(bytes.count)]]],
+            ], lastUpdated: stamp)
+        }
+    }
 }

@@ -72,6 +72,9 @@ enum Main {
             let base = "\(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)/fhir"
             try? store.withState { SyntheticDocuments.add(to: &$0, base: base, otherHost: options.otherHost) }
         }
+        if options.bulkNotes > 0 {
+            try? store.withState { SyntheticDocuments.addBulkNotes(options.bulkNotes, to: &$0) }
+        }
         FileHandle.standardOutput.write(Data("listening \(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)\n".utf8))
 
         try? await channel.closeFuture.get()

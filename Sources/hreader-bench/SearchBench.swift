@@ -1,0 +1,95 @@
+import Foundation
+import HReaderCrypto
+import HReaderKit
+import HReaderStore
+
+/// `hreader search` (issue 26) over one person's 1M Apple Health samples, 20k clinical entries and
+/// 2,000 documents (about 20 MB of text): a query in process (median of 20) and end to end through
+/// the binary with a session (median of 10), against a bare indexed SELECT of the same vault in the
+/// same run, and the index's size as a share of the vault.
+func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
+    let env = ProcessInfo.processInfo.environment
+    let entryCount = Int(env["HREADER_BENCH_SEARCH_ENTRIES"] ?? "") ?? 20_000
+    let documentCount = Int(env["HREADER_BENCH_SEARCH_DOCUMENTS"] ?? "") ?? 2_000
+    let sampleCount = Int(env["HREADER_BENCH_SEARCH_SAMPLES"] ?? "") ?? 1_000_000
+    say("\n== search: \(sampleCount) samples + \(entryCount) clinical entries + \(documentCount) documents ==")
+    guard let (generator, hreader) = siblingBinaries() else { return }
+
+    let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("search-bench")))
+    _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+    let open = try service.open(.password(password))
+    let patient = try open.addPatient(NewPatient(firstName: "Bench", lastName: "Mark"))
+    if sampleCount > 0 {
+        let zip = scratch.appendingPathComponent("search-export.zip")
+        _ = try spawnMeasured(generator, ["--out", zip.path, "--records", String(sampleCount), "--days", "3650"])
+        _ = try open.importAppleHealth(zip, into: patient)
+        try? FileManager.default.removeItem(at: zip)
+    }
+
+    // Words a record holds: common ones everywhere, rarer ones in few places.
+    let common = ["patient", "blood", "pressure", "daily", "tablet", "follow", "visit", "review", "normal", "history"]
+    let rare = ["metformin", "lisinopril", "atorvastatin", "salbutamol", "levothyroxine", "warfarin", "amoxicillin", "omeprazole"]
+    var random = SystemRandomNumberGenerator()
+    func sentence(_ words: Int) -> String {
+        (0..<words).map { i in i % 37 == 0 ? rare.randomElement(using: &random)! : common.randomElement(using: &random)! + String(Int.random(in: 0..<500, using: &random)) }
+            .joined(separator: " ")
+    }
+    let load = try seconds {
+        try open.db.transaction {
+            let entries = EntryRepository(open.db)
+            for i in 0..<entryCount {
+                try entries.insert(patientID: patient.id, content: EntryContent(
+                    type: [.condition, .medication, .result, .procedure][i % 4], description: sentence(6),
+                    date: ClinicalTime(epoch: 1_262_304_000 + Int64(i) * 15_000), codes: ["LOINC": ["\(1000 + i % 300)-\(i % 9)"]]))
+            }
+            let documents = DocumentRepository(open.db)
+            let source = try documents.manualSourceID()
+            for i in 0..<documentCount {
+                let id = try documents.insert(DocumentDraft(patientID: patient.id, sourceID: source, title: "Note \(i): " + sentence(4),
+                                                            contentType: "text/plain", state: .fetched))
+                try documents.setText(id: id, sentence(1_500))   // about 10 kB of text each
+            }
+        }
+    }
+    row("  loading entries and documents", ms(load))
+
+    let queries = ["metformin", "blood pressure", "levothyrox", "warfarin review", "nothingmatchesthis"]
+    var inProcess: [Double] = []
+    for query in queries {
+        _ = try open.searchRecords(query)
+        var walls: [Double] = []
+        for _ in 0..<20 { walls.append(try seconds { _ = try open.searchRecords(query) }) }
+        inProcess.append(median(walls))
+        row("  in process: \"\(query)\"", ms(median(walls)), "\(try open.searchRecords(query).count) hits (limit 50)")
+    }
+    row("  in process, the slowest query", ms(inProcess.max()!), "goal <= 20 ms")
+
+    // The floor: one indexed read of the same vault (the description of one entry by id).
+    var bare: [Double] = []
+    for i in 0..<20 { bare.append(try seconds { _ = try open.db.scalarString("SELECT description FROM entries WHERE id = ?", [Int64(i + 1)]) }) }
+    row("  bare SELECT by id (reference)", ms(median(bare)))
+
+    let token = try service.startSession(.password(password), for: 3600).token
+    let environment = ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]
+    var endToEnd: [Double] = []
+    for query in queries {
+        var walls: [Double] = []
+        for _ in 0..<10 {
+            walls.append(try spawnMeasured(hreader, ["search"] + query.split(separator: " ").map(String.init)
+                                           + ["--vault", service.vault.root.path, "--json"], environment: environment, memory: false).seconds)
+        }
+        endToEnd.append(median(walls))
+    }
+    row("  end to end with a session, slowest query", ms(endToEnd.max()!),
+        "goal <= 40 ms; " + zip(queries, endToEnd).map { "\($0.0): \(String(format: "%.1f", $0.1 * 1000))" }.joined(separator: ", "))
+
+    let vaultBytes = directoryBytes(service.vault.root, matching: "vault.db")
+    if let index = try? open.db.scalarInt("""
+        SELECT sum(pgsize) FROM dbstat WHERE name LIKE 'entries_search%' OR name LIKE 'documents_search%'
+        """) {
+        row("  search index", String(format: "%8.1f MB", Double(index) / 1e6),
+            String(format: "%.1f%% of the vault's %.0f MB", 100 * Double(index) / Double(vaultBytes), Double(vaultBytes) / 1e6))
+    } else {
+        row("  search index size", "(this SQLCipher has no dbstat)", String(format: "vault %.0f MB", Double(vaultBytes) / 1e6))
+    }
+}

@@ -37,19 +37,26 @@ public struct SearchRepository {
     /// The best `limit` entries matching `query`, struck entries left out; nil patient: everyone.
     public func search(_ query: SearchQuery, patientID: Int64? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [Hit] {
         guard let match = query.ftsExpression else { return [] }
-        var sql = """
-            SELECT coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), e.patient_id, e.type, e.description, COALESCE(e.date_text, e.start_text, e.end_text),
-                   snippet(entries_search, -1, ?, ?, '…', 12),
-                   bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0)
-            FROM entries_search JOIN entries e ON e.id = entries_search.rowid
-            WHERE entries_search MATCH ? AND e.user_deleted = 0
-            """
-        var arguments: [DatabaseValueConvertible?] = [SearchQuery.markStart, SearchQuery.markEnd, match]
-        if let patientID { sql += " AND e.patient_id = ?"; arguments.append(patientID) }
-        if let type { sql += " AND e.type = ?"; arguments.append(type.rawValue) }
+        // Ranked first, then snippets for the best `limit` only: snippet() tokenizes its row's text
+        // again, which for every match of a common word cost most of the query.
+        var filter = ""
+        var arguments: [DatabaseValueConvertible?] = [match]
+        if let patientID { filter += " AND e.patient_id = ?"; arguments.append(patientID) }
+        if let type { filter += " AND e.type = ?"; arguments.append(type.rawValue) }
+        arguments += [Int64(max(1, limit)), SearchQuery.markStart, SearchQuery.markEnd, match]
         // Column weights: description, value, comments, directions, dose, reaction, codes.
-        sql += " ORDER BY bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0), e.id LIMIT ?"
-        arguments.append(Int64(max(1, limit)))
+        let sql = """
+            WITH top AS (
+                SELECT e.id AS id, bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0) AS rank
+                FROM entries_search JOIN entries e ON e.id = entries_search.rowid
+                WHERE entries_search MATCH ? AND e.user_deleted = 0\(filter)
+                ORDER BY rank, e.id LIMIT ?)
+            SELECT coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), e.patient_id, e.type, e.description,
+                   COALESCE(e.date_text, e.start_text, e.end_text), snippet(entries_search, -1, ?, ?, '…', 12), top.rank
+            FROM top JOIN entries_search ON entries_search.rowid = top.id JOIN entries e ON e.id = top.id
+            WHERE entries_search MATCH ?
+            ORDER BY top.rank, top.id
+            """
         // A fact several sources state is one hit, under the copy readers are shown (the best-ranked
         // copy's words make its snippet).
         var seen: Set<Int64> = []
@@ -62,16 +69,22 @@ public struct SearchRepository {
     /// The best `limit` documents whose title or readable text matches `query`; nil patient: everyone.
     public func searchDocuments(_ query: SearchQuery, patientID: Int64? = nil, limit: Int = 50) throws -> [DocumentHit] {
         guard let match = query.ftsExpression else { return [] }
-        var sql = """
-            SELECT d.id, d.patient_id, d.title, d.date_text, snippet(documents_search, -1, ?, ?, '…', 12),
-                   bm25(documents_search, 10.0, 4.0)
-            FROM documents_search JOIN documents d ON d.id = documents_search.rowid
+        // Ranked first, then snippets for the best `limit` only (see `search`).
+        var filter = ""
+        var arguments: [DatabaseValueConvertible?] = [match]
+        if let patientID { filter += " AND d.patient_id = ?"; arguments.append(patientID) }
+        arguments += [Int64(max(1, limit)), SearchQuery.markStart, SearchQuery.markEnd, match]
+        let sql = """
+            WITH top AS (
+                SELECT d.id AS id, bm25(documents_search, 10.0, 4.0) AS rank
+                FROM documents_search JOIN documents d ON d.id = documents_search.rowid
+                WHERE documents_search MATCH ?\(filter)
+                ORDER BY rank, d.id LIMIT ?)
+            SELECT d.id, d.patient_id, d.title, d.date_text, snippet(documents_search, -1, ?, ?, '…', 12), top.rank
+            FROM top JOIN documents_search ON documents_search.rowid = top.id JOIN documents d ON d.id = top.id
             WHERE documents_search MATCH ?
+            ORDER BY top.rank, top.id
             """
-        var arguments: [DatabaseValueConvertible?] = [SearchQuery.markStart, SearchQuery.markEnd, match]
-        if let patientID { sql += " AND d.patient_id = ?"; arguments.append(patientID) }
-        sql += " ORDER BY bm25(documents_search, 10.0, 4.0), d.id LIMIT ?"
-        arguments.append(Int64(max(1, limit)))
         return try db.query(sql, arguments) { s in
             DocumentHit(documentID: s.int64(0)!, patientID: s.int64(1)!, title: s.string(2) ?? "", date: s.string(3),
                         snippet: Self.oneLine(s.string(4) ?? ""), rank: s.double(5) ?? 0)

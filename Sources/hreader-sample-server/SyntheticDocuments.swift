@@ -94,7 +94,7 @@ enum SyntheticDocuments {
             var i = n
             while text.utf8.count < 10_000 {
                 text += words[i % words.count] + (i % 11 == 0 ? ". " : " ")
-                i = i &* 1_103_515_245 &+ 12_345 & 0x7fff_ffff
+                i = (i &* 1_103_515_245 &+ 12_345) & 0x7fff_ffff
             }
             let bytes = Array(text.utf8)
             state.put(type: "Binary", id: "bulk-\(n)", json: ["resourceType": "Binary", "contentType": "text/plain",

@@ -44,26 +44,35 @@ public struct SearchRepository {
         if let patientID { filter += " AND e.patient_id = ?"; arguments.append(patientID) }
         if let type { filter += " AND e.type = ?"; arguments.append(type.rawValue) }
         arguments += [Int64(max(1, limit)), SearchQuery.markStart, SearchQuery.markEnd, match]
-        // Column weights: description, value, comments, directions, dose, reaction, codes.
-        let sql = """
-            WITH top AS (
-                SELECT e.id AS id, bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0) AS rank
-                FROM entries_search JOIN entries e ON e.id = entries_search.rowid
-                WHERE entries_search MATCH ? AND e.user_deleted = 0\(filter)
+        // Column weights: description, value, comments, directions, dose, reaction, codes. The index
+        // ranks alone first (a common word matches thousands of rows; reading each row to filter it
+        // cost more than ranking): the best 4 × limit, filtered; all of them when that leaves too few.
+        func sql(cap: Int) -> String { """
+            WITH ranked AS (
+                SELECT rowid AS id, bm25(entries_search, 10.0, 4.0, 6.0, 3.0, 2.0, 2.0, 1.0) AS rank
+                FROM entries_search WHERE entries_search MATCH ?1 ORDER BY rank LIMIT \(cap)),
+            top AS (
+                SELECT e.id AS id, r.rank AS rank FROM ranked r JOIN entries e ON e.id = r.id
+                WHERE e.user_deleted = 0\(filter)
                 ORDER BY rank, e.id LIMIT ?)
             SELECT coalesce((SELECT fact_id FROM fact_copies WHERE entry_id = e.id), e.id), e.patient_id, e.type, e.description,
                    COALESCE(e.date_text, e.start_text, e.end_text), snippet(entries_search, -1, ?, ?, '…', 12), top.rank
             FROM top JOIN entries_search ON entries_search.rowid = top.id JOIN entries e ON e.id = top.id
             WHERE entries_search MATCH ?
             ORDER BY top.rank, top.id
-            """
+            """ }
         // A fact several sources state is one hit, under the copy readers are shown (the best-ranked
         // copy's words make its snippet).
-        var seen: Set<Int64> = []
-        return try db.query(sql, arguments) { s in
-            Hit(entryID: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
-                description: s.string(3) ?? "", date: s.string(4), snippet: s.string(5) ?? "", rank: s.double(6) ?? 0)
-        }.filter { seen.insert($0.entryID).inserted }
+        func run(cap: Int) throws -> [Hit] {
+            var seen: Set<Int64> = []
+            return try db.query(sql(cap: cap), arguments) { s in
+                Hit(entryID: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
+                    description: s.string(3) ?? "", date: s.string(4), snippet: s.string(5) ?? "", rank: s.double(6) ?? 0)
+            }.filter { seen.insert($0.entryID).inserted }
+        }
+        let cap = 4 * max(1, limit)
+        let hits = try run(cap: cap)
+        return hits.count >= limit ? hits : try run(cap: -1)
     }
 
     /// The best `limit` documents whose title or readable text matches `query`; nil patient: everyone.
@@ -74,21 +83,27 @@ public struct SearchRepository {
         var arguments: [DatabaseValueConvertible?] = [match]
         if let patientID { filter += " AND d.patient_id = ?"; arguments.append(patientID) }
         arguments += [Int64(max(1, limit)), SearchQuery.markStart, SearchQuery.markEnd, match]
-        let sql = """
-            WITH top AS (
-                SELECT d.id AS id, bm25(documents_search, 10.0, 4.0) AS rank
-                FROM documents_search JOIN documents d ON d.id = documents_search.rowid
-                WHERE documents_search MATCH ?\(filter)
+        func sql(cap: Int) -> String { """
+            WITH ranked AS (
+                SELECT rowid AS id, bm25(documents_search, 10.0, 4.0) AS rank
+                FROM documents_search WHERE documents_search MATCH ?1 ORDER BY rank LIMIT \(cap)),
+            top AS (
+                SELECT d.id AS id, r.rank AS rank FROM ranked r JOIN documents d ON d.id = r.id
+                WHERE 1\(filter)
                 ORDER BY rank, d.id LIMIT ?)
             SELECT d.id, d.patient_id, d.title, d.date_text, snippet(documents_search, -1, ?, ?, '…', 12), top.rank
             FROM top JOIN documents_search ON documents_search.rowid = top.id JOIN documents d ON d.id = top.id
             WHERE documents_search MATCH ?
             ORDER BY top.rank, top.id
-            """
-        return try db.query(sql, arguments) { s in
-            DocumentHit(documentID: s.int64(0)!, patientID: s.int64(1)!, title: s.string(2) ?? "", date: s.string(3),
-                        snippet: Self.oneLine(s.string(4) ?? ""), rank: s.double(5) ?? 0)
+            """ }
+        func run(cap: Int) throws -> [DocumentHit] {
+            try db.query(sql(cap: cap), arguments) { s in
+                DocumentHit(documentID: s.int64(0)!, patientID: s.int64(1)!, title: s.string(2) ?? "", date: s.string(3),
+                            snippet: Self.oneLine(s.string(4) ?? ""), rank: s.double(5) ?? 0)
+            }
         }
+        let hits = try run(cap: 4 * max(1, limit))
+        return hits.count >= limit ? hits : try run(cap: -1)
     }
 
     /// A document's passage on one line, as an entry's is (its text keeps its line breaks).

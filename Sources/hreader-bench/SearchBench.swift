@@ -26,14 +26,22 @@ func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
         try? FileManager.default.removeItem(at: zip)
     }
 
-    // Words a record holds: common ones everywhere, rarer ones in few places.
-    let common = ["patient", "blood", "pressure", "daily", "tablet", "follow", "visit", "review", "normal", "history"]
-    let rare = ["metformin", "lisinopril", "atorvastatin", "salbutamol", "levothyroxine", "warfarin", "amoxicillin", "omeprazole"]
-    var random = SystemRandomNumberGenerator()
-    func sentence(_ words: Int) -> String {
-        (0..<words).map { i in i % 37 == 0 ? rare.randomElement(using: &random)! : common.randomElement(using: &random)! + String(Int.random(in: 0..<500, using: &random)) }
-            .joined(separator: " ")
+    // Words a record holds, with the skew of real text: a vocabulary of 5,000 made-up words drawn by
+    // a Zipf-like rank (a few very common, most rare), and the drug names queried at known rates.
+    let syllables = ["ka", "lo", "mi", "ren", "to", "sa", "vi", "dor", "pel", "un", "gra", "ti", "mos", "ber", "la", "chi"]
+    let vocabulary = (0..<5_000).map { n -> String in
+        var word = "", k = n + 16
+        while k > 0 { word += syllables[k % syllables.count]; k /= syllables.count }
+        return word
     }
+    let drugs = ["metformin", "lisinopril", "atorvastatin", "salbutamol", "levothyroxine", "warfarin", "amoxicillin", "omeprazole"]
+    var random = SystemRandomNumberGenerator()
+    func word() -> String {
+        let u = Double.random(in: 0..<1, using: &random)
+        if u < 0.002 { return drugs.randomElement(using: &random)! }
+        return vocabulary[min(vocabulary.count - 1, Int(pow(Double(vocabulary.count), u)) - 1)]
+    }
+    func sentence(_ words: Int) -> String { (0..<words).map { _ in word() }.joined(separator: " ") }
     let load = try seconds {
         try open.db.transaction {
             let entries = EntryRepository(open.db)
@@ -53,7 +61,8 @@ func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
     }
     row("  loading entries and documents", ms(load))
 
-    let queries = ["metformin", "blood pressure", "levothyrox", "warfarin review", "nothingmatchesthis"]
+    // A drug (in about one document in four), a common word (in every document), a prefix, two words, nothing.
+    let queries = ["metformin", vocabulary[0], "levothyrox", "warfarin " + vocabulary[3], "nothingmatchesthis"]
     var inProcess: [Double] = []
     for query in queries {
         _ = try open.searchRecords(query)

@@ -81,7 +81,7 @@ CREATE INDEX entries_patient_end   ON entries(patient_id, end_epoch)   WHERE end
 CREATE INDEX entries_patient_type  ON entries(patient_id, type);
 -- Everything the grouping rules read, so regrouping a person reads this index alone and not the
 -- rows (each carries its source document; reading and decrypting them cost 5 µs an entry).
-CREATE INDEX entries_facts ON entries(patient_id, type, id, source_id, source_patient_id, remote_id, missing_at_source,
+CREATE INDEX entries_facts ON entries(patient_id, type, id, source_id, source_patient_id, remote_id, status, missing_at_source,
     date_epoch, start_epoch, end_epoch, value_number, date_text, start_text, value_text, unit, codes)
 WHERE user_deleted = 0 AND type IN ('condition', 'allergy', 'medication', 'immunization', 'result', 'vital_sign', 'encounter', 'procedure');
 

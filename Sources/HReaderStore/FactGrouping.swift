@@ -10,6 +10,8 @@ import Foundation
 /// depend on the order things were imported in: it is recomputed for the whole person after each
 /// import, sync, merge and hand choice.
 ///
+/// A refuted or not-done statement is grouped only with its like, one entered in error never.
+///
 /// Rules (two entries of one type, never struck; one source's record may state a fact twice too, as
 /// all imported files share one source, but two undated entries of one record are two facts):
 /// - condition: a shared code (system|code) and onset on the same day as written, or both without;
@@ -49,6 +51,8 @@ public struct FactGrouping {
         let missing: Bool
         let codes: [String]
         let remoteID: String
+        /// Lowercased: a refuted or not-done statement meets only its like, an entered-in-error one nothing.
+        let status: String?
     }
 
     /// Recomputes the groups of one person's entries; returns how many entries changed group.
@@ -59,7 +63,7 @@ public struct FactGrouping {
         // Read through `entries_facts` alone (schema 5): every column here is in that index.
         var candidates = try db.query("""
             SELECT id, source_id, source_patient_id, type, date_text, start_text, date_epoch, start_epoch, end_epoch,
-                   value_number, value_text, unit, missing_at_source, codes, remote_id
+                   value_number, value_text, unit, missing_at_source, codes, remote_id, lower(status)
             FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0
               AND type IN ('condition', 'allergy', 'medication', 'immunization', 'result', 'vital_sign', 'encounter', 'procedure')
             """, [patientID]) { s -> Candidate in
@@ -70,7 +74,7 @@ public struct FactGrouping {
                              day: dayText.map { String($0.prefix(10)) },
                              instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6), end: s.int64(8),
                              valueNumber: s.double(9), valueText: s.string(10), unit: s.string(11), missing: s.string(12) != nil,
-                             codes: Self.codeTokens(s.string(13)), remoteID: s.string(14) ?? "")
+                             codes: Self.codeTokens(s.string(13)), remoteID: s.string(14) ?? "", status: s.string(15))
         }
         candidates.sort { $0.id < $1.id }
         // A medication without codes compares by name: the few such rows are read for their description.
@@ -157,6 +161,10 @@ public struct FactGrouping {
     /// The keys under which an entry may meet its copies: every code (or, for a medication without
     /// codes, its name), with the part of the time its rule compares exactly.
     static func bucketKeys(_ c: Candidate) -> [String] {
+        // A statement that something is not so (a refuted allergy, a vaccine not given) is never one
+        // fact with one that it is: the two meet only their like; a record entered in error, nothing.
+        if c.status == "entered-in-error" { return [] }
+        let polarity = c.status == "refuted" || c.status == "not-done" ? "no " : ""
         let time: String
         switch c.type {
         case .condition, .immunization: time = c.day ?? "-"
@@ -166,9 +174,9 @@ public struct FactGrouping {
         }
         if c.codes.isEmpty {
             guard c.type == .medication, !c.name.isEmpty else { return [] }
-            return ["\(c.type.rawValue) name:\(c.name)"]
+            return ["\(polarity)\(c.type.rawValue) name:\(c.name)"]
         }
-        return c.codes.map { "\(c.type.rawValue) \($0) \(time)" }
+        return c.codes.map { "\(polarity)\(c.type.rawValue) \($0) \(time)" }
     }
 
     /// Whether two entries met in a bucket state one fact.

@@ -93,6 +93,19 @@ final class FactGroupingTests: XCTestCase {
         XCTAssertFalse(try pairs(condition("38341003", onset: "2019-05-01"), other), "a code is its system and value")
     }
 
+    /// "No latex allergy" and "latex allergy" are never one fact; two sources that both refute it state one.
+    func testARefutedOrNotDoneStatementMeetsOnlyItsLike() throws {
+        var refuted = condition("73211009", onset: "2011-06-01", status: "refuted")
+        XCTAssertFalse(try pairs(condition("73211009", onset: "2011-06-01"), refuted), "a ruled-out condition is not the condition")
+        XCTAssertTrue(try pairs(refuted, refuted))
+        refuted.status = "entered-in-error"
+        XCTAssertFalse(try pairs(refuted, refuted), "a record entered in error groups with nothing")
+        let given = EntryContent(type: .immunization, description: "PPV23", status: "completed", date: time("2011-11-04"), codes: ["CVX": ["33"]])
+        var declined = given
+        declined.status = "not-done"
+        XCTAssertFalse(try pairs(given, declined), "a vaccine not given is not the vaccine given")
+    }
+
     func testResultsAreOneInstantInAnyOffsetAndOneValueInAnyUnitOfItsDimension() throws {
         XCTAssertTrue(try pairs(result("29463-7", at: "2020-01-01T09:00:00-05:00", 70, "kg"), result("29463-7", at: "2020-01-01T14:00:00Z", 154.32, "[lb_av]")))
         XCTAssertTrue(try pairs(result("8310-5", at: "2020-01-01T09:00:00Z", 37, "Cel"), result("8310-5", at: "2020-01-01T09:00:00Z", 98.6, "[degF]")))

@@ -93,8 +93,21 @@ step hreader import --file docs/examples/ccd.xml --as family     "# a C-CDA R2.1
 "$hreader" import --file "$examples/ccd.xml" --as family
 step hreader search hypertension     "# every entry that mentions it, across the family"
 "$hreader" search hypertension
+step hreader import --file docs/examples/gp-bundle.json     "# the same woman's record from her GP: other ids, UTC times, inches"
+"$hreader" import --file "$examples/gp-bundle.json"
 step hreader patients suggest     "# who might be one person seen by two sources (it never joins anyone itself)"
 "$hreader" patients suggest
+# The portal's patient and the GP's, by name (both are Isolde Quarrington; the first is the portal's).
+read -r portal gp <<EOF_IDS
+$("$hreader" patients list | awk '/Isolde M Quarrington|Isolde Quarrington/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) { printf "%s ", $i; break } }')
+EOF_IDS
+step hreader patients merge "$portal" "$gp"     "# you say they are one person; 'patients unmerge' undoes it exactly"
+"$hreader" patients merge "$portal" "$gp"
+step hreader entries list --patient "$portal" --type condition     "# each fact once, with every source that states it"
+"$hreader" entries list --patient "$portal" --type condition
+height=$("$hreader" entries list --patient "$portal" --type vital_sign | awk '/Height/ { print $1; exit }')
+step hreader entries show "$height"     "# 177 cm from the portal, 69.69 in from the GP: one measurement"
+"$hreader" entries show "$height"
 
 step hreader applets add --patient 3 org.mitre.hreader.bmi
 "$hreader" applets add --patient 3 org.mitre.hreader.bmi

@@ -255,7 +255,8 @@ struct EntriesCommand: ParsableCommand {
             if listCopies, let shown = copies.first, shown.entryID != entry { return "copy of \(shown.entryID)" }
             var names: [String] = []
             for copy in copies where !names.contains(copy.sourceName) { names.append(copy.sourceName) }
-            return names.joined(separator: ", ")
+            // Imported files share one source: say how many copies it holds.
+            return names.joined(separator: ", ") + (copies.count > names.count ? " (\(copies.count) copies)" : "")
         }
     }
 

@@ -232,12 +232,19 @@ struct EntriesCommand: ParsableCommand {
             let p = try open.patient(patient)
             let entries = try open.entries(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies)
             let sources = try open.factSources(of: entries)
+            // Where the copies of a fact disagree (status, value, dose…), the row says so.
+            var differences: [Int64: [String]] = [:]
+            for e in entries where (sources[e.id]?.count ?? 0) > 1 && !copies {
+                let found = try open.fact(of: e).differences
+                if !found.isEmpty { differences[e.id] = found }
+            }
             if global.json {
                 Output.json(["entries": entries.map { e -> [String: Any] in
                     var o = e.jsonObject
                     o["sources"] = (sources[e.id] ?? []).map { c in
                         ["source_id": c.sourceID, "name": c.sourceName, "entry_id": c.entryID] as [String: Any]
                     }
+                    if let found = differences[e.id] { o["differences"] = found }
                     return o
                 }])
                 return
@@ -246,7 +253,9 @@ struct EntriesCommand: ParsableCommand {
             Output.table([["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "SOURCES", "NOTE"]] + entries.map { e in
                 [String(e.id), e.content.effectiveTime?.text ?? "", e.content.type.rawValue,
                  (e.user.deleted ? "(struck) " : "") + e.content.description, e.displayValue ?? "",
-                 Self.sourcesColumn(sources[e.id] ?? [], entry: e.id, copies: copies), e.user.comments ?? ""]
+                 Self.sourcesColumn(sources[e.id] ?? [], entry: e.id, copies: copies)
+                    + (differences[e.id].map { found in "; they differ: " + found.map { $0.prefix { $0 != ":" } }.joined(separator: ", ") } ?? ""),
+                 e.user.comments ?? ""]
             })
         }
 

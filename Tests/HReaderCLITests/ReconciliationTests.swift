@@ -143,6 +143,9 @@ final class ReconciliationTests: ServerCLITestCase {
             XCTAssertEqual(sources.first?["entry_id"] as? Int, row["id"] as? Int, "the shown copy comes first")
             XCTAssertEqual(Set(sources.compactMap { $0["name"] as? String }).count, 2, "\(sources)")
         }
+        // Copies that agree say nothing more; the weight in pounds at 05:30 east is the same value as the
+        // server's in kilograms, so it does not differ either.
+        XCTAssertTrue(multi.allSatisfy { $0["differences"] == nil }, "\(multi.filter { $0["differences"] != nil })")
         // The weight in pounds at 05:30 east is the same fact as the server's in kilograms.
         let weights = merged.filter { ($0["codes"] as? [String: [String]])?["LOINC"]?.contains("29463-7") == true }
         XCTAssertFalse(weights.isEmpty)
@@ -200,6 +203,32 @@ final class ReconciliationTests: ServerCLITestCase {
         let refused = try cli(["entries", "join", "\(asthma)", "\(try XCTUnwrap(try entries(ids[0]).first { $0["type"] as? String == "encounter" }?["id"] as? Int))"])
         XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(refused.stderr.hasPrefix("hreader: entry "), refused.stderr)
+    }
+
+    /// Copies that disagree (a condition active at the hospital, resolved at the GP) are one row that
+    /// says so, and `entries show` lists each source's version.
+    func testCopiesThatDisagreeAreOneRowThatSaysSo() throws {
+        let shared = try sharedResources()
+        func status(_ resource: [String: Any]) -> String? {
+            ((resource["clinicalStatus"] as? [String: Any])?["coding"] as? [[String: Any]])?.first?["code"] as? String
+        }
+        let condition = try XCTUnwrap(shared.gp.first { $0["resourceType"] as? String == "Condition" && status($0) == "active" })
+        var resolved = condition
+        resolved["clinicalStatus"] = ["coding": [["system": "http://terminology.hl7.org/CodeSystem/condition-clinical", "code": "resolved"]]]
+        let gp = try copy([resolved], patient: "gp7", identifier: ("urn:oid:1.2.250.1.999.gp", "GP-7"), offsetMinutes: 0, own: [])
+        XCTAssertEqual(try cli(["import", "--server", server.fhir, "--patient", "p1"]).status, 0)
+        XCTAssertEqual(try cli(["import", "--file", gp.path]).status, 0)
+        let ids = try patientIDs().sorted()
+        XCTAssertEqual(try cli(["patients", "merge", "\(ids[0])", "\(ids[1])"]).status, 0)
+        let row = try XCTUnwrap(try entries(ids[0]).first { ($0["sources"] as? [[String: Any]])?.count == 2 })
+        let differences = try XCTUnwrap(row["differences"] as? [String], "\(row)")
+        XCTAssertEqual(differences.count, 1)
+        XCTAssertTrue(differences[0].hasPrefix("status: "), differences[0])
+        XCTAssertTrue(differences[0].contains("resolved (Imported files)"), differences[0])
+        let table = try cli(["entries", "list", "--patient", "\(ids[0])", "--type", "condition"]).stdout
+        XCTAssertTrue(table.contains("they differ: status"), table)
+        let shown = try json(try cli(["entries", "show", "\(row["id"]!)", "--json"]))
+        XCTAssertEqual((shown["copies"] as? [[String: Any]])?.compactMap { $0["status"] as? String }.sorted(), ["active", "resolved"])
     }
 
     /// Two people with one name and birth date who are not one person: their identifiers of one

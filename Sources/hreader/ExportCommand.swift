@@ -34,12 +34,12 @@ struct ExportCommand: AsyncParsableCommand {
     var types: String?
     @Option(help: "Sum steps and energy per local hour or day: none, hour or day.") var group: ExportGrouping = .none
     @Option(help: ArgumentHelp("Observations per transaction Bundle.", valueName: "n")) var batchSize: Int = 100
-    @Flag(help: "With --out: also the patient's documents, as DocumentReferences with their bytes inline.") var withDocuments = false
+    @Flag(help: "Also the patient's documents, as DocumentReferences with their bytes inline (into --out, or created on --server once each).")
+    var withDocuments = false
 
     func validate() throws {
         guard (server == nil) != (out == nil) else { throw ValidationError("give one of --server URL or --out FILE") }
         guard (1...10_000).contains(batchSize) else { throw ValidationError("--batch-size must be between 1 and 10000") }
-        guard !withDocuments || out != nil else { throw ValidationError("--with-documents goes with --out FILE (documents are not sent to servers yet)") }
     }
 
     func run() async throws {
@@ -71,6 +71,9 @@ struct ExportCommand: AsyncParsableCommand {
         case .server:
             print("Exported \(summary.observations) observations for \(chosen.displayName) to \(summary.destination): "
                   + "\(summary.created) created, \(summary.existing) already there")
+            if withDocuments {
+                print("  \(summary.documents) documents: \(summary.documentsCreated) created, \(summary.documentsExisting) already there")
+            }
             if let mode = summary.mode { print("  mode: \(mode.rawValue) (\(mode.description))") }
             for note in summary.notes { print("  \(note)") }
         case .file:
@@ -108,7 +111,13 @@ struct ExportCommand: AsyncParsableCommand {
             "group": group.rawValue,
             "skipped": summary.skipped,
         ]
-        if withDocuments { object["documents"] = summary.documents }
+        if withDocuments {
+            object["documents"] = summary.documents
+            if server != nil {
+                object["documents_created"] = summary.documentsCreated
+                object["documents_existing"] = summary.documentsExisting
+            }
+        }
         if server != nil {
             object["server"] = summary.destination
             object["created"] = summary.created

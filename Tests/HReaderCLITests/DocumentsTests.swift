@@ -369,10 +369,39 @@ final class DocumentsTests: ServerCLITestCase {
         let attachment = ((references.first?["content"] as? [[String: Any]])?.first?["attachment"] as? [String: Any]) ?? [:]
         XCTAssertEqual(Data(base64Encoded: attachment["data"] as? String ?? ""), bytes)
         XCTAssertEqual(attachment["contentType"] as? String, "application/pdf")
-        XCTAssertEqual(try hreader(withPassword(["export", "--patient", "1", "--server", "http://127.0.0.1:9/fhir", "--with-documents"])).status, 2)
 
         let out = workDir.appendingPathComponent("back.pdf")
         try ok(withPassword(["documents", "get", "\(list.first!["id"]!)", "--out", out.path, "--vault", restored.path]))
         XCTAssertEqual(try Data(contentsOf: out), bytes)
+    }
+
+    /// `export --server --with-documents` creates each document once on the server, as a DocumentReference
+    /// with its bytes inline and hreader's identifier: the second export finds them there. Against the full
+    /// server (conditional creates in transactions) and the minimal one (identifiers looked up first).
+    func testExportWithDocumentsCreatesEachDocumentOnceOnTheServer() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))
+        var bytes = Data("%PDF-1.4\n".utf8)
+        for i in 0..<40_000 { bytes.append(UInt8(truncatingIfNeeded: i &* 13)) }
+        let pdf = workDir.appendingPathComponent("letter.pdf")
+        try bytes.write(to: pdf)
+        try ok(withPassword(["documents", "add", pdf.path, "--patient", "1", "--title", "Cardiology letter"]))
+        for profile in ["full", "minimal"] {
+            let server = try SampleServer(["--patients", "0", "--profile", profile], workDir: workDir)
+            defer { server.stop() }
+            let first = try json(try ok(withPassword(["export", "--patient", "1", "--server", server.fhir, "--with-documents", "--json"])))
+            let export = try XCTUnwrap(first["export"] as? [String: Any])
+            XCTAssertEqual(export["documents"] as? Int, 1, profile)
+            XCTAssertEqual(export["documents_created"] as? Int, 1, profile)
+            let found = try server.json("/fhir/DocumentReference?identifier=urn:hreader:document%7C")
+            let references = (found["entry"] as? [[String: Any]] ?? []).compactMap { $0["resource"] as? [String: Any] }
+            let stored = try XCTUnwrap(references.first { $0["resourceType"] as? String == "DocumentReference" }, "\(profile): \(found)")
+            let attachment = ((stored["content"] as? [[String: Any]])?.first?["attachment"] as? [String: Any]) ?? [:]
+            XCTAssertEqual(Data(base64Encoded: attachment["data"] as? String ?? ""), bytes, profile)
+            XCTAssertEqual((stored["subject"] as? [String: Any])?["reference"] as? String != nil, true)
+            let again = try json(try ok(withPassword(["export", "--patient", "1", "--server", server.fhir, "--with-documents", "--json"])))
+            let second = try XCTUnwrap(again["export"] as? [String: Any])
+            XCTAssertEqual(second["documents_created"] as? Int, 0, "\(profile): created once")
+            XCTAssertEqual(second["documents_existing"] as? Int, 1, profile)
+        }
     }
 }

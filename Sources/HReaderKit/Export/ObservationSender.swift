@@ -27,15 +27,15 @@ public enum ExportMode: String, Sendable {
     /// The safest write the server declares. The Bundles hold conditional creates, so they are
     /// chosen only when Observation declares `conditionalCreate` too: a server that ignores
     /// `ifNoneExist` would create every Observation again.
-    static func best(for capability: FHIRCapability) -> ExportMode {
-        guard capability.allowsConditionalCreate(on: "Observation") else { return .lookupCreate }
+    static func best(for capability: FHIRCapability, type: String = "Observation") -> ExportMode {
+        guard capability.allowsConditionalCreate(on: type) else { return .lookupCreate }
         if capability.systemInteractions.contains("transaction") { return .transaction }
         if capability.systemInteractions.contains("batch") { return .batch }
         return .conditionalCreate
     }
 }
 
-/// Sends Observation creates to one server in one mode, and counts what the server created and
+/// Sends creates of one resource type (Observations; DocumentReferences with `--with-documents`) to one server in one mode, and counts what the server created and
 /// what it already had. Without a CapabilityStatement it starts with transactions (as servers
 /// mostly take them) and, when one is refused with a 4xx, goes on with lookups and plain creates.
 struct ObservationSender {
@@ -90,7 +90,7 @@ struct ObservationSender {
                 count(created: result.created ? 1 : 0, existing: result.created ? 0 : 1)
             }
         case .lookupCreate:
-            let there = try await client.existingIdentifiers(type: "Observation", among: creates.map(\.identifier.token))
+            let there = try await client.existingIdentifiers(type: creates.first?.type ?? "Observation", among: creates.map(\.identifier.token))
             for create in creates {
                 if there.contains(create.identifier.token) {
                     existing += 1

@@ -34,8 +34,11 @@ public struct ExportSummary: Sendable {
     /// How the Observations were written (servers only), and what the summary should say about it.
     public var mode: ExportMode?
     public var notes: [String] = []
-    /// DocumentReferences written (`--with-documents`).
+    /// DocumentReferences written or sent (`--with-documents`).
     public var documents = 0
+    /// Of those sent to a server: created there, or there already (found by their identifier).
+    public var documentsCreated = 0
+    public var documentsExisting = 0
 
     init(destination: String) { self.destination = destination }
 }
@@ -66,10 +69,8 @@ extension OpenVault {
         case .file(let url):
             return try writeExport(plan, of: patient, to: url, withDocuments: options.withDocuments)
         case .server(let server):
-            guard !options.withDocuments else {
-                throw HReaderError.usage("--with-documents writes documents into the --out Bundle only; it is not sent to servers yet")
-            }
-            return try await sendExport(plan, of: patient, to: server, batchSize: options.batchSize, progress: progress)
+            return try await sendExport(plan, of: patient, to: server, batchSize: options.batchSize, withDocuments: options.withDocuments,
+                                        progress: progress)
         }
     }
 
@@ -119,7 +120,7 @@ extension OpenVault {
 
     // MARK: To a server
 
-    private func sendExport(_ plan: ExportPlan, of patient: Patient, to server: ServerURL, batchSize: Int,
+    private func sendExport(_ plan: ExportPlan, of patient: Patient, to server: ServerURL, batchSize: Int, withDocuments: Bool,
                             progress: (String) -> Void) async throws -> ExportSummary {
         let guarded = GuardedVault(self)
         var summary = summary(plan, destination: server.description)
@@ -142,6 +143,9 @@ extension OpenVault {
             case .declared(let capability):
                 // Refused here, before anything is written, rather than by the first POST.
                 try Self.require("create", on: "Observation", by: capability, at: server.description)
+                if withDocuments {
+                    try Self.require("create", on: "DocumentReference", by: capability, at: server.description, because: " (--with-documents)")
+                }
                 sender = ObservationSender(client: client, mode: .best(for: capability), mayFallBack: false)
             case .unreadable(let why):
                 sender = ObservationSender(client: client, mode: .transaction, mayFallBack: true)
@@ -164,6 +168,31 @@ extension OpenVault {
             }
             summary.mode = sender.mode
             summary.notes += sender.notes
+            if withDocuments {
+                // One document at a time: its bytes go inline (base64), so only one is in memory at once.
+                var documentSender: ObservationSender
+                switch statement {
+                case .declared(let capability):
+                    documentSender = ObservationSender(client: client, mode: .best(for: capability, type: "DocumentReference"), mayFallBack: false)
+                case .unreadable:
+                    documentSender = ObservationSender(client: client, mode: sender.mode, mayFallBack: true)
+                }
+                let documents = try guarded.run { vault in try vault.documents(patient: patient) }.filter { $0.state == .fetched }
+                for (number, document) in documents.enumerated() {
+                    progress("sending document \(number + 1) of \(documents.count)")
+                    var bytes: [UInt8] = []
+                    try guarded.run { vault in try vault.readDocumentBytes(document) { bytes += $0 } }
+                    try await documentSender.send([ExportResources.create(document, bytes: bytes, subject: "Patient/\(id)")])
+                    summary.documents += 1
+                    summary.documentsCreated = documentSender.created
+                    summary.documentsExisting = documentSender.existing
+                }
+                summary.notes += documentSender.notes
+                if documentSender.refused > 0 {
+                    throw HReaderError(.network, "\(server) refused \(documentSender.refused) of \(documents.count) documents "
+                        + "(first: \(documentSender.firstRefusal ?? "no reason given")); the others were sent")
+                }
+            }
             if sender.refused > 0 {
                 throw HReaderError(.network, "\(server) refused \(sender.refused) of \(total) observations in its batch-responses "
                     + "(first: \(sender.firstRefusal ?? "no reason given")); the others were sent")

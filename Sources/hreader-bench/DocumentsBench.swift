@@ -66,26 +66,10 @@ func runDocumentImportBenchmark(scratch: URL, password: SecretBytes) throws {
     let count = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_DOCUMENT_NOTES"] ?? "") ?? 2_000
     say("\n== documents: import of \(count) notes over HTTP (sample server on loopback) ==")
     guard let (_, hreader) = siblingBinaries() else { return }
-    let serverBinary = hreader.deletingLastPathComponent().appendingPathComponent("hreader-sample-server")
-    guard FileManager.default.isExecutableFile(atPath: serverBinary.path) else {
-        say("  (hreader-sample-server not built beside hreader-bench; skipped)")
+    guard let (server, base) = try startSampleServer(["--patients", "1", "--entries-per-patient", "10", "--bulk-notes", String(count)]) else {
         return
     }
-    let server = Process()
-    server.executableURL = serverBinary
-    server.arguments = ["--port", "0", "--patients", "1", "--entries-per-patient", "10", "--bulk-notes", String(count)]
-    let pipe = Pipe()
-    server.standardOutput = pipe
-    server.standardError = FileHandle.nullDevice
-    try server.run()
     defer { server.terminate(); server.waitUntilExit() }
-    var line = Data()
-    while !line.contains(0x0a) {
-        let chunk = pipe.fileHandleForReading.availableData
-        guard !chunk.isEmpty else { break }
-        line.append(chunk)
-    }
-    let base = String(decoding: line.prefix { $0 != 0x0a }, as: UTF8.self).replacingOccurrences(of: "listening ", with: "")
 
     let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("document-import")))
     _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))

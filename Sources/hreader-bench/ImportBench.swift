@@ -21,23 +21,8 @@ func runImportBenchmarks(scratch: URL, password: SecretBytes) async throws {
 
     // MARK: 4. From the sample server
     say("\n== Import from the sample server on loopback: \(patients) patients x \(perPatient) resources ==")
-    let serverBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("hreader-sample-server")
-    if FileManager.default.isExecutableFile(atPath: serverBinary.path) {
-        let server = Process()
-        server.executableURL = serverBinary
-        server.arguments = ["--port", "0", "--patients", String(patients), "--entries-per-patient", String(perPatient)]
-        let pipe = Pipe()
-        server.standardOutput = pipe
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+    if let (server, base) = try startSampleServer(["--patients", String(patients), "--entries-per-patient", String(perPatient)]) {
         defer { server.terminate(); server.waitUntilExit() }
-        var line = Data()
-        while !line.contains(0x0a) {
-            let chunk = pipe.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line.append(chunk)
-        }
-        let base = String(decoding: line.prefix { $0 != 0x0a }, as: UTF8.self).replacingOccurrences(of: "listening ", with: "")
         for kind in [ServerKind.fhir, .rhex] {
             let open = try freshVault("server-\(kind.rawValue)").open(.password(password))
             NetworkStatistics.reset()
@@ -53,8 +38,6 @@ func runImportBenchmarks(scratch: URL, password: SecretBytes) async throws {
             row("    waiting on the server (\(waited.requests) requests)", ms(waited.seconds),
                 String(format: "hreader itself: %.0f%% of the wall time", 100 * max(0, wall - waited.seconds) / wall))
         }
-    } else {
-        say("  (hreader-sample-server not built beside hreader-bench; skipped)")
     }
 
     // MARK: 5. import --file of a large NDJSON set

@@ -67,3 +67,27 @@ func siblingBinaries() -> (generator: URL, hreader: URL)? {
     }
     return (generator, hreader)
 }
+
+/// Starts the sample server built beside hreader-bench with `arguments` (on a free port) and returns
+/// it with its base URL, read from its `listening URL` line; nil when it is not built.
+func startSampleServer(_ arguments: [String]) throws -> (process: Process, base: String)? {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("hreader-sample-server")
+    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        say("  (hreader-sample-server not built beside hreader-bench; skipped)")
+        return nil
+    }
+    let server = Process()
+    server.executableURL = binary
+    server.arguments = ["--port", "0"] + arguments
+    let pipe = Pipe()
+    server.standardOutput = pipe
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    var line = Data()
+    while !line.contains(0x0a) {
+        let chunk = pipe.fileHandleForReading.availableData
+        guard !chunk.isEmpty else { break }
+        line.append(chunk)
+    }
+    return (server, String(decoding: line.prefix { $0 != 0x0a }, as: UTF8.self).replacingOccurrences(of: "listening ", with: ""))
+}

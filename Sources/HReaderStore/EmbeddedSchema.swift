@@ -374,17 +374,30 @@ CREATE INDEX entries_facts ON entries(patient_id, type, id, source_id, source_pa
     date_epoch, start_epoch, end_epoch, value_number, date_text, start_text, value_text, unit, codes)
 WHERE user_deleted = 0 AND type IN ('condition', 'allergy', 'medication', 'immunization', 'result', 'vital_sign', 'encounter', 'procedure');
 
-CREATE TRIGGER entries_search_insert AFTER INSERT ON entries BEGIN
+-- An import indexes the entries it adds in one statement at its end (SearchRepository.deferringIndex):
+-- while this table holds a row, entries above its id are left to that statement (their later
+-- updates and deletes in the same import too). Written and emptied in the import's transaction, so
+-- a crash leaves no row behind.
+CREATE TABLE search_deferred (
+    since  INTEGER NOT NULL
+);
+
+CREATE TRIGGER entries_search_insert AFTER INSERT ON entries
+WHEN NOT EXISTS (SELECT 1 FROM search_deferred WHERE new.id > since)
+BEGIN
     INSERT INTO entries_search (rowid, description, value_text, comments, patient_directions, dose, reaction, codes)
     VALUES (new.id, new.description, new.value_text, new.comments, new.patient_directions, new.dose, new.reaction, new.codes);
 END;
 
-CREATE TRIGGER entries_search_delete AFTER DELETE ON entries BEGIN
+CREATE TRIGGER entries_search_delete AFTER DELETE ON entries
+WHEN NOT EXISTS (SELECT 1 FROM search_deferred WHERE old.id > since)
+BEGIN
     INSERT INTO entries_search (entries_search, rowid, description, value_text, comments, patient_directions, dose, reaction, codes)
     VALUES ('delete', old.id, old.description, old.value_text, old.comments, old.patient_directions, old.dose, old.reaction, old.codes);
 END;
 
 CREATE TRIGGER entries_search_update AFTER UPDATE OF description, value_text, comments, patient_directions, dose, reaction, codes ON entries
+WHEN NOT EXISTS (SELECT 1 FROM search_deferred WHERE old.id > since)
 BEGIN
     INSERT INTO entries_search (entries_search, rowid, description, value_text, comments, patient_directions, dose, reaction, codes)
     VALUES ('delete', old.id, old.description, old.value_text, old.comments, old.patient_directions, old.dose, old.reaction, old.codes);

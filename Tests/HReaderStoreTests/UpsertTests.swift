@@ -83,4 +83,40 @@ final class UpsertTests: XCTestCase {
         all = try entries.list(patientID: patientID)
         XCTAssertTrue(all.allSatisfy { $0.missingAtSource == nil })
     }
+
+    /// An import's new entries are indexed for search in one statement at its end; rows it updates or
+    /// removes meanwhile, and older rows it changes, leave the index exactly matching the rows.
+    func testAnImportsEntriesAreIndexedAtItsEndAndTheIndexMatchesTheRows() throws {
+        let entries = EntryRepository(db)
+        let old = try entries.add(patientID: patientID, content: content("Older asthma note", raw: "{}"))
+        let search = SearchRepository(db)
+        try db.transaction {
+            try search.deferringIndex {
+                _ = try upsert("a", "Metformin tablet", raw: #"{"a":1}"#)
+                _ = try upsert("b", "Lisinopril tablet", raw: #"{"b":1}"#)
+                XCTAssertEqual(try search.search(SearchQuery("metformin")), [], "not indexed row by row")
+                _ = try upsert("a", "Metformin extended release", raw: #"{"a":2}"#)
+                try entries.removeFromSource(recordID: patientID, sourceID: sourceID, remoteID: "b")
+                try entries.setUserFields(id: old.id, UserFields(comments: "wheezing at night"))
+            }
+        }
+        let a = try XCTUnwrap(try db.scalarInt("SELECT id FROM entries WHERE remote_id = 'a'"))
+        XCTAssertEqual(try search.search(SearchQuery("extended")).map(\.entryID), [a])
+        XCTAssertEqual(try search.search(SearchQuery("tablet")), [], "the first words were replaced before the end")
+        XCTAssertEqual(try search.search(SearchQuery("lisinopril")), [], "removed within the import")
+        XCTAssertEqual(try search.search(SearchQuery("wheezing")).map(\.entryID), [old.id])
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM search_deferred"), 0)
+        // FTS5 compares its index with the rows it indexes: an error if they differ.
+        try db.execute("INSERT INTO entries_search (entries_search, rank) VALUES ('integrity-check', 1)")
+
+        // A failing import leaves nothing deferred (and its transaction takes its rows back).
+        struct Refused: Error {}
+        XCTAssertThrowsError(try db.transaction {
+            try search.deferringIndex { _ = try upsert("c", "Warfarin", raw: "{}"); throw Refused() }
+        })
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM search_deferred"), 0)
+        _ = try upsert("d", "Omeprazole capsule", raw: "{}")
+        XCTAssertEqual(try search.search(SearchQuery("omeprazole")).count, 1, "indexed row by row again")
+        try db.execute("INSERT INTO entries_search (entries_search, rank) VALUES ('integrity-check', 1)")
+    }
 }

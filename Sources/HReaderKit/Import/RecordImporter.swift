@@ -143,8 +143,11 @@ struct RecordImporter {
             let person = patient.personID
             if !summary.patientIDs.contains(person) { summary.patientIDs.append(person) }
             let changedBefore = summary.inserted + summary.updated + summary.markedMissing + summary.filedFromWaiting
-            for entry in batch.entries {
-                try store(entry, sourceID: sourceID, record: patient, summary: &summary)
+            // The batch's new entries are indexed for search in one statement at its end.
+            try SearchRepository(vault.db).deferringIndex {
+                for entry in batch.entries {
+                    try store(entry, sourceID: sourceID, record: patient, summary: &summary)
+                }
             }
             if isSnapshot {
                 summary.markedMissing += try vault.entries.markMissing(recordID: patient.id, sourceID: sourceID,

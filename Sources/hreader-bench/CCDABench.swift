@@ -46,6 +46,21 @@ func runCCDABenchmarks(scratch: URL, password: SecretBytes) throws {
     }
     row("  importFile in this process (read, map, store)", ms(median(inProcess)), String(format: "%.1fx the libxml2 floor", median(inProcess) / floor))
     row("    of which storing (matching, upserts, the search index)", ms(max(0, median(inProcess) - median(maps))))
+    // The same without reconciliation (no grouping index, no regrouping): what grouping facts adds.
+    var plain: [Double] = []
+    FactGrouping.skippedForBenchmark = true
+    for run in 0..<3 {
+        let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("ccda-plain-\(run)")))
+        _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+        let open = try service.open(.password(password))
+        try open.db.execute("DROP INDEX entries_facts")
+        plain.append(try seconds { _ = try open.importFile(file) })
+        try? FileManager.default.removeItem(at: service.vault.root)
+    }
+    FactGrouping.skippedForBenchmark = false
+    row("    the same without reconciliation", ms(median(plain)),
+        String(format: "reconciliation adds %.0f ms (%.0f%%)", (median(inProcess) - median(plain)) * 1000,
+               100 * (median(inProcess) - median(plain)) / median(plain)))
 
     var imports: [Double] = [], peaks: [Int] = []
     var entries = 0

@@ -199,6 +199,15 @@ final class ReconciliationTests: ServerCLITestCase {
         XCTAssertEqual(try cli(["import", "--file", gp.path]).status, 0)
         XCTAssertEqual(try state(), chosen)
 
+        // A later download from the GP (another file, another Patient id, the same GP identifier) finds
+        // the person the GP's record was merged into, and suggests no one.
+        let later = try copy([], patient: "gp7-2026", identifier: ("urn:oid:1.2.250.1.999.gp", "GP-7"), offsetMinutes: 0, own: Self.labOwn)
+        let again = try json(try cli(["import", "--file", later.path, "--json"]))
+        XCTAssertEqual(((again["summary"] as? [String: Any])?["patients"] as? [String: Any])?["ids"] as? [Int], [ids[0]])
+        XCTAssertEqual(try patientIDs(), [ids[0]])
+        XCTAssertTrue(try entries(ids[0]).contains { $0["description"] as? String == "Hemoglobin A1c" })
+        XCTAssertEqual((try json(try cli(["patients", "suggest", "--json"]))["suggestions"] as? [Any])?.count, 0)
+
         // Joining across kinds or people is refused with one clear line.
         let refused = try cli(["entries", "join", "\(asthma)", "\(try XCTUnwrap(try entries(ids[0]).first { $0["type"] as? String == "encounter" }?["id"] as? Int))"])
         XCTAssertEqual(refused.status, 2)

@@ -22,7 +22,10 @@ extension OpenVault {
             let identityRepository = PatientIdentityRepository(db)
             var identifiers: [Int64: [String]] = [:]
             for patient in everyone {
-                identifiers[patient.id] = try identityRepository.identities(of: patient.id).filter { $0.kind == .identifier }.map(\.value)
+                // A person's identifiers are those of their own record and of the records merged into them.
+                let records = [patient.id] + (try patients.merged(into: patient.id).map(\.id))
+                identifiers[patient.id] = try records.flatMap { try identityRepository.identities(of: $0) }
+                    .filter { $0.kind == .identifier }.map(\.value)
             }
             func system(_ token: String) -> String { token.firstIndex(of: "|").map { String(token[..<$0]) } ?? token }
             func normalized(_ text: String) -> String {

@@ -19,6 +19,17 @@ public enum AtomicFile {
     }
 
     public static func write(_ bytes: [UInt8], to url: URL, mode: mode_t = 0o600) throws {
+        try write(to: url, mode: mode) { append in try append(bytes) }
+    }
+
+    /// A target that is there already, when `replacing` is false.
+    public struct Exists: Swift.Error {}
+
+    /// The same, for bytes that come in pieces (`body` calls `append` for each), so a large file never
+    /// sits whole in memory. Without `replacing`, an existing target (a symlink too) is refused with
+    /// `Exists` and left as it is. Whatever `body` throws, the target is untouched.
+    public static func write(to url: URL, mode: mode_t = 0o600, replacing: Bool = true,
+                             _ body: (_ append: ([UInt8]) throws -> Void) throws -> Void) throws {
         let directory = url.deletingLastPathComponent().path
         let temporary = directory + "/." + url.lastPathComponent + ".tmp-" + (try SecureRandom.bytes(6)).map { String(format: "%02x", $0) }.joined()
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
@@ -27,16 +38,27 @@ public enum AtomicFile {
         defer { if !done { unlink(temporary) } }
         do {
             defer { close(fd) }
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { Glibc_write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-                if n < 0 { if errno == EINTR { continue }; throw Error.io("cannot write", path: temporary, errno: errno) }
-                offset += n
+            try body { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let n = bytes.withUnsafeBytes { Glibc_write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+                    if n < 0 { if errno == EINTR { continue }; throw Error.io("cannot write", path: temporary, errno: errno) }
+                    offset += n
+                }
             }
             guard fchmod(fd, mode) == 0 else { throw Error.io("cannot chmod", path: temporary, errno: errno) }
             guard fsync(fd) == 0 else { throw Error.io("cannot fsync", path: temporary, errno: errno) }
         }
-        guard rename(temporary, url.path) == 0 else { throw Error.io("cannot rename over", path: url.path, errno: errno) }
+        if replacing {
+            guard rename(temporary, url.path) == 0 else { throw Error.io("cannot rename over", path: url.path, errno: errno) }
+        } else {
+            // link() never replaces: it fails with EEXIST when anything (a symlink too) has the name.
+            guard link(temporary, url.path) == 0 else {
+                if errno == EEXIST { throw Exists() }
+                throw Error.io("cannot create", path: url.path, errno: errno)
+            }
+            unlink(temporary)
+        }
         done = true
         try syncDirectory(directory)
     }

@@ -2,11 +2,6 @@ import ArgumentParser
 import Foundation
 import HReaderKit
 import HReaderStore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 struct DocumentsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -80,7 +75,7 @@ struct DocumentsCommand: ParsableCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "get", abstract: "Write a document's exact bytes to a file (or stdout with --out -).",
-            discussion: "The file is created with mode 0600; an existing file is kept unless --force is given.")
+            discussion: "The file is created with mode 0600; an existing file is kept unless --force is given, and kept as it was when anything fails.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The document's id or uuid.") var document: String
         @Option(help: ArgumentHelp("Where to write the bytes; '-' for stdout.", valueName: "file")) var out: String
@@ -94,28 +89,7 @@ struct DocumentsCommand: ParsableCommand {
                 try open.readDocumentBytes(d) { chunk in stdout.write(Data(chunk)) }
                 return
             }
-            var flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW
-            flags |= force ? O_TRUNC : O_EXCL
-            #if canImport(Glibc)
-            let fd = Glibc.open(out, flags, 0o600)
-            #else
-            let fd = Darwin.open(out, flags, 0o600)
-            #endif
-            guard fd >= 0 else {
-                if errno == EEXIST { throw HReaderError.usage("\(out) exists; give --force to replace it") }
-                throw HReaderError(.failure, "cannot write \(out): \(String(cString: strerror(errno)))")
-            }
-            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-            do {
-                if force { _ = fchmod(fd, 0o600) }
-                try open.readDocumentBytes(d) { chunk in try handle.write(contentsOf: chunk) }
-                try handle.synchronize()
-            } catch {
-                try? handle.close()
-                unlink(out)
-                throw error
-            }
-            try handle.close()
+            try open.saveDocument(d, to: URL(fileURLWithPath: out), replacing: force)
             global.note("Wrote \(DocumentsCommand.size(d.size)) to \(out).")
         }
     }

@@ -60,6 +60,12 @@ final class DocumentsTests: ServerCLITestCase {
         XCTAssertEqual(again.status, 2, "an existing file is kept without --force: \(again.stderr)")
         try ok(withPassword(["documents", "get", id("Letter"), "--out", out.path, "--force"]))
         XCTAssertEqual(try Data(contentsOf: out), try Data(contentsOf: URL(fileURLWithPath: rtf)))
+        // A symlink at that name is a name taken: never followed, refused without --force.
+        let victim = workDir.appendingPathComponent("victim.txt"), link = workDir.appendingPathComponent("link.pdf")
+        try Data("untouched".utf8).write(to: victim)
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: victim)
+        XCTAssertEqual(try hreader(withPassword(["documents", "get", id("Letter"), "--out", link.path])).status, 2)
+        XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), "untouched")
         let stdout = try ok(withPassword(["documents", "get", id("visit"), "--out", "-"]))
         XCTAssertEqual(stdout.stdout, try String(contentsOfFile: html, encoding: .utf8))
 
@@ -115,6 +121,15 @@ final class DocumentsTests: ServerCLITestCase {
         let pdfID = "\(byOrigin["DocumentReference/doc-pdf#content[0]"]!["id"]!)"
         let pdf = try cli(["documents", "get", pdfID, "--out", "-"])
         XCTAssertTrue(pdf.stdout.hasPrefix("%PDF-1.4"), pdf.stdout)
+        // A document with no bytes here (kept as a reference) cannot be written: the file already at
+        // that name is kept exactly, even with --force, and nothing is left beside it.
+        let kept = workDir.appendingPathComponent("kept.txt")
+        try Data("my own notes".utf8).write(to: kept)
+        let refused = try cli(["documents", "get", "\(byOrigin["DocumentReference/doc-exe#content[0]"]!["id"]!)", "--out", kept.path, "--force"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("has no bytes in the vault"), refused.stderr)
+        XCTAssertEqual(try String(contentsOf: kept, encoding: .utf8), "my own notes")
+        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: workDir.path).contains { $0.hasPrefix(".kept.txt.tmp-") })
         let html = try cli(["documents", "show", "\(byOrigin["DocumentReference/doc-html#content[0]"]!["id"]!)"])
         XCTAssertTrue(html.stdout.contains("Marigoldine clinic visit"), html.stdout)
         XCTAssertTrue(html.stdout.contains("the leaflet (https://example.org/leaflet)"), html.stdout)

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderCrypto
 import HReaderRecords
 import HReaderStore
 
@@ -73,6 +74,19 @@ extension OpenVault {
                                + (document.reason.map { ": \($0)" } ?? "") + ")")
         }
         try read { try documentStore.readBytes(id: document.id, write) }
+    }
+
+    /// `hreader documents get --out FILE`: the exact bytes into a new file (mode 0600), written beside it
+    /// and renamed into place, so a failure (or a refusal) leaves whatever had that name as it was. An
+    /// existing file is replaced only with `replacing`.
+    public func saveDocument(_ document: StoredDocument, to url: URL, replacing: Bool) throws {
+        do {
+            try AtomicFile.write(to: url, mode: 0o600, replacing: replacing) { append in try readDocumentBytes(document, append) }
+        } catch is AtomicFile.Exists {
+            throw HReaderError.usage("\(url.path) exists; give --force to replace it")
+        } catch let error as AtomicFile.Error {
+            throw HReaderError(.failure, error.description)
+        }
     }
 
     /// `hreader documents add`: the file's bytes read and stored in chunks (a file of any size within

@@ -52,7 +52,7 @@ public struct PatientMergeRepository {
         let records = try db.query("SELECT id, merged_into FROM patients WHERE id = ? OR merged_into = ? ORDER BY id",
                                    [otherID, otherID]) { ($0.int64(0)!, $0.int64(1)) }
         var moved: [String: [Int64]] = [:]
-        for table in Self.movedTables where try exists(table) {
+        for table in Self.movedTables {
             moved[table] = try db.query("SELECT id FROM \(table) WHERE patient_id = ? ORDER BY id", [otherID]) { $0.int64(0)! }
             try db.execute("UPDATE \(table) SET patient_id = ? WHERE patient_id = ?", [keepID, otherID])
         }
@@ -92,7 +92,7 @@ public struct PatientMergeRepository {
         for (id, into) in records {
             try db.execute("UPDATE patients SET merged_into = ? WHERE id = ?", [into, id])
         }
-        for table in Self.movedTables where try exists(table) {
+        for table in Self.movedTables {
             let ids = try db.query("SELECT value FROM json_each(?, ?)", [undo, "$.moved.\(table)"]) { $0.int64(0)! }
             let update = try db.prepare("UPDATE \(table) SET patient_id = ? WHERE id = ? AND patient_id = ?")
             for id in ids {
@@ -127,9 +127,5 @@ public struct PatientMergeRepository {
 
     static func row(_ s: Statement) -> Merge {
         Merge(id: s.int64(0)!, keepID: s.int64(1)!, otherID: s.int64(2)!, mergedAt: s.string(3)!, undoneAt: s.string(4))
-    }
-
-    private func exists(_ table: String) throws -> Bool {
-        try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", [table]) == 1
     }
 }

@@ -34,11 +34,11 @@ final class ReconciliationTests: ServerCLITestCase {
     /// The server's resources of p1, as one other source states them: its own patient id, identifier
     /// and resource ids, its times in another offset, body weights in pounds; plus `own`, facts only it has.
     func copy(_ resources: [[String: Any]], patient: String, identifier: (String, String), offsetMinutes: Int,
-              own: [[String: Any]]) throws -> URL {
+              own: [[String: Any]], alsoKnownAs: [(String, String)] = []) throws -> URL {
         // The same person's name, birth date and gender as the server has them.
         var person = try server.json("/fhir/Patient/p1")
         person["id"] = patient
-        person["identifier"] = [["system": identifier.0, "value": identifier.1]]
+        person["identifier"] = ([identifier] + alsoKnownAs).map { ["system": $0.0, "value": $0.1] }
         person["meta"] = nil
         var entries: [[String: Any]] = [["fullUrl": "urn:uuid:\(patient)", "resource": person]]
         for var resource in resources + own {
@@ -201,12 +201,22 @@ final class ReconciliationTests: ServerCLITestCase {
 
         // A later download from the GP (another file, another Patient id, the same GP identifier) finds
         // the person the GP's record was merged into, and suggests no one.
-        let later = try copy([], patient: "gp7-2026", identifier: ("urn:oid:1.2.250.1.999.gp", "GP-7"), offsetMinutes: 0, own: Self.labOwn)
+        // It also carries the hospital's MRN: two records of one person answer, and they are one answer.
+        let mrn = try XCTUnwrap(((try server.json("/fhir/Patient/p1"))["identifier"] as? [[String: Any]])?.first)
+        let later = try copy([], patient: "gp7-2026", identifier: ("urn:oid:1.2.250.1.999.gp", "GP-7"), offsetMinutes: 0, own: Self.labOwn,
+                             alsoKnownAs: [(mrn["system"] as! String, mrn["value"] as! String)])
         let again = try json(try cli(["import", "--file", later.path, "--json"]))
         XCTAssertEqual(((again["summary"] as? [String: Any])?["patients"] as? [String: Any])?["ids"] as? [Int], [ids[0]])
         XCTAssertEqual(try patientIDs(), [ids[0]])
         XCTAssertTrue(try entries(ids[0]).contains { $0["description"] as? String == "Hemoglobin A1c" })
         XCTAssertEqual((try json(try cli(["patients", "suggest", "--json"]))["suggestions"] as? [Any])?.count, 0)
+
+        // Removing the server's source with its patients would take the GP's merged record along: refused.
+        let beforeRemoval = try state()
+        let removal = try cli(["sources", "remove", server.fhir, "--with-patients"])
+        XCTAssertEqual(removal.status, 2, removal.stderr)
+        XCTAssertTrue(removal.stderr.contains("records of other sources merged into them"), removal.stderr)
+        XCTAssertEqual(try state(), beforeRemoval, "nothing removed")
 
         // Joining across kinds or people is refused with one clear line.
         let refused = try cli(["entries", "join", "\(asthma)", "\(try XCTUnwrap(try entries(ids[0]).first { $0["type"] as? String == "encounter" }?["id"] as? Int))"])

@@ -119,6 +119,28 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertEqual(values, [93, 81, 87, 75, 60], "document order at 07:00:00, then 07:00:01 (entries: \(heartRates))")
     }
 
+    /// An export imported under a patient later merged into another person is that person's export:
+    /// imported again under the person (or under `--as me`), it adds nothing; unmerged, it is the
+    /// first patient's again.
+    func testAnExportImportedBeforeAMergeAddsNothingUnderThePersonAfter() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace"]))
+        let path = try file("export.xml", Self.export())
+        try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+        let me = try XCTUnwrap((try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as? [[String: Any]])?
+            .first { $0["relationship"] as? String == "me" }?["id"] as? Int)
+        let count = try entries(me).count
+        try ok(withPassword(["patients", "merge", "1", "\(me)"]))
+        XCTAssertEqual(try entries(1).count, count)
+        for target in [["--patient", "1"], ["--as", "me"]] {
+            let again = try ok(withPassword(["import", "--apple-health", path] + target))
+            XCTAssertTrue(again.stdout.contains(": 0 new entries, 0 updated, \(count) unchanged"), "\(target): \(again.stdout)")
+            XCTAssertEqual(try entries(1).count, count, "\(target)")
+        }
+        try ok(withPassword(["patients", "unmerge", "1"]))
+        XCTAssertEqual(try entries(me).count, count)
+        XCTAssertEqual(try entries(1).count, 0)
+    }
+
     func testImportsAnExportWithItsDTDCountingBloodPressureOnce() throws {
         let path = try file("export.xml", Self.export())
         let result = try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))

@@ -101,8 +101,15 @@ extension OpenVault {
                     UPDATE sources SET base_url = ? WHERE id = ? AND kind = 'apple-health' AND base_url = ?
                     AND NOT EXISTS (SELECT 1 FROM sources WHERE kind = 'apple-health' AND base_url = ?)
                     """, ["apple-health:" + owner.uuid, owner.sourceID, Self.legacyMeSource, "apple-health:" + owner.uuid])
-                keyedSource = try Self.mergedRecordSource(db, person: owner)
-                    ?? sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + owner.uuid, displayName: "Apple Health", now: now)
+                // The export of a record merged into this person stays that record's: its source, and the
+                // record its entries were stated in (so they are found again, not added twice).
+                if let (source, record) = try Self.mergedRecordSource(db, person: owner) {
+                    keyedSource = source
+                    target = record
+                    return record
+                }
+                keyedSource = try sources.findOrCreate(kind: .appleHealth, baseURL: "apple-health:" + owner.uuid,
+                                                       displayName: "Apple Health", now: now)
                 return owner
             }
             func sourceID() throws -> Int64 {
@@ -394,16 +401,18 @@ extension OpenVault {
 
     /// After `patients merge`, a person's export may have been imported under one of the records
     /// merged into them: when the person has no source of their own and exactly one such record
-    /// has one, that is the export's source still (the same export adds nothing the second time).
-    static func mergedRecordSource(_ db: Database, person: Patient) throws -> Int64? {
+    /// has one, that source and that record are the export's still (the same export adds nothing
+    /// the second time).
+    static func mergedRecordSource(_ db: Database, person: Patient) throws -> (source: Int64, record: Patient)? {
         guard person.mergedInto == nil,
               try db.scalarInt("SELECT id FROM sources WHERE kind = 'apple-health' AND base_url = ?", ["apple-health:" + person.uuid]) == nil
         else { return nil }
         let found = try db.query("""
-            SELECT s.id FROM sources s JOIN patients p ON s.base_url = 'apple-health:' || p.uuid
+            SELECT s.id, p.id FROM sources s JOIN patients p ON s.base_url = 'apple-health:' || p.uuid
             WHERE s.kind = 'apple-health' AND p.merged_into = ?
-            """, [person.id]) { $0.int64(0)! }
-        return found.count == 1 ? found[0] : nil
+            """, [person.id]) { ($0.int64(0)!, $0.int64(1)!) }
+        guard found.count == 1, let record = try PatientRepository(db).get(id: found[0].1) else { return nil }
+        return (found[0].0, record)
     }
 
     /// The patient an earlier `--as me` import created, if any.

@@ -44,6 +44,11 @@ struct PatientsCommand: ParsableCommand {
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The patient to keep (local id or uuid).") var keep: String
+
+        /// What `merge` and `unmerge` print with --json.
+        static func json(_ result: PatientMergeResult) -> [String: Any] {
+            ["id": result.merge.id, "keep": result.keep.id, "other": result.other.id, "entries_moved": result.entriesMoved]
+        }
         @Argument(help: "The patient to merge into KEEP.") var other: String
 
         func run() throws {
@@ -51,8 +56,7 @@ struct PatientsCommand: ParsableCommand {
             let keepPatient = try open.patient(keep), otherPatient = try open.patient(other)
             let result = try open.mergePatients(keep: keepPatient, other: otherPatient)
             if global.json {
-                Output.json(["merge": ["id": result.merge.id, "keep": keepPatient.id, "other": otherPatient.id,
-                                       "entries_moved": result.entriesMoved]])
+                Output.json(["merge": Self.json(result)])
                 return
             }
             global.note("Merged patient \(otherPatient.id) (\(otherPatient.displayName)) into \(keepPatient.id) (\(keepPatient.displayName)): "
@@ -73,8 +77,7 @@ struct PatientsCommand: ParsableCommand {
             let open = try global.open()
             let result = try open.unmergePatient(keep: try keep.map { try open.patient($0) }, mergeID: merge)
             if global.json {
-                Output.json(["merge": ["id": result.merge.id, "keep": result.keep.id, "other": result.other.id,
-                                       "entries_moved": result.entriesMoved]])
+                Output.json(["merge": Merge.json(result)])
                 return
             }
             global.note("Undid merge \(result.merge.id): patient \(result.other.id) (\(result.other.displayName)) is their own again, "

@@ -7,7 +7,8 @@ enum CodesJSON {
     static func encode(_ codes: [String: [String]]) -> String {
         guard !codes.isEmpty else { return "{}" }
         var out = "{"
-        for (i, system) in codes.keys.sorted().enumerated() {
+        // Sorted, so equal codes are equal text; most entries have one system.
+        for (i, system) in (codes.count == 1 ? Array(codes.keys) : codes.keys.sorted()).enumerated() {
             if i > 0 { out += "," }
             out += quote(system) + ":[" + codes[system]!.map(quote).joined(separator: ",") + "]"
         }

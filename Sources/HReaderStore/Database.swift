@@ -167,6 +167,15 @@ public final class Database {
         return out
     }
 
+    /// Runs `body` with a page cache of `kibibytes` (SQLite's default is 2 MB), then the default again:
+    /// a long write transaction keeps its b-trees' paths in memory instead of spilling pages to the
+    /// WAL and reading (decrypting) them back again and again.
+    public func withPageCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
+        try execute("PRAGMA cache_size = -\(kibibytes)")
+        defer { try? execute("PRAGMA cache_size = -2000") }
+        return try body()
+    }
+
     /// A prepared statement kept for reuse (pragmas are not cached: some change meaning per call).
     func cachedStatement(_ sql: String) throws -> Statement {
         if let cached = statementCache[sql] { return cached }

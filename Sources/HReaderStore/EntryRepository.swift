@@ -65,19 +65,53 @@ public struct EntryRepository {
         let source = try sourceID ?? SourceRepository(db).manualSourceID()
         let stamp = Timestamps.now(now)
         let c = content
-        try db.execute("""
-            INSERT \(ifNew ? "OR IGNORE " : "")INTO entries (uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch,
-                start_text, start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity,
-                raw, comments, patient_quantity, patient_dose, patient_directions, patient_prescriber, user_deleted,
-                created, updated, source_patient_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [uuid, patientID, source, remoteID ?? uuid, c.type.rawValue, c.description, c.status,
-                  c.date?.text, c.date?.epoch, c.start?.text, c.start?.epoch, c.end?.text, c.end?.epoch,
-                  Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
-                  user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
-                  user.deleted, stamp, stamp, recordID ?? patientID])
+        // Bound value by value: an import writes thousands of rows, and an array of 30 existentials
+        // per row cost more than the row's own insert.
+        let statement = try db.cachedStatement(ifNew ? Self.insertIfNewSQL : Self.insertSQL)
+        defer { statement.reset() }
+        statement.bind(1, uuid)
+        statement.bind(2, patientID)
+        statement.bind(3, source)
+        statement.bind(4, remoteID ?? uuid)
+        statement.bind(5, c.type.rawValue)
+        statement.bind(6, c.description)
+        statement.bind(7, c.status)
+        statement.bind(8, c.date?.text)
+        statement.bind(9, c.date?.epoch)
+        statement.bind(10, c.start?.text)
+        statement.bind(11, c.start?.epoch)
+        statement.bind(12, c.end?.text)
+        statement.bind(13, c.end?.epoch)
+        statement.bind(14, Self.encodeCodes(c.codes))
+        statement.bind(15, c.valueNumber)
+        statement.bind(16, c.valueText)
+        statement.bind(17, c.unit)
+        statement.bind(18, c.dose)
+        statement.bind(19, c.reaction)
+        statement.bind(20, c.severity)
+        statement.bind(21, c.raw)
+        statement.bind(22, user.comments)
+        statement.bind(23, user.patientQuantity)
+        statement.bind(24, user.patientDose)
+        statement.bind(25, user.patientDirections)
+        statement.bind(26, user.patientPrescriber)
+        statement.bind(27, Int64(user.deleted ? 1 : 0))
+        statement.bind(28, stamp)
+        statement.bind(29, stamp)
+        statement.bind(30, recordID ?? patientID)
+        try statement.step()
         return db.changes > 0
     }
+
+    private static let insertColumns = """
+        INTO entries (uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch,
+            start_text, start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity,
+            raw, comments, patient_quantity, patient_dose, patient_directions, patient_prescriber, user_deleted,
+            created, updated, source_patient_id)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let insertSQL = "INSERT " + insertColumns
+    private static let insertIfNewSQL = "INSERT OR IGNORE " + insertColumns
 
     public func get(id: Int64) throws -> Entry? {
         if SampleRepository.isSample(id: id) { return try SampleRepository(db: db).get(id: id) }

@@ -93,6 +93,11 @@ public struct PendingResourceRepository {
         try db.execute("DELETE FROM pending_resources WHERE id = ?", [id])
     }
 
+    /// Whether nothing of `sourceID` waits (an import then has nothing to take back per entry).
+    public func isEmpty(sourceID: Int64) throws -> Bool {
+        try db.scalarInt("SELECT EXISTS (SELECT 1 FROM pending_resources WHERE source_id = ?)", [sourceID]) == 0
+    }
+
     /// Removes a resource kept earlier, when an import finds its patient after all.
     public func remove(sourceID: Int64, remoteID: String) throws {
         try db.execute("DELETE FROM pending_resources WHERE source_id = ? AND remote_id = ?", [sourceID, remoteID])

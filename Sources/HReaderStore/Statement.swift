@@ -36,7 +36,7 @@ public final class Statement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case let .integer(v): rc = sqlite3_bind_int64(handle, index, v)
             case let .real(v): rc = sqlite3_bind_double(handle, index, v)
-            case let .text(v): rc = sqlite3_bind_text(handle, index, v, -1, SQLITE_TRANSIENT)
+            case let .text(v): rc = bindText(index, v)
             case let .blob(v): rc = v.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32(v.count), SQLITE_TRANSIENT) }
             }
             guard rc == SQLITE_OK else { throw database.error(rc, sql: sql) }
@@ -50,7 +50,25 @@ public final class Statement {
     }
 
     public func bind(_ index: Int32, _ value: String?) {
-        if let value { sqlite3_bind_text(handle, index, value, -1, SQLITE_TRANSIENT) } else { sqlite3_bind_null(handle, index) }
+        if let value { bindText(index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    public func bind(_ index: Int32, _ value: Double?) {
+        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    /// Text from the string's own UTF-8 bytes, with their length: passing a Swift String where a C
+    /// string is expected copies it into a new NUL-terminated array first, per value. (A string
+    /// of more than 2 GiB is refused by SQLite as too big.)
+    @discardableResult
+    func bindText(_ index: Int32, _ value: String) -> Int32 {
+        var value = value
+        return value.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return sqlite3_bind_text(handle, index, "", 0, SQLITE_TRANSIENT) }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text64(handle, index, $0, sqlite3_uint64(bytes.count), SQLITE_TRANSIENT, UInt8(SQLITE_UTF8))
+            }
+        }
     }
 
     public func bind(_ index: Int32, _ value: DatabaseValue) {
@@ -58,7 +76,7 @@ public final class Statement {
         case .null: sqlite3_bind_null(handle, index)
         case let .integer(v): sqlite3_bind_int64(handle, index, v)
         case let .real(v): sqlite3_bind_double(handle, index, v)
-        case let .text(v): sqlite3_bind_text(handle, index, v, -1, SQLITE_TRANSIENT)
+        case let .text(v): bindText(index, v)
         case let .blob(v): v.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32(v.count), SQLITE_TRANSIENT) }
         }
     }

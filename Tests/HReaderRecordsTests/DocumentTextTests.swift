@@ -86,4 +86,14 @@ final class DocumentTextTests: XCTestCase {
         XCTAssertEqual(FHIRAttachments.binary(Array(#"{"resourceType":"Binary","contentType":"text/plain","data":"aGk="}"#.utf8))?.data, "aGk=")
         XCTAssertNil(FHIRAttachments.binary(Array(#"{"resourceType":"Patient"}"#.utf8)))
     }
+
+    func testMentionsFindsNeedlesByteForByte() {
+        XCTAssertTrue(FHIRAttachments.mentions(#"{"a":"Ünïcode ✓","presentedForm":[]}"#, ["\"attachment\"", "\"presentedForm\""]))
+        XCTAssertTrue(FHIRAttachments.mentions("xx\"Media\"", ["\"Media\""]), "at the very end")
+        XCTAssertFalse(FHIRAttachments.mentions(#"{"attachments":1}"#, ["\"attachment\""]))
+        XCTAssertFalse(FHIRAttachments.mentions("\"Medi", ["\"Media\""]), "longer than the text")
+        XCTAssertFalse(FHIRAttachments.mentions("", ["\"Media\""]))
+        // A combining accent inside the name makes it another name.
+        XCTAssertFalse(FHIRAttachments.mentions("\"attachme\u{301}nt\"", ["\"attachment\""]))
+    }
 }

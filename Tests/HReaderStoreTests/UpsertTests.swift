@@ -37,6 +37,23 @@ final class UpsertTests: XCTestCase {
                                        content: content(description, raw: raw))
     }
 
+    /// Text is bound from the string's own bytes with their length (no C-string copy): the empty
+    /// string stays empty (not NULL), composed and astral characters and long values come back whole,
+    /// through both binding paths (the entry insert and the array one).
+    func testTextIsStoredByteForByte() throws {
+        let long = String(repeating: "ünï ✓ 𝄞 ", count: 50_000)
+        for (i, text) in ["", "é", "e\u{301}", long].enumerated() {
+            XCTAssertEqual(try upsert("text-\(i)", text, raw: text), .inserted)
+            let stored = try db.query("SELECT description, raw, typeof(raw) FROM entries WHERE remote_id = ?", ["text-\(i)"]) {
+                ($0.string(0), $0.string(1), $0.string(2))
+            }
+            XCTAssertEqual(stored.first?.0, text)
+            XCTAssertEqual(stored.first?.1, text)
+            XCTAssertEqual(stored.first?.2, "text")
+            XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM entries WHERE description = ?", [text]), 1)
+        }
+    }
+
     func testSourceAndPatientAreFoundAgainNotDuplicated() throws {
         let again = try SourceRepository(db).findOrCreate(kind: .fhir, baseURL: "https://fhir.example.org/r4",
                                                           displayName: "Example", now: "2024-02-01T00:00:00Z")

@@ -43,6 +43,28 @@ final class SearchTests: CLITestCase {
         XCTAssertTrue(table.stdout.contains("‹diabetes›"), table.stdout)
     }
 
+    /// Entries and documents are ranked together and cut to --limit before passages are made: the
+    /// hits are the best of both kinds, each with its passage, for a prefix that many words share.
+    func testEntriesAndDocumentsAreRankedTogetherAndEachShownHitHasItsPassage() throws {
+        for (i, word) in ["Kalomira", "Kalomentine", "Kalomisse"].enumerated() {
+            try ok(withPassword(["entries", "add", "--patient", "1", "--type", "condition", "--description", "\(word) syndrome", "--date", "2020-0\(i + 1)-01"]))
+            let text = (0..<200).map { $0 % 40 == 7 ? word.lowercased() : "filler\($0 % 13)" }.joined(separator: " ")
+            let note = workDir.appendingPathComponent("note-\(i).txt")
+            try Data(text.utf8).write(to: note)
+            try ok(withPassword(["documents", "add", note.path, "--patient", "1", "--title", "Note \(i)"]))
+        }
+        let all = try hits(["kalom"])
+        XCTAssertEqual(all.count, 6, "\(all)")
+        XCTAssertEqual(Set(all.map { $0["kind"] as? String }), ["entry", "document"])
+        for hit in all { XCTAssertTrue((hit["snippet"] as? String ?? "").lowercased().contains("‹kalom"), "\(hit)") }
+        // The entries' short descriptions rank above the long notes.
+        XCTAssertEqual(all.prefix(3).map { $0["kind"] as? String }, ["entry", "entry", "entry"])
+        let four = try hits(["kalom", "--limit", "4"])
+        XCTAssertEqual(four.map { $0["kind"] as? String }, ["entry", "entry", "entry", "document"])
+        XCTAssertEqual(four.map { $0["id"] as? Int }, all.prefix(4).map { $0["id"] as? Int })
+        for hit in four { XCTAssertTrue((hit["snippet"] as? String ?? "").lowercased().contains("‹kalom"), "\(hit)") }
+    }
+
     func testStruckEntriesAreLeftOutAndComeBackWhenRestored() throws {
         try ok(withPassword(["entries", "strike", "3"]))
         XCTAssertEqual(try hits(["metformin"]).map { $0["id"] as? Int }, [1])

@@ -144,13 +144,27 @@ extension OpenVault {
     /// `hreader search` over entries and documents together: the two ranked lists merged by their
     /// BM25 ranks. With an entry `type`, documents are left out.
     public func searchRecords(_ text: String, patient: Patient? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [RecordSearchHit] {
-        let entries = try search(text, patient: patient, type: type, limit: limit).map(RecordSearchHit.entry)
-        guard type == nil else { return entries }
-        let documents = try read { try SearchRepository(db).searchDocuments(SearchQuery(text), patientID: patient?.id, limit: limit) }
-        let merged = (entries + documents.map(RecordSearchHit.document)).enumerated().sorted { a, b in
-            a.element.rank != b.element.rank ? a.element.rank < b.element.rank : a.offset < b.offset
-        }.map(\.element)
-        return Array(merged.prefix(limit))
+        guard type == nil else { return try search(text, patient: patient, type: type, limit: limit).map(RecordSearchHit.entry) }
+        let query = SearchQuery(text)
+        guard !query.words.isEmpty else { throw HReaderError.usage("give a word to search for (letters or digits)") }
+        // Both lists ranked, merged, cut to `limit`; passages are made for those shown only.
+        return try read {
+            let index = SearchRepository(db)
+            let entries = try index.rankEntries(query, patientID: patient?.id, limit: limit).map { (found: $0, isDocument: false) }
+            let documents = try index.rankDocuments(query, patientID: patient?.id, limit: limit).map { (found: $0, isDocument: true) }
+            let shown = (entries + documents).enumerated().sorted { a, b in
+                a.element.found.rank != b.element.found.rank ? a.element.found.rank < b.element.found.rank : a.offset < b.offset
+            }.prefix(limit).map(\.element)
+            let entryHits = Dictionary(try index.entryHits(shown.filter { !$0.isDocument }.map(\.found), query: query)
+                .map { ($0.entryID, $0) }, uniquingKeysWith: { first, _ in first })
+            let documentHits = Dictionary(try index.documentHits(shown.filter(\.isDocument).map(\.found), query: query)
+                .map { ($0.documentID, $0) }, uniquingKeysWith: { first, _ in first })
+            // In the merged order (a match removed since it was ranked has no hit, and is left out).
+            return shown.compactMap { item -> RecordSearchHit? in
+                item.isDocument ? documentHits[item.found.id].map(RecordSearchHit.document)
+                    : entryHits[item.found.shownID].map(RecordSearchHit.entry)
+            }
+        }
     }
 
     /// `hreader check`: documents whose bytes no longer match their SHA-256.

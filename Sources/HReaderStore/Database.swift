@@ -167,6 +167,14 @@ public final class Database {
         return out
     }
 
+    /// Runs a query and hands each row to `row` as it is stepped (nothing is collected).
+    public func forEachRow(_ sql: String, _ arguments: [DatabaseValueConvertible?] = [], _ row: (Statement) throws -> Void) throws {
+        let statement = try cachedStatement(sql)
+        try statement.bind(arguments)
+        defer { statement.reset() }
+        while try statement.step() { try row(statement) }
+    }
+
     /// Runs `body` with a page cache of `kibibytes` (SQLite's default is 2 MB), then the default again:
     /// a long write transaction keeps its b-trees' paths in memory instead of spilling pages to the
     /// WAL and reading (decrypting) them back again and again.

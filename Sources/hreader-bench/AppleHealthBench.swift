@@ -5,11 +5,13 @@ import HReaderKit
 import HReaderRecords
 import HReaderStore
 
-/// `import --apple-health` of generated exports (200k and 1M records): records/s and peak memory of
+/// `import --apple-health` of generated exports (1M and 10M records): records/s and peak memory of
 /// the hreader process, against the reference importer healthkit-to-sqlite on the same files, and
-/// the parse floor under it: the reader alone over the same zip.
+/// the parse floor under it: the reader alone over the same zip; at each size the timeline pages, the
+/// web view (largest size), check, backup and search; then how each figure grew with the size.
 func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
-    let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "200000,1000000")
+    // One and ten million records (issue 27: a decade of a watch; the growth lines compare them).
+    let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "1000000,10000000")
         .split(separator: ",").compactMap { Int($0) }
     say("\n== import --apple-health: generated exports (real format, streamed) ==")
     guard let (generator, hreader) = siblingBinaries() else { return }
@@ -19,6 +21,8 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
                      packageRoot.appendingPathComponent("pyenv/bin/healthkit-to-sqlite").path]
         .compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
 
+    // Per size: import seconds, peak RSS, vault bytes, and the reference's seconds, for the growth lines.
+    var grown: [(size: Int, seconds: Double, peakKB: Int, bytes: Int, reference: Double?)] = []
     for size in sizes {
         let zip = scratch.appendingPathComponent("export-\(size).zip")
         _ = try spawnMeasured(generator, ["--out", zip.path, "--records", String(size), "--days", "3650"])
@@ -32,19 +36,27 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
         let vaultBytes = directoryBytes(service.vault.root, matching: "vault.db")
         row("    vault", String(format: "%8.1f MB", Double(vaultBytes) / 1e6), String(format: "%.0f bytes a record", Double(vaultBytes) / Double(size)))
         try timelinePages(service: service, token: token, hreader: hreader, withServer: size == sizes.max())
-        let floor = try appleHealthParseFloor(zip)
+        try vaultWideCommands(service: service, token: token, hreader: hreader, vaultBytes: vaultBytes)
+        var referenceSeconds: Double?
+        // Ten million records read in seconds each: one run of each read above a few million.
+        let floorRuns = size > 2_000_000 ? 1 : 3
+        let floor = try appleHealthParseFloor(zip, runs: floorRuns)
         row("    parse floor (reader alone, no writes)", ms(floor.seconds),
             String(format: "%.0f records/s, %.0f MB/s of XML (%d elements); parse floor %.1f s = %.0f%% of the import",
                    Double(size) / floor.seconds, Double(floor.bytes) / 1e6 / floor.seconds, floor.elements,
                    floor.seconds, 100 * floor.seconds / run.seconds))
-        let libxml2 = try appleHealthParseFloor(zip, fastPath: false)
+        let libxml2 = try appleHealthParseFloor(zip, fastPath: false, runs: floorRuns)
         row("      the same read by libxml2 alone", ms(libxml2.seconds),
             String(format: "%.0f MB/s of XML; the fast path takes %.2fx its time", Double(libxml2.bytes) / 1e6 / libxml2.seconds,
                    floor.seconds / libxml2.seconds))
-        if let reference {
+        // healthkit-to-sqlite takes about 30 s a million records: above HREADER_BENCH_REFERENCE_MAX records
+        // (1M by default) the growth line scales its time at the smaller size instead.
+        let referenceMax = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_REFERENCE_MAX"] ?? "") ?? 1_000_000
+        if let reference, size <= referenceMax {
             let db = scratch.appendingPathComponent("reference-\(size).db")
             do {
                 let ref = try spawnMeasured(URL(fileURLWithPath: reference), [zip.path, db.path])
+                referenceSeconds = ref.seconds
                 row("    healthkit-to-sqlite (reference)", ms(ref.seconds),
                     String(format: "%.0f records/s, peak RSS %.0f MB; hreader takes %.2fx its time (%.1fx faster)", Double(size) / ref.seconds,
                            Double(ref.peakKB) / 1024, run.seconds / ref.seconds, ref.seconds / run.seconds))
@@ -56,12 +68,46 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
                 say("    healthkit-to-sqlite (reference) failed on this export: \(error.localizedDescription)")
             }
             try? FileManager.default.removeItem(at: db)
-        } else {
+        } else if reference == nil {
             say("    (healthkit-to-sqlite not installed: `make bench` installs it into .build/pyenv)")
         }
         try? FileManager.default.removeItem(at: zip)
         try? FileManager.default.removeItem(at: service.vault.root)
+        grown.append((size, run.seconds, run.peakKB, vaultBytes, referenceSeconds))
     }
+    // Growth from the smallest size to each larger one (issue 27: linear plus at most 20%, memory flat,
+    // bytes per record no worse).
+    if let base = grown.first {
+        for large in grown.dropFirst() {
+            let factor = Double(large.size) / Double(base.size)
+            row("  growth \(base.size) -> \(large.size) records", String(format: "%7.1fx", large.seconds / base.seconds),
+                String(format: "import time for %.0fx the records (goal <= %.0fx); peak RSS %.0f -> %.0f MB (goal <= 64 MiB); "
+                       + "bytes a record %.0f -> %.0f", factor, factor * 1.2, Double(base.peakKB) / 1024, Double(large.peakKB) / 1024,
+                       Double(base.bytes) / Double(base.size), Double(large.bytes) / Double(large.size)))
+            if let reference = large.reference ?? base.reference.map({ $0 * factor }) {
+                row("    healthkit-to-sqlite at \(large.size)", ms(reference),
+                    (large.reference == nil ? "its time at \(base.size) x \(Int(factor)) (not run at this size)" : "measured")
+                    + String(format: "; hreader takes %.2fx its time", large.seconds / reference))
+            }
+        }
+    }
+}
+
+/// What reads or copies the whole vault, end to end with a session: `check`, `backup --out` (MB/s of
+/// vault.db; goal >= 100 MB/s), and a search over it.
+func vaultWideCommands(service: VaultService, token: String, hreader: URL, vaultBytes: Int) throws {
+    let session = ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]
+    let root = service.vault.root.path
+    let check = try spawnMeasured(hreader, ["check", "--vault", root, "--quiet"], environment: session)
+    row("    hreader check", ms(check.seconds), String(format: "%.0f MB/s of vault.db, peak RSS %.0f MB", Double(vaultBytes) / 1e6 / check.seconds,
+                                                      Double(check.peakKB) / 1024))
+    let out = service.vault.root.deletingLastPathComponent().appendingPathComponent("scale.hrbackup")
+    let backup = try spawnMeasured(hreader, ["backup", "--out", out.path, "--vault", root, "--quiet"], environment: session)
+    try? FileManager.default.removeItem(at: out)
+    row("    hreader backup --out", ms(backup.seconds), String(format: "%.0f MB/s (goal >= 100), peak RSS %.0f MB",
+                                                              Double(vaultBytes) / 1e6 / backup.seconds, Double(backup.peakKB) / 1024))
+    let search = try spawnMeasured(hreader, ["search", "metformin", "--vault", root, "--json"], environment: session, memory: false)
+    row("    hreader search (session)", ms(search.seconds))
 }
 
 /// Bytes of the files whose name starts with `prefix` (the database, its WAL) in a directory.
@@ -96,12 +142,14 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
         try vault.writeTimeline(patient: patient, query: TimelineQuery(range: range), to: &out)
         return bytes
     }
-    for (name, length) in [("day", Int64(86_400)), ("decade", Int64(86_400 * 3653))] {
+    for (name, length) in [("day", Int64(86_400)), ("month", Int64(86_400 * 31)), ("decade", Int64(86_400 * 3653))] {
         let range = TimelineRange(start: latest - length, end: latest, timeZone: zone)
         var bytes = 0
-        let inProcess = median((0..<9).map { _ in (try? seconds { bytes = try page(range) }) ?? 0 })
+        // The decade page of ten million samples is a 90 MB answer: three runs of it.
+        let runs = name == "decade" ? 3 : 9
+        let inProcess = median((0..<runs).map { _ in (try? seconds { bytes = try page(range) }) ?? 0 })
         var count = 0
-        let bare = median((0..<9).map { _ in (try? seconds {
+        let bare = median((0..<runs).map { _ in (try? seconds {
             count = try vault.db.query("""
                 SELECT s.start_epoch, s.value FROM sample_series ss JOIN samples s ON s.series_id = ss.id
                 WHERE ss.patient_id = ? AND s.start_epoch BETWEEN ? AND ?
@@ -127,9 +175,9 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
 /// The parse floor: the reader over the export with no database writes, through the same zip
 /// streaming path as the import (the member inflated on a second thread into a bounded pipe).
 /// Median of 3.
-func appleHealthParseFloor(_ zip: URL, fastPath: Bool = true) throws -> (seconds: Double, elements: Int, bytes: Int) {
+func appleHealthParseFloor(_ zip: URL, fastPath: Bool = true, runs: Int = 3) throws -> (seconds: Double, elements: Int, bytes: Int) {
     var times: [Double] = [], elements = 0, bytes = 0
-    for _ in 0..<3 {
+    for _ in 0..<runs {
         (elements, bytes) = (0, 0)
         let export = try AppleHealthExportSource(url: zip)
         times.append(try seconds {

@@ -21,7 +21,8 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print data as JSON on stdout.")
     var json = false
 
-    var environment: [String: String] { ProcessInfo.processInfo.environment }
+    /// The process's environment, read once (Foundation builds a new dictionary on every read).
+    var environment: [String: String] { processEnvironment }
 
     var vaultURL: URL { Vault.location(flag: vault, environment: environment) }
 
@@ -67,3 +68,6 @@ struct GlobalOptions: ParsableArguments {
 
     static let rekeyHintText = "To make old copies of vault.key useless, run 'hreader rekey'."
 }
+
+/// The environment as the process started with it: read at first use, once.
+let processEnvironment = ProcessInfo.processInfo.environment

@@ -16,7 +16,8 @@ func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async thr
 
 // Before anything is read or unlocked: no core files, not dumpable, no register dumps on a crash
 // (HREADER_CRASH_BACKTRACE=1 keeps Swift's backtracer, for a developer's own vault).
-_ = hreader_harden_process(ProcessInfo.processInfo.environment["HREADER_CRASH_BACKTRACE"] == "1" ? 1 : 0)
+// getenv: Foundation's environment dictionary costs a third of a millisecond, which `--version` need not pay.
+_ = hreader_harden_process(getenv("HREADER_CRASH_BACKTRACE").map { String(cString: $0) } == "1" ? 1 : 0)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments == ["--version"] || arguments == ["version"] {

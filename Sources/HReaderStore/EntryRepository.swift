@@ -328,7 +328,9 @@ extension EntryRepository {
 
     /// The same rows handed over one at a time: the entries (a clinical record's worth) are read
     /// first, the samples (maybe millions) stream from their cursor, merged in (time, id) order.
+    /// `series` picks the sample series read (all by default); `entries: false` reads samples only.
     public func forEachTimelineRow(patientID: Int64, from: Int64, to: Int64, type: EntryType? = nil, withCodes: Bool = false,
+                                   series seriesFilter: ((Int64) -> Bool)? = nil, entries includeEntries: Bool = true,
                                    _ body: (TimelineRow) throws -> Void) throws {
         var args: [DatabaseValueConvertible?] = [patientID, from, to, patientID, from, to, patientID, from, to]
         if let type { args.append(type.rawValue) }
@@ -342,7 +344,7 @@ extension EntryRepository {
               AND user_deleted = 0 AND \(Self.shownCopy)\(type == nil ? "" : " AND type = ?")
             ORDER BY t, id
             """
-        let stored = try db.query(sql, args) { s in
+        let stored = !includeEntries ? [] : try db.query(sql, args) { s in
             TimelineRow(id: s.int64(0)!, storedUUID: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
                         description: s.string(4) ?? "", time: s.int64(5)!, valueNumber: s.double(6), valueText: s.string(7),
                         unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
@@ -353,7 +355,8 @@ extension EntryRepository {
         if !series.isEmpty {
             var words: [String: String] = [:]
             var last: SampleRepository.Series?
-            try samples.forEachSample(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false) { sample in
+            try samples.forEachSample(patientID: patientID, from: from, to: to, type: type, limit: nil, full: false,
+                                      series: seriesFilter) { sample in
                 if last?.id != sample.seriesID { last = series[sample.seriesID] }
                 let row = samples.timelineRow(sample, last!, withCodes: withCodes, words: &words)
                 while next < stored.count, (stored[next].time, stored[next].id) <= (row.time, row.id) {

@@ -97,11 +97,11 @@ struct SampleRepository {
     /// and the series are merged here: one ORDER BY over all of them would have SQLite sort the
     /// whole page in memory first.
     func forEachSample(patientID: Int64, from: Int64?, to: Int64?, type: EntryType?, limit: Int?, full: Bool,
-                       _ body: (Sample) throws -> Void) throws {
+                       series seriesFilter: ((Int64) -> Bool)? = nil, _ body: (Sample) throws -> Void) throws {
         var seriesSQL = "SELECT id, max_span FROM sample_series WHERE patient_id = ?"
         var seriesArgs: [DatabaseValueConvertible?] = [patientID]
         if let type { seriesSQL += " AND type = ?"; seriesArgs.append(type.rawValue) }
-        let spans = try db.query(seriesSQL, seriesArgs) { ($0.int64(0)!, $0.int64(1)!) }
+        let spans = try db.query(seriesSQL, seriesArgs) { ($0.int64(0)!, $0.int64(1)!) }.filter { seriesFilter?($0.0) ?? true }
         var sql = "SELECT \(Self.columns) FROM samples s WHERE s.series_id = ?"
         if from != nil || to != nil {
             sql += " AND s.start_epoch BETWEEN ? - ? AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
@@ -281,5 +281,58 @@ struct SampleRepository {
         let stamp = RFC3339.utc(sample.creation ?? sample.start)
         return Entry(id: sample.id, uuid: Self.uuid(sample.id), patientID: series.patientID, sourceID: series.sourceID, remoteID: remoteID,
                      content: content, user: UserFields(), missingAtSource: nil, created: stamp, updated: stamp)
+    }
+}
+
+/// Day totals of a person's vital-sign samples (schema 7, `sample_days`): what a chart of years
+/// reads instead of every sample.
+public struct SampleDayTotals {
+    public struct Day: Sendable {
+        public let seriesID: Int64
+        /// UTC day: floor(start / 86400).
+        public let day: Int64
+        public let count: Int64
+        public let valueSum: Double
+        /// Sum of the readings' seconds into the day.
+        public let secondSum: Double
+        public let minimum: Double
+        public let maximum: Double
+        /// The readings' mean start time, epoch seconds.
+        public var meanTime: Double { Double(day) * 86_400 + secondSum / Double(count) }
+        public var mean: Double { valueSum / Double(count) }
+    }
+
+    /// What a series' readings are: as a sample's timeline row says it.
+    public struct SeriesInfo: Sendable {
+        public let id: Int64
+        public let sourceID: Int64
+        public let description: String
+        public let unit: String?
+        public let codes: [String: [String]]
+        /// Its longest sample, in seconds (a sample may start before a range and end in it).
+        public let maxSpan: Int64
+    }
+
+    let db: Database
+
+    public init(_ db: Database) { self.db = db }
+
+    /// The person's vital-sign series, and their day totals for the UTC days [fromDay, toDay].
+    public func vitalSigns(patientID: Int64, fromDay: Int64, toDay: Int64) throws -> (series: [Int64: SeriesInfo], days: [Day]) {
+        var series: [Int64: SeriesInfo] = [:]
+        for (id, s) in try SampleRepository(db: db).series(patientID: patientID) where s.type == .vitalSign {
+            series[id] = SeriesInfo(id: id, sourceID: s.sourceID, description: s.description, unit: s.unit.isEmpty ? nil : s.unit,
+                                    codes: s.codes, maxSpan: s.maxSpan)
+        }
+        var days: [Day] = []
+        for id in series.keys.sorted() {
+            try db.forEachRow("""
+                SELECT day, count, value_sum, second_sum, min_value, max_value FROM sample_days WHERE series_id = ? AND day BETWEEN ? AND ?
+                """, [id, fromDay, toDay]) { r in
+                days.append(Day(seriesID: id, day: r.int64(0)!, count: r.int64(1)!, valueSum: r.double(2)!, secondSum: r.double(3)!,
+                                minimum: r.double(4)!, maximum: r.double(5)!))
+            }
+        }
+        return (series, days)
     }
 }

@@ -49,12 +49,22 @@ public final class SampleWriter {
     }
     private var recent: [RecentSeries] = []
     private static let recentCount = 8
+    /// Day totals of the vital-sign samples added and not yet written (schema 7, `sample_days`):
+    /// written at `finish`, or when this many days wait (a few MB at most).
+    private struct DayKey: Hashable { let series: Int64; let day: Int64 }
+    private struct DayTotal { var count: Int64; var sum: Double; var seconds: Double; var min: Double; var max: Double }
+    private var dayTotals: [DayKey: DayTotal] = [:]
+    private static let dayTotalsHeld = 20_000
+    private let keepsDayTotals: Bool
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
 
-    public init(_ db: Database, patientID: Int64, sourceID: Int64) throws {
+    /// `dayTotals: false` for the schema-3 migration, which runs before `sample_days` exists (schema 7
+    /// totals what it wrote).
+    public init(_ db: Database, patientID: Int64, sourceID: Int64, dayTotals: Bool = true) throws {
         self.db = db
+        self.keepsDayTotals = dayTotals
         self.patientID = patientID
         self.sourceID = sourceID
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
@@ -137,15 +147,60 @@ public final class SampleWriter {
         }
         if try run(insert) {
             nextID += 1
+            if keepsDayTotals, known.type == .vitalSign { try addToDay(series: known.id, start: start.epoch, value: record.value) }
             return (.inserted, known.type)
         }
         if try run(update) { return (.updated, known.type) }
         return (.unchanged, known.type)
     }
 
+    private func addToDay(series: Int64, start: Int64, value: DatabaseValue) throws {
+        let number: Double
+        switch value {
+        case let .real(v): number = v
+        case let .integer(v): number = Double(v)
+        default: return
+        }
+        let second = ((start % 86_400) + 86_400) % 86_400
+        let key = DayKey(series: series, day: (start - second) / 86_400)
+        if var total = dayTotals[key] {
+            total.count += 1; total.sum += number; total.seconds += Double(second)
+            total.min = Swift.min(total.min, number); total.max = Swift.max(total.max, number)
+            dayTotals[key] = total
+        } else {
+            if dayTotals.count >= Self.dayTotalsHeld { try writeDayTotals() }
+            dayTotals[key] = DayTotal(count: 1, sum: number, seconds: Double(second), min: number, max: number)
+        }
+    }
+
+    /// Adds the held day totals to `sample_days`.
+    private func writeDayTotals() throws {
+        guard !dayTotals.isEmpty else { return }
+        let upsert = try db.cachedStatement("""
+            INSERT INTO sample_days (series_id, day, count, value_sum, second_sum, min_value, max_value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT (series_id, day) DO UPDATE SET count = count + excluded.count, value_sum = value_sum + excluded.value_sum,
+                second_sum = second_sum + excluded.second_sum, min_value = min(min_value, excluded.min_value),
+                max_value = max(max_value, excluded.max_value)
+            """)
+        // In key order: the upserts walk the table's b-tree once, left to right.
+        for (key, total) in dayTotals.sorted(by: { ($0.key.series, $0.key.day) < ($1.key.series, $1.key.day) }) {
+            upsert.bind(1, key.series)
+            upsert.bind(2, key.day)
+            upsert.bind(3, total.count)
+            upsert.bind(4, total.sum)
+            upsert.bind(5, total.seconds)
+            upsert.bind(6, total.min)
+            upsert.bind(7, total.max)
+            try upsert.step()
+            upsert.reset()
+        }
+        dayTotals = [:]
+    }
+
     /// Forgets the series it knows and reads them again (after a rollback to a savepoint).
     func forgetSeries() throws {
         series = [:]
+        dayTotals = [:]
         recent = []
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         try loadSeries()
@@ -166,6 +221,7 @@ public final class SampleWriter {
 
     /// Writes what the series learnt (their longest span, for range reads). Call before the transaction ends.
     public func finish() throws {
+        try writeDayTotals()
         for entry in recent { series[entry.key] = entry.known }
         recent = []
         for (key, s) in series where s.span > s.storedSpan {

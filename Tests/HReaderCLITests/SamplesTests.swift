@@ -33,6 +33,64 @@ final class SamplesTests: XCTestCase {
         return try service.open(.password(password))
     }
 
+    /// The day totals (schema 7) hold exactly what the vital-sign samples sum to, after an import and
+    /// after the migration that builds them for an older vault; a chart of a year drawn from them is the
+    /// one drawn from every sample (buckets on whole days), and one whose range starts and ends inside a
+    /// day counts every reading once.
+    func testDayTotalsMatchTheSamplesAndDrawTheSameChart() throws {
+        let xml = root.appendingPathComponent("export.xml")
+        try HealthExportGenerator.write(xml, records: 30_000, days: 420)
+        var vault = try openVault()
+        _ = try vault.importAppleHealth(xml, into: nil)
+        let aggregate = """
+            SELECT series_id, day, count(*), sum(value), sum(start_epoch - day * 86400), min(value), max(value)
+            FROM (SELECT s.series_id, s.start_epoch, s.value, (s.start_epoch - ((s.start_epoch % 86400) + 86400) % 86400) / 86400 AS day
+                  FROM samples s JOIN sample_series ss ON ss.id = s.series_id WHERE ss.type = 'vital_sign')
+            GROUP BY 1, 2 ORDER BY 1, 2
+            """
+        func rows(_ sql: String) throws -> [String] {
+            try vault.db.query(sql) { r in (0..<7).map { i in r.double(i).map { String(format: "%.6f", $0) } ?? "nil" }.joined(separator: " ") }
+        }
+        let expected = try rows(aggregate)
+        XCTAssertGreaterThan(expected.count, 400, "a few vital-sign series over 420 days")
+        let stored = "SELECT series_id, day, count, value_sum, second_sum, min_value, max_value FROM sample_days ORDER BY 1, 2"
+        XCTAssertEqual(try rows(stored), expected)
+
+        let patient = try XCTUnwrap(try vault.patients.all().first)
+        let latest = try XCTUnwrap(try vault.entries.latestTime(patientID: patient.id))
+        let lastMidnight = (latest / 86_400 + 1) * 86_400
+        // 400 whole days in 100 buckets of 4 days: a day never straddles two buckets.
+        let aligned = TimelineRange(start: lastMidnight - 400 * 86_400, end: lastMidnight, timeZone: TimeZone(identifier: "UTC")!)
+        let fromTotals = try vault.vitalSeries(patient: patient, range: aligned, maximumPoints: 100)
+        let fromSamples = try vault.vitalSeries(patient: patient, range: aligned, maximumPoints: 100, dayTotals: false)
+        XCTAssertFalse(fromTotals.isEmpty)
+        XCTAssertEqual(fromTotals.map(\.description), fromSamples.map(\.description))
+        for (a, b) in zip(fromTotals, fromSamples) {
+            XCTAssertEqual(a.readings, b.readings, a.description)
+            XCTAssertEqual(a.minimum, b.minimum, accuracy: 1e-9, a.description)
+            XCTAssertEqual(a.maximum, b.maximum, accuracy: 1e-9, a.description)
+            XCTAssertEqual(a.unit, b.unit)
+            XCTAssertEqual(a.points.count, b.points.count, a.description)
+            for (p, q) in zip(a.points, b.points) {
+                XCTAssertEqual(p.time, q.time, accuracy: 1e-3, a.description)
+                XCTAssertEqual(p.value, q.value, accuracy: 1e-6, a.description)
+            }
+        }
+        // Starting and ending at noon: the partial days are read sample by sample, nothing twice.
+        let noon = TimelineRange(start: aligned.start + 43_200, end: aligned.end - 43_200, timeZone: TimeZone(identifier: "UTC")!)
+        let partial = try vault.vitalSeries(patient: patient, range: noon, maximumPoints: 100)
+        let partialSamples = try vault.vitalSeries(patient: patient, range: noon, maximumPoints: 100, dayTotals: false)
+        XCTAssertEqual(partial.map(\.readings), partialSamples.map(\.readings))
+        XCTAssertTrue(partial.allSatisfy { $0.points.count <= 100 })
+
+        // A vault from before schema 7 gets its totals when it is opened.
+        try vault.db.execute("DROP TABLE sample_days")
+        try vault.db.execute("PRAGMA user_version = 6")
+        vault = try VaultService(vault: Vault(root: root.appendingPathComponent("vault")))
+            .open(.password(SecretBytes(Array("Samples-Passw0rd".utf8))))
+        XCTAssertEqual(try rows(stored), expected)
+    }
+
     func testRecordElementsComeBackExactlyFromTheVault() throws {
         let xml = try generate(records: 4000)
         let vault = try openVault()

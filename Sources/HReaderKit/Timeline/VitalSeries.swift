@@ -32,18 +32,29 @@ public struct VitalSeries: Sendable, Equatable {
     /// no reading is left out rather than drawn as zero.
     static func downsample(_ readings: [Point], range: TimelineRange, maximumPoints: Int) -> [Point] {
         guard readings.count > maximumPoints, maximumPoints > 0 else { return readings }
+        return downsample(readings.map { Weighted(time: $0.time, value: $0.value, weight: 1) }, range: range, maximumPoints: maximumPoints)
+    }
+
+    /// A reading, or a day's mean standing for `weight` readings.
+    struct Weighted {
+        var time: Double
+        var value: Double
+        var weight: Double
+    }
+
+    static func downsample(_ readings: [Weighted], range: TimelineRange, maximumPoints: Int) -> [Point] {
         // In Double: the difference of two far-apart Int64 instants overflows Int64.
         let span = max(Double(range.end) - Double(range.start), 1)
-        var sums = [(time: Double, value: Double, count: Int)](repeating: (0, 0, 0), count: maximumPoints)
+        var sums = [(time: Double, value: Double, count: Double)](repeating: (0, 0, 0), count: max(1, maximumPoints))
         for reading in readings {
             let position = (reading.time - Double(range.start)) / span
-            let scaled = (position * Double(maximumPoints)).rounded(.down)
-            let bucket = scaled.isFinite ? Int(min(max(scaled, 0), Double(maximumPoints - 1))) : 0
-            sums[bucket].time += reading.time
-            sums[bucket].value += reading.value
-            sums[bucket].count += 1
+            let scaled = (position * Double(sums.count)).rounded(.down)
+            let bucket = scaled.isFinite ? Int(min(max(scaled, 0), Double(sums.count - 1))) : 0
+            sums[bucket].time += reading.time * reading.weight
+            sums[bucket].value += reading.value * reading.weight
+            sums[bucket].count += reading.weight
         }
-        return sums.compactMap { $0.count == 0 ? nil : Point(time: $0.time / Double($0.count), value: $0.value / Double($0.count)) }
+        return sums.compactMap { $0.count == 0 ? nil : Point(time: $0.time / $0.count, value: $0.value / $0.count) }
     }
 }
 
@@ -51,8 +62,22 @@ extension OpenVault {
     /// The patient's vital signs in `range`, one series per description in the timeline's order
     /// (blood pressure last, systolic before diastolic); struck entries and text values are left out.
     /// Values and units are those people read (`ReadableUnits`): Apple Health's 0.99 % is 99 %.
-    public func vitalSeries(patient: Patient, range: TimelineRange, maximumPoints: Int = 400) throws -> [VitalSeries] {
-        var groups: [String: (unit: String?, points: [VitalSeries.Point])] = [:]
+    ///
+    /// When a bucket spans a day or more (a year, a decade), a series of more readings than points reads
+    /// its whole days from the day totals (schema 7) and only the range's partial first and last days
+    /// sample by sample: a decade of a watch is 3,650 rows a series instead of millions of samples. A
+    /// day's readings then fall in the bucket of their mean time. `dayTotals: false` reads every sample.
+    public func vitalSeries(patient: Patient, range: TimelineRange, maximumPoints: Int = 400,
+                            dayTotals useDayTotals: Bool = true) throws -> [VitalSeries] {
+        struct Group {
+            var unit: String?
+            var readings: [VitalSeries.Weighted] = []
+            var count = 0
+            var minimum = Double.infinity
+            var maximum = -Double.infinity
+            var fromDays = false
+        }
+        var groups: [String: Group] = [:]
         try read {
             // Codes matter only to a `%` or `count` reading (ReadableUnits.needsCodes): they are read once per
             // source, description and unit, not decoded for each of a decade's rows.
@@ -65,20 +90,80 @@ extension OpenVault {
                 codes[key] = found
                 return found
             }
-            for row in try entries.timelineRows(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign) {
+            func add(_ row: TimelineRow) throws {
                 for (description, number) in TimelineQuery.vitalReadings(row) {
                     guard let number else { continue }
                     let shown = ReadableUnits.quantity(number, unit: row.unit, codes: try codesOf(row), description: description)
-                    groups[description, default: (shown.unit, [])].points.append(VitalSeries.Point(time: Double(row.time), value: shown.value))
+                    groups[description, default: Group(unit: shown.unit)].readings.append(.init(time: Double(row.time), value: shown.value, weight: 1))
+                    groups[description]!.count += 1
+                    groups[description]!.minimum = min(groups[description]!.minimum, shown.value)
+                    groups[description]!.maximum = max(groups[description]!.maximum, shown.value)
+                }
+            }
+
+            // The whole days inside the range, and the series with more readings there than points.
+            let firstDay = Self.floorDiv(range.start + 86_399, 86_400), lastDay = Self.floorDiv(range.end + 1, 86_400) - 1
+            var fromTotals: Set<Int64> = []
+            var days: [SampleDayTotals.Day] = [], series: [Int64: SampleDayTotals.SeriesInfo] = [:]
+            if useDayTotals, maximumPoints > 0, Double(range.end) - Double(range.start) >= 86_400 * Double(maximumPoints), firstDay <= lastDay {
+                (series, days) = try SampleDayTotals(db).vitalSigns(patientID: patient.id, fromDay: firstDay, toDay: lastDay)
+                var counts: [Int64: Int64] = [:]
+                for day in days { counts[day.seriesID, default: 0] += day.count }
+                fromTotals = Set(counts.filter { $0.value > Int64(maximumPoints) }.keys)
+            }
+            if fromTotals.isEmpty {
+                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign, add)
+            } else {
+                let wholeStart = firstDay * 86_400, wholeEnd = lastDay * 86_400 + 86_399
+                // Entries, and the series read sample by sample, over the whole range.
+                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign,
+                                               series: { !fromTotals.contains($0) }, add)
+                // The other series: their partial first and last days sample by sample (a sample is in the
+                // day it starts: the days' totals hold those starting inside them)
+                // (the first part day, and a sample that starts before the range and ends in it: it cannot
+                // end later than its series' longest span after the range's start)...
+                let longest = fromTotals.compactMap { series[$0]?.maxSpan }.max() ?? 0
+                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: max(wholeStart - 1, range.start + longest),
+                                               type: .vitalSign, series: { fromTotals.contains($0) }, entries: false) { row in
+                    if row.time < wholeStart { try add(row) }
+                }
+                if wholeEnd < range.end {
+                    try entries.forEachTimelineRow(patientID: patient.id, from: wholeEnd + 1, to: range.end, type: .vitalSign,
+                                                   series: { fromTotals.contains($0) }, entries: false) { row in
+                        if row.time > wholeEnd { try add(row) }
+                    }
+                }
+                // ...and their whole days from the totals.
+                for day in days where fromTotals.contains(day.seriesID) {
+                    guard let info = series[day.seriesID] else { continue }
+                    func shown(_ value: Double) -> ReadableQuantity {
+                        ReadableUnits.quantity(value, unit: info.unit, codes: info.codes, description: info.description)
+                    }
+                    let mean = shown(day.mean)
+                    groups[info.description, default: Group(unit: mean.unit)].readings.append(.init(time: day.meanTime, value: mean.value,
+                                                                                                      weight: Double(day.count)))
+                    groups[info.description]!.count += Int(day.count)
+                    groups[info.description]!.minimum = min(groups[info.description]!.minimum, shown(day.minimum).value)
+                    groups[info.description]!.maximum = max(groups[info.description]!.maximum, shown(day.maximum).value)
+                    groups[info.description]!.fromDays = true
                 }
             }
         }
         return TimelineQuery.orderedVitals(groups).map { description, group in
-            let values = group.points.map(\.value)
-            return VitalSeries(description: description, unit: group.unit,
-                               points: VitalSeries.downsample(group.points, range: range, maximumPoints: maximumPoints),
-                               readings: group.points.count, minimum: values.min() ?? 0, maximum: values.max() ?? 0)
+            var readings = group.readings
+            // Read in time order, but for days from the totals (appended after the samples).
+            if group.fromDays { readings.sort { $0.time < $1.time } }
+            let points = !group.fromDays && readings.count <= maximumPoints
+                ? readings.map { VitalSeries.Point(time: $0.time, value: $0.value) }
+                : VitalSeries.downsample(readings, range: range, maximumPoints: maximumPoints)
+            return VitalSeries(description: description, unit: group.unit, points: points, readings: group.count,
+                               minimum: group.count == 0 ? 0 : group.minimum, maximum: group.count == 0 ? 0 : group.maximum)
         }
+    }
+
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+        let q = a / b
+        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
     }
 
     /// When the patient's latest entry happened (date, else start, else end), for "jump to the latest".

@@ -45,16 +45,19 @@ public final class SampleWriter {
         let strings: SampleSeriesStrings
         let key: SeriesKey
         var known: KnownSeries
+        /// The day its samples are being totalled, while they come in time order (schema 7).
+        var day: DayKey?
+        var total = DayTotal(count: 0, sum: 0, seconds: 0, min: 0, max: 0)
         init(strings: SampleSeriesStrings, key: SeriesKey, known: KnownSeries) { self.strings = strings; self.key = key; self.known = known }
     }
     private var recent: [RecentSeries] = []
     private static let recentCount = 8
-    /// Day totals of the vital-sign samples added and not yet written (schema 7, `sample_days`):
-    /// written at `finish`, or when this many days wait (a few MB at most).
+    /// Day totals of the vital-sign samples added (schema 7, `sample_days`): each recent series totals
+    /// its current day, written (added to what the table holds) when the series moves to another day,
+    /// leaves the recent list, or at `finish`. A series' samples come in time order, so that is once a
+    /// series and day.
     private struct DayKey: Hashable { let series: Int64; let day: Int64 }
     private struct DayTotal { var count: Int64; var sum: Double; var seconds: Double; var min: Double; var max: Double }
-    private var dayTotals: [DayKey: DayTotal] = [:]
-    private static let dayTotalsHeld = 20_000
     private let keepsDayTotals: Bool
     private var nextID: Int64
     private let insert: Statement
@@ -95,9 +98,11 @@ public final class SampleWriter {
         let start = record.start
         let endEpoch = record.end?.epoch ?? start.epoch
         let known: KnownSeries
+        let holder: RecentSeries
         if let hit = recent.firstIndex(where: { $0.strings === record.strings && $0.key.layout == record.layout }) {
             // The series of a recent sample (nearly always): no key built, nothing hashed.
             let entry = recent[hit]
+            holder = entry
             entry.known.span = max(entry.known.span, endEpoch - start.epoch)
             known = entry.known
             if hit > 0 { recent.swapAt(hit, hit - 1) }
@@ -106,7 +111,9 @@ public final class SampleWriter {
                                 device: record.device, unit: record.unit, layout: record.layout)
             var found: KnownSeries
             if let hit = recent.firstIndex(where: { $0.key == key }) {
-                found = recent.remove(at: hit).known
+                let leaving = recent.remove(at: hit)
+                try writeDay(of: leaving)
+                found = leaving.known
             } else if let stored = series[key] {
                 found = stored
             } else {
@@ -122,8 +129,10 @@ public final class SampleWriter {
             if recent.count == Self.recentCount {
                 let leaving = recent.removeLast()
                 series[leaving.key] = leaving.known
+                try writeDay(of: leaving)
             }
-            recent.insert(RecentSeries(strings: record.strings, key: key, known: found), at: 0)
+            holder = RecentSeries(strings: record.strings, key: key, known: found)
+            recent.insert(holder, at: 0)
             known = found
         }
 
@@ -147,14 +156,14 @@ public final class SampleWriter {
         }
         if try run(insert) {
             nextID += 1
-            if keepsDayTotals, known.type == .vitalSign { try addToDay(series: known.id, start: start.epoch, value: record.value) }
+            if keepsDayTotals, known.type == .vitalSign { try addToDay(holder, start: start.epoch, value: record.value) }
             return (.inserted, known.type)
         }
         if try run(update) { return (.updated, known.type) }
         return (.unchanged, known.type)
     }
 
-    private func addToDay(series: Int64, start: Int64, value: DatabaseValue) throws {
+    private func addToDay(_ holder: RecentSeries, start: Int64, value: DatabaseValue) throws {
         let number: Double
         switch value {
         case let .real(v): number = v
@@ -162,45 +171,44 @@ public final class SampleWriter {
         default: return
         }
         let second = ((start % 86_400) + 86_400) % 86_400
-        let key = DayKey(series: series, day: (start - second) / 86_400)
-        if var total = dayTotals[key] {
-            total.count += 1; total.sum += number; total.seconds += Double(second)
-            total.min = Swift.min(total.min, number); total.max = Swift.max(total.max, number)
-            dayTotals[key] = total
-        } else {
-            if dayTotals.count >= Self.dayTotalsHeld { try writeDayTotals() }
-            dayTotals[key] = DayTotal(count: 1, sum: number, seconds: Double(second), min: number, max: number)
+        let key = DayKey(series: holder.known.id, day: (start - second) / 86_400)
+        if holder.day != key {
+            try writeDay(of: holder)
+            holder.day = key
+            holder.total = DayTotal(count: 0, sum: 0, seconds: 0, min: number, max: number)
         }
+        holder.total.count += 1
+        holder.total.sum += number
+        holder.total.seconds += Double(second)
+        holder.total.min = Swift.min(holder.total.min, number)
+        holder.total.max = Swift.max(holder.total.max, number)
     }
 
-    /// Adds the held day totals to `sample_days`.
-    private func writeDayTotals() throws {
-        guard !dayTotals.isEmpty else { return }
+    /// Adds the series' current day total to `sample_days`.
+    private func writeDay(of holder: RecentSeries) throws {
+        guard let key = holder.day, holder.total.count > 0 else { return }
         let upsert = try db.cachedStatement("""
             INSERT INTO sample_days (series_id, day, count, value_sum, second_sum, min_value, max_value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             ON CONFLICT (series_id, day) DO UPDATE SET count = count + excluded.count, value_sum = value_sum + excluded.value_sum,
                 second_sum = second_sum + excluded.second_sum, min_value = min(min_value, excluded.min_value),
                 max_value = max(max_value, excluded.max_value)
             """)
-        // In key order: the upserts walk the table's b-tree once, left to right.
-        for (key, total) in dayTotals.sorted(by: { ($0.key.series, $0.key.day) < ($1.key.series, $1.key.day) }) {
-            upsert.bind(1, key.series)
-            upsert.bind(2, key.day)
-            upsert.bind(3, total.count)
-            upsert.bind(4, total.sum)
-            upsert.bind(5, total.seconds)
-            upsert.bind(6, total.min)
-            upsert.bind(7, total.max)
-            try upsert.step()
-            upsert.reset()
-        }
-        dayTotals = [:]
+        upsert.bind(1, key.series)
+        upsert.bind(2, key.day)
+        upsert.bind(3, holder.total.count)
+        upsert.bind(4, holder.total.sum)
+        upsert.bind(5, holder.total.seconds)
+        upsert.bind(6, holder.total.min)
+        upsert.bind(7, holder.total.max)
+        defer { upsert.reset() }
+        try upsert.step()
+        holder.day = nil
+        holder.total.count = 0
     }
 
     /// Forgets the series it knows and reads them again (after a rollback to a savepoint).
     func forgetSeries() throws {
         series = [:]
-        dayTotals = [:]
         recent = []
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         try loadSeries()
@@ -221,7 +229,7 @@ public final class SampleWriter {
 
     /// Writes what the series learnt (their longest span, for range reads). Call before the transaction ends.
     public func finish() throws {
-        try writeDayTotals()
+        for entry in recent { try writeDay(of: entry) }
         for entry in recent { series[entry.key] = entry.known }
         recent = []
         for (key, s) in series where s.span > s.storedSpan {

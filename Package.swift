@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz", "Fixtures"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz", "Fixtures"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),

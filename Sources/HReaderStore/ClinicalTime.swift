@@ -25,7 +25,9 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
 
     /// Parses FHIR/RFC 3339 date-times (with or without fractional seconds), full dates,
     /// "YYYY-MM" and "YYYY". Nil when the text is none of these.
-    public static func parse(_ text: String, timeZone: TimeZone = .current) -> ClinicalTime? {
+    /// `timeZone` (the local one when nil) places a date without a time; an instant needs none, and
+    /// reading the local zone costs a command's start-up (the zone database) when it is not needed.
+    public static func parse(_ text: String, timeZone: TimeZone? = nil) -> ClinicalTime? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.contains("T") {
             if let epoch = rfc3339Instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
@@ -50,7 +52,7 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
         components.day = numbers.count > 2 ? numbers[2] : 1
         guard (1...12).contains(components.month!), (1...31).contains(components.day!) else { return nil }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
+        calendar.timeZone = timeZone ?? .current
         guard let d = calendar.date(from: components),
               calendar.component(.day, from: d) == components.day else { return nil }
         return ClinicalTime(text: trimmed, epoch: Int64(d.timeIntervalSince1970))

@@ -153,6 +153,14 @@ public enum RecordsFuzzChecks {
         for unattached in batch.unattached where unattached.entry.remoteID.isEmpty {
             throw FuzzViolation("\(what): an unattached entry without a remoteID")
         }
+        // The documents an import would keep: read from every entry's raw resource (never a trap).
+        for entry in batch.records.flatMap(\.entries) + batch.unattached.map(\.entry) {
+            if let raw = entry.content.raw {
+                for attachment in FHIRAttachments.attachments(raw: raw, remoteID: entry.remoteID) where attachment.data == nil && attachment.url == nil {
+                    throw FuzzViolation("\(what): an attachment with neither data nor url")
+                }
+            }
+        }
         guard let second = try? map() else { throw FuzzViolation("\(what): the same bytes failed the second time") }
         guard second.records.map(\.entries) == batch.records.map(\.entries), second.unattached == batch.unattached,
               second.records.map(\.patient.remoteID) == batch.records.map(\.patient.remoteID) else {

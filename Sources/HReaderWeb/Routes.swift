@@ -122,7 +122,7 @@ struct Routes {
         router.get("/api/patients/:patient/documents") { _, context in
             let reference = try context.parameters.require("patient")
             let documents = try await gate.run { open in try open.documents(patient: try Self.patient(reference, in: open)) }
-            return JSONResponse.make(.object([("documents", .array(documents.map(Self.documentJSON)))]))
+            return JSONResponse.make(.object([("documents", .array(documents.map(\.jsonObject.json)))]))
         }
 
         router.get("/timeline.json") { request, _ in
@@ -194,18 +194,7 @@ struct Routes {
                 try open.searchRecords(text, patient: try reference.map { try Self.patient($0, in: open) }, type: type, limit: limit)
             }
             // The shape of `hreader search --json`.
-            return JSONResponse.make(.object([("hits", .array(hits.map { found in
-                switch found {
-                case let .entry(hit):
-                    return .object([("kind", .string("entry")), ("id", .int(hit.entryID)), ("patient_id", .int(hit.patientID)),
-                                    ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)), ("snippet", .string(hit.snippet)),
-                                    ("date", hit.date.map(JSONValue.string) ?? .null)])
-                case let .document(hit):
-                    return .object([("kind", .string("document")), ("id", .int(hit.documentID)), ("patient_id", .int(hit.patientID)),
-                                    ("type", .string("document")), ("title", .string(hit.title)), ("snippet", .string(hit.snippet)),
-                                    ("date", hit.date.map(JSONValue.string) ?? .null)])
-                }
-            }))]))
+            return JSONResponse.make(.object([("hits", .array(hits.map(\.jsonValue)))]))
         }
 
         router.get("/static/app.js") { _, _ in Self.asset(PackageResources.app_js, type: "text/javascript; charset=utf-8") }
@@ -313,15 +302,6 @@ struct Routes {
         do { return try open.document(reference) } catch let error as HReaderError where error.kind == .usage {
             throw WebError.notFound("no document '\(reference)'")
         }
-    }
-
-    /// As `hreader documents list --json` has it.
-    static func documentJSON(_ d: StoredDocument) -> JSONValue {
-        .object([("id", .int(d.id)), ("uuid", .string(d.uuid)), ("patient_id", .int(d.patientID)), ("title", .string(d.title)),
-                 ("content_type", d.contentType.map(JSONValue.string) ?? .null), ("size", d.size.map { .int($0) } ?? .null),
-                 ("date", d.date.map { .string($0.text) } ?? .null), ("sha256", d.sha256.map(JSONValue.string) ?? .null),
-                 ("origin", .string(d.origin ?? "added by you")), ("state", .string(d.state.rawValue)),
-                 ("reason", d.reason.map(JSONValue.string) ?? .null)])
     }
 
     /// A document's bytes as their type says, under `Content-Security-Policy: sandbox` (a unique origin,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -13,12 +14,6 @@ struct DocumentsCommand: ParsableCommand {
             Example: hreader documents add letter.pdf --patient 1 --title "Cardiology letter"
             """,
         subcommands: [List.self, Show.self, Get.self, Add.self, Remove.self])
-
-    static func json(_ d: StoredDocument) -> [String: Any] {
-        ["id": d.id, "uuid": d.uuid, "patient_id": d.patientID, "title": d.title, "content_type": d.contentType as Any? ?? NSNull(),
-         "size": d.size as Any? ?? NSNull(), "date": d.date?.text as Any? ?? NSNull(), "sha256": d.sha256 as Any? ?? NSNull(),
-         "origin": d.origin ?? "added by you", "state": d.state.rawValue, "reason": d.reason as Any? ?? NSNull()]
-    }
 
     static func size(_ bytes: Int64?) -> String {
         guard let bytes else { return "" }
@@ -36,7 +31,7 @@ struct DocumentsCommand: ParsableCommand {
             let open = try global.open()
             let only = try patient.map { try open.patient($0) }
             let documents = try open.documents(patient: only)
-            if global.json { Output.json(["documents": documents.map(DocumentsCommand.json)]); return }
+            if global.json { Output.json(.object([("documents", .array(documents.map(\.jsonObject.json)))])); return }
             if documents.isEmpty { global.note("No documents."); return }
             Output.table([["ID", "PATIENT", "DATE", "TYPE", "SIZE", "TITLE", "ORIGIN"]] + documents.map { d in
                 let origin = d.state == .fetched ? (d.origin ?? "added by you")
@@ -58,9 +53,9 @@ struct DocumentsCommand: ParsableCommand {
             let d = try open.document(document)
             let text = try open.documentText(d)
             if global.json {
-                var object = DocumentsCommand.json(d)
-                object["text"] = text as Any? ?? NSNull()
-                Output.json(["document": object]); return
+                var object = d.jsonObject
+                object.members.append(("text", text.map(JSONValue.string) ?? .null))
+                Output.json(.object([("document", object.json)])); return
             }
             var rows = [["title:", d.title], ["date:", d.date?.text ?? ""], ["type:", d.contentType ?? ""],
                         ["size:", DocumentsCommand.size(d.size)], ["origin:", d.origin ?? "added by you"], ["state:", d.state.rawValue]]
@@ -116,7 +111,7 @@ struct DocumentsCommand: ParsableCommand {
             let p = try open.patient(patient)
             let d = try open.addDocument(file: URL(fileURLWithPath: file), patient: p, title: title, date: date?.time,
                                          contentType: contentType, limits: limits)
-            if global.json { Output.json(["document": DocumentsCommand.json(d)]); return }
+            if global.json { Output.json(.object([("document", d.jsonObject.json)])); return }
             global.note("Added document \(d.id) (\(DocumentsCommand.size(d.size)), \(d.contentType ?? "")) for \(p.displayName).")
         }
     }

@@ -44,12 +44,12 @@ struct PatientsCommand: ParsableCommand {
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The patient to keep (local id or uuid).") var keep: String
+        @Argument(help: "The patient to merge into KEEP.") var other: String
 
         /// What `merge` and `unmerge` print with --json.
         static func json(_ result: PatientMergeResult) -> [String: Any] {
             ["id": result.merge.id, "keep": result.keep.id, "other": result.other.id, "entries_moved": result.entriesMoved]
         }
-        @Argument(help: "The patient to merge into KEEP.") var other: String
 
         func run() throws {
             let open = try global.open()
@@ -236,11 +236,7 @@ struct EntriesCommand: ParsableCommand {
             let entries = try open.entries(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies)
             let sources = try open.factSources(of: entries)
             // Where the copies of a fact disagree (status, value, dose…), the row says so.
-            var differences: [Int64: [String]] = [:]
-            for e in entries where (sources[e.id]?.count ?? 0) > 1 && !copies {
-                let found = try open.fact(of: e).differences
-                if !found.isEmpty { differences[e.id] = found }
-            }
+            let differences = copies ? [:] : try open.factDifferences(of: entries, sources: sources)
             if global.json {
                 Output.json(["entries": entries.map { e -> [String: Any] in
                     var o = e.jsonObject

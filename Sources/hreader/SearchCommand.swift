@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -28,16 +29,7 @@ struct SearchCommand: ParsableCommand {
         let only = try patient.map { try open.patient($0) }
         let hits = try open.searchRecords(words.joined(separator: " "), patient: only, type: type, limit: limit)
         if global.json {
-            Output.json(["hits": hits.map { found -> [String: Any] in
-                switch found {
-                case let .entry(hit):
-                    return ["kind": "entry", "id": hit.entryID, "patient_id": hit.patientID, "type": hit.type.rawValue,
-                            "title": hit.description, "snippet": hit.snippet, "date": hit.date as Any? ?? NSNull()]
-                case let .document(hit):
-                    return ["kind": "document", "id": hit.documentID, "patient_id": hit.patientID, "type": "document",
-                            "title": hit.title, "snippet": hit.snippet, "date": hit.date as Any? ?? NSNull()]
-                }
-            }])
+            Output.json(.object([("hits", .array(hits.map(\.jsonValue)))]))
             return
         }
         if hits.isEmpty { global.note(type == nil ? "No entries or documents match." : "No entries match."); return }

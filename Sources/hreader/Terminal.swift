@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 #if canImport(Glibc)
 import Glibc
@@ -98,6 +99,11 @@ enum Terminal {
 
 /// Data output: JSON on stdout, or aligned text.
 enum Output {
+    /// A value built by the layers below (the shapes the web API gives too), keys sorted as above.
+    static func json(_ value: JSONValue) {
+        print(value.serialized(pretty: true, sortingKeys: true))
+    }
+
     static func json(_ object: Any) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { return }
         print(String(decoding: data, as: UTF8.self))

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderRecords
 import HReaderStore
 
@@ -41,6 +42,33 @@ public enum RecordSearchHit: Sendable {
         case let .entry(hit): hit.rank
         case let .document(hit): hit.rank
         }
+    }
+}
+
+extension RecordSearchHit {
+    /// A hit as `hreader search --json` and `GET /api/search` give it.
+    public var jsonValue: JSONValue {
+        switch self {
+        case let .entry(hit):
+            .object([("kind", .string("entry")), ("id", .int(hit.entryID)), ("patient_id", .int(hit.patientID)),
+                     ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)), ("snippet", .string(hit.snippet)),
+                     ("date", hit.date.map(JSONValue.string) ?? .null)])
+        case let .document(hit):
+            .object([("kind", .string("document")), ("id", .int(hit.documentID)), ("patient_id", .int(hit.patientID)),
+                     ("type", .string("document")), ("title", .string(hit.title)), ("snippet", .string(hit.snippet)),
+                     ("date", hit.date.map(JSONValue.string) ?? .null)])
+        }
+    }
+}
+
+extension StoredDocument {
+    /// A document as `hreader documents list --json` and `GET /api/patients/P/documents` give it.
+    public var jsonObject: JSONObject {
+        [("id", .int(id)), ("uuid", .string(uuid)), ("patient_id", .int(patientID)), ("title", .string(title)),
+         ("content_type", contentType.map(JSONValue.string) ?? .null), ("size", size.map { .int($0) } ?? .null),
+         ("date", date.map { .string($0.text) } ?? .null), ("sha256", sha256.map(JSONValue.string) ?? .null),
+         ("origin", .string(origin ?? "added by you")), ("state", .string(state.rawValue)),
+         ("reason", reason.map(JSONValue.string) ?? .null)]
     }
 }
 
@@ -145,8 +173,7 @@ extension OpenVault {
     /// BM25 ranks. With an entry `type`, documents are left out.
     public func searchRecords(_ text: String, patient: Patient? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [RecordSearchHit] {
         guard type == nil else { return try search(text, patient: patient, type: type, limit: limit).map(RecordSearchHit.entry) }
-        let query = SearchQuery(text)
-        guard !query.words.isEmpty else { throw HReaderError.usage("give a word to search for (letters or digits)") }
+        let query = try Self.searchQuery(text)
         // Both lists ranked, merged, cut to `limit`; passages are made for those shown only.
         return try read {
             let index = SearchRepository(db)

@@ -24,6 +24,17 @@ extension OpenVault {
         }
     }
 
+    /// Where the copies of each listed fact disagree (status, value, dose…), by entry id: only facts
+    /// several copies state, and that differ. `sources` is `factSources(of: listed)`.
+    public func factDifferences(of listed: [Entry], sources: [Int64: [EntryRepository.Copy]]) throws -> [Int64: [String]] {
+        var out: [Int64: [String]] = [:]
+        for entry in listed where (sources[entry.id]?.count ?? 0) > 1 {
+            let found = try fact(of: entry).differences
+            if !found.isEmpty { out[entry.id] = found }
+        }
+        return out
+    }
+
     /// The sources of each listed entry's fact, by entry id: every copy with its source (one for
     /// an entry no other source states).
     public func factSources(of listed: [Entry]) throws -> [Int64: [EntryRepository.Copy]] {

@@ -16,34 +16,17 @@ public enum BlueButtonPage {
     public static func embeddedDocument(in data: Data) -> Data? {
         let bytes = [UInt8](data)
         var at = 0
-        while let open = find("<script", in: bytes, from: at, ignoringCase: true) {
+        while let open = ByteSearch.find("<script", in: bytes, from: at, ignoringCase: true) {
             guard let tagEnd = bytes[open...].firstIndex(of: UInt8(ascii: ">")) else { return nil }
             let contentStart = tagEnd + 1
-            let contentEnd = find("</script", in: bytes, from: contentStart, ignoringCase: true) ?? bytes.count
+            let contentEnd = ByteSearch.find("</script", in: bytes, from: contentStart, ignoringCase: true) ?? bytes.count
             let content = Array(bytes[contentStart..<contentEnd])
-            if let root = find("<ClinicalDocument", in: content, from: 0, ignoringCase: false),
-               let close = find("</ClinicalDocument>", in: content, from: root, ignoringCase: false) {
-                let start = find("<?xml", in: content, from: 0, ignoringCase: false).flatMap { $0 < root ? $0 : nil } ?? root
+            if let root = ByteSearch.find("<ClinicalDocument", in: content, from: 0, ignoringCase: false),
+               let close = ByteSearch.find("</ClinicalDocument>", in: content, from: root, ignoringCase: false) {
+                let start = ByteSearch.find("<?xml", in: content, from: 0, ignoringCase: false).flatMap { $0 < root ? $0 : nil } ?? root
                 return Data(content[start..<(close + "</ClinicalDocument>".utf8.count)])
             }
             at = contentEnd
-        }
-        return nil
-    }
-
-    private static func find(_ needle: String, in haystack: [UInt8], from start: Int, ignoringCase: Bool) -> Int? {
-        let pattern = Array(needle.utf8)
-        guard !pattern.isEmpty, haystack.count >= pattern.count, start <= haystack.count - pattern.count else { return nil }
-        func lower(_ byte: UInt8) -> UInt8 { ignoringCase && byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte }
-        let first = lower(pattern[0])
-        var i = start
-        while i <= haystack.count - pattern.count {
-            if lower(haystack[i]) == first {
-                var j = 1
-                while j < pattern.count, lower(haystack[i + j]) == lower(pattern[j]) { j += 1 }
-                if j == pattern.count { return i }
-            }
-            i += 1
         }
         return nil
     }

@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
 import HReaderJSON
 
 /// The attachments a FHIR resource carries, as documents to keep: DocumentReference
@@ -35,7 +30,9 @@ public enum FHIRAttachments {
 
     /// The attachments of `raw` (a resource's JSON); none for other resources or unreadable JSON.
     public static func attachments(raw: String, remoteID: String) -> [Attachment] {
-        guard mentions(raw, ["\"attachment\"", "\"presentedForm\"", "\"Media\""]),
+        // A byte search first lets every other resource skip the parse (Foundation's `contains` compared
+        // UTF-16 and took a quarter of a 12,000-entry C-CDA import).
+        guard ByteSearch.contains(any: ["\"attachment\"", "\"presentedForm\"", "\"Media\""], in: raw),
               let value = try? JSONParser.parse(raw, limits: .init(maxDepth: 64, maxBytes: 256 << 20)),
               let resource = value.object, let type = resource["resourceType"]?.string, resourceTypes.contains(type) else { return [] }
         let version = resource["meta"]?["versionId"]?.string
@@ -64,30 +61,6 @@ public enum FHIRAttachments {
                               contentType: Lenient.text(attachment["contentType"]), data: data, url: url,
                               size: attachment["size"]?.int.map(Int64.init), hash: Lenient.text(attachment["hash"]),
                               date: Lenient.text(attachment["creation"]) ?? resourceDate, version: version)
-        }
-    }
-
-    /// Whether `raw` holds one of `needles`, byte for byte: the cheap test that lets every other
-    /// resource skip the parse. (Foundation's `contains` compared UTF-16 and took a quarter of a
-    /// 12,000-entry C-CDA import.)
-    static func mentions(_ raw: String, _ needles: [String]) -> Bool {
-        var raw = raw
-        return raw.withUTF8 { haystack in
-            needles.contains { needle in
-                var needle = needle
-                return needle.withUTF8 { n in
-                    guard let h = haystack.baseAddress, let needle = n.baseAddress, n.count <= haystack.count else { return n.isEmpty }
-                    // memchr to each place the first byte is, then memcmp (memmem is a GNU extension).
-                    let end = h + haystack.count
-                    var at = h
-                    while end - at >= n.count, let hit = memchr(at, Int32(needle.pointee), end - at - n.count + 1) {
-                        let place = UnsafePointer(hit.assumingMemoryBound(to: UInt8.self))
-                        if memcmp(place, needle, n.count) == 0 { return true }
-                        at = place + 1
-                    }
-                    return false
-                }
-            }
         }
     }
 

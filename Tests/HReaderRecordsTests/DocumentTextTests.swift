@@ -87,13 +87,19 @@ final class DocumentTextTests: XCTestCase {
         XCTAssertNil(FHIRAttachments.binary(Array(#"{"resourceType":"Patient"}"#.utf8)))
     }
 
-    func testMentionsFindsNeedlesByteForByte() {
-        XCTAssertTrue(FHIRAttachments.mentions(#"{"a":"Ünïcode ✓","presentedForm":[]}"#, ["\"attachment\"", "\"presentedForm\""]))
-        XCTAssertTrue(FHIRAttachments.mentions("xx\"Media\"", ["\"Media\""]), "at the very end")
-        XCTAssertFalse(FHIRAttachments.mentions(#"{"attachments":1}"#, ["\"attachment\""]))
-        XCTAssertFalse(FHIRAttachments.mentions("\"Medi", ["\"Media\""]), "longer than the text")
-        XCTAssertFalse(FHIRAttachments.mentions("", ["\"Media\""]))
+    func testByteSearchFindsMarkersByteForByte() {
+        XCTAssertTrue(ByteSearch.contains(any: ["\"attachment\"", "\"presentedForm\""], in: #"{"a":"Ünïcode ✓","presentedForm":[]}"#))
+        XCTAssertTrue(ByteSearch.contains(any: ["\"Media\""], in: "xx\"Media\""), "at the very end")
+        XCTAssertFalse(ByteSearch.contains(any: ["\"attachment\""], in: #"{"attachments":1}"#))
+        XCTAssertFalse(ByteSearch.contains(any: ["\"Media\""], in: "\"Medi"), "longer than the text")
+        XCTAssertFalse(ByteSearch.contains(any: ["\"Media\""], in: ""))
         // A combining accent inside the name makes it another name.
-        XCTAssertFalse(FHIRAttachments.mentions("\"attachme\u{301}nt\"", ["\"attachment\""]))
+        XCTAssertFalse(ByteSearch.contains(any: ["\"attachment\""], in: "\"attachme\u{301}nt\""))
+        let page = Array("<html><SCRIPT type=x>a</script><script>".utf8)
+        XCTAssertEqual(ByteSearch.find("<script", in: page, ignoringCase: true), 6)
+        XCTAssertEqual(ByteSearch.find("<script", in: page, from: 7, ignoringCase: true), 31)
+        XCTAssertEqual(ByteSearch.find("<script", in: page), 31, "case matters unless ignored")
+        XCTAssertNil(ByteSearch.find("<script", in: page, from: 32))
+        XCTAssertNil(ByteSearch.find("", in: page))
     }
 }

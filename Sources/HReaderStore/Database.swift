@@ -175,12 +175,17 @@ public final class Database {
         while try statement.step() { try row(statement) }
     }
 
-    /// Runs `body` with a page cache of `kibibytes` (SQLite's default is 2 MB), then the default again:
-    /// a long write transaction keeps its b-trees' paths in memory instead of spilling pages to the
-    /// WAL and reading (decrypting) them back again and again.
+    /// Runs `body` with a page cache of at least `kibibytes` (SQLite's default is 2 MB), then the size
+    /// it had again: a long write transaction keeps its b-trees' paths in memory instead of spilling
+    /// pages to the WAL and reading (decrypting) them back again and again. Nested calls keep the
+    /// larger cache.
     public func withPageCache<T>(kibibytes: Int, _ body: () throws -> T) throws -> T {
+        let before = try scalarInt("PRAGMA cache_size") ?? -2000
+        // Negative sizes are KiB, positive ones pages (of 4 KiB here).
+        let current = before < 0 ? Int(-before) : Int(before) * 4
+        guard kibibytes > current else { return try body() }
         try execute("PRAGMA cache_size = -\(kibibytes)")
-        defer { try? execute("PRAGMA cache_size = -2000") }
+        defer { try? execute("PRAGMA cache_size = \(before)") }
         return try body()
     }
 

@@ -140,6 +140,8 @@ public struct FactGrouping {
         return changed
     }
 
+    /// `groupedTypes` as an SQL list, in the words and order of the partial index `entries_facts`
+    /// (SQLite uses it only for a query whose condition is its own).
     static let groupedTypesSQL = groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
     /// The person's entries of the kinds grouped, never struck, as candidates, one at a time.
@@ -148,8 +150,7 @@ public struct FactGrouping {
         try db.forEachRow("""
             SELECT id, source_id, source_patient_id, type, date_text, start_text, date_epoch, start_epoch, end_epoch,
                    value_number, value_text, unit, missing_at_source, codes, remote_id, lower(status)
-            FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0
-              AND type IN ('condition', 'allergy', 'medication', 'immunization', 'result', 'vital_sign', 'encounter', 'procedure')
+            FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0 AND type IN (\(Self.groupedTypesSQL))
             """, [patientID]) { s in
             let id = s.int64(0)!
             let type = EntryType(rawValue: s.string(3)!) ?? .observation

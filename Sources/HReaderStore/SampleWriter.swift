@@ -170,8 +170,8 @@ public final class SampleWriter {
         case let .integer(v): number = Double(v)
         default: return
         }
-        let second = ((start % 86_400) + 86_400) % 86_400
-        let key = DayKey(series: holder.known.id, day: (start - second) / 86_400)
+        let (day, second) = SampleDayTotals.day(of: start)
+        let key = DayKey(series: holder.known.id, day: day)
         if holder.day != key {
             try writeDay(of: holder)
             holder.day = key
@@ -187,21 +187,8 @@ public final class SampleWriter {
     /// Adds the series' current day total to `sample_days`.
     private func writeDay(of holder: RecentSeries) throws {
         guard let key = holder.day, holder.total.count > 0 else { return }
-        let upsert = try db.cachedStatement("""
-            INSERT INTO sample_days (series_id, day, count, value_sum, second_sum, min_value, max_value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-            ON CONFLICT (series_id, day) DO UPDATE SET count = count + excluded.count, value_sum = value_sum + excluded.value_sum,
-                second_sum = second_sum + excluded.second_sum, min_value = min(min_value, excluded.min_value),
-                max_value = max(max_value, excluded.max_value)
-            """)
-        upsert.bind(1, key.series)
-        upsert.bind(2, key.day)
-        upsert.bind(3, holder.total.count)
-        upsert.bind(4, holder.total.sum)
-        upsert.bind(5, holder.total.seconds)
-        upsert.bind(6, holder.total.min)
-        upsert.bind(7, holder.total.max)
-        defer { upsert.reset() }
-        try upsert.step()
+        try SampleDayTotals(db).add(series: key.series, day: key.day, count: holder.total.count, sum: holder.total.sum,
+                                    seconds: holder.total.seconds, minimum: holder.total.min, maximum: holder.total.max)
         holder.day = nil
         holder.total.count = 0
     }

@@ -95,6 +95,24 @@ final class StoreTests: XCTestCase {
 
     // MARK: Schema and migrations
 
+    /// A long transaction's larger page cache ends with it, even when a caller had set another size; a
+    /// smaller one asked inside a larger one leaves the larger in place.
+    func testPageCacheIsRestoredAndNestedCallsKeepTheLarger() throws {
+        let (db, _) = try newDatabase()
+        func size() throws -> Int64? { try db.scalarInt("PRAGMA cache_size") }
+        XCTAssertEqual(try size(), -2000)
+        try db.withPageCache(kibibytes: 16384) {
+            XCTAssertEqual(try size(), -16384)
+            try db.withPageCache(kibibytes: 6144) { XCTAssertEqual(try size(), -16384) }
+            XCTAssertEqual(try size(), -16384)
+        }
+        XCTAssertEqual(try size(), -2000)
+        try db.execute("PRAGMA cache_size = 100")   // pages: 400 KiB
+        struct Failure: Error {}
+        XCTAssertThrowsError(try db.withPageCache(kibibytes: 6144) { XCTAssertEqual(try size(), -6144); throw Failure() })
+        XCTAssertEqual(try size(), 100, "restored after a failure too")
+    }
+
     func testEmbeddedMigrationsEqualTheSchemaFiles() throws {
         let packageRoot = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -76,6 +76,14 @@ extension OpenVault {
             var minimum = Double.infinity
             var maximum = -Double.infinity
             var fromDays = false
+
+            /// A reading (count 1), or a day's mean standing for `count` readings between its extremes.
+            mutating func add(time: Double, value: Double, count: Int = 1, minimum: Double? = nil, maximum: Double? = nil) {
+                readings.append(.init(time: time, value: value, weight: Double(count)))
+                self.count += count
+                self.minimum = min(self.minimum, minimum ?? value)
+                self.maximum = max(self.maximum, maximum ?? value)
+            }
         }
         var groups: [String: Group] = [:]
         try read {
@@ -94,18 +102,16 @@ extension OpenVault {
                 for (description, number) in TimelineQuery.vitalReadings(row) {
                     guard let number else { continue }
                     let shown = ReadableUnits.quantity(number, unit: row.unit, codes: try codesOf(row), description: description)
-                    groups[description, default: Group(unit: shown.unit)].readings.append(.init(time: Double(row.time), value: shown.value, weight: 1))
-                    groups[description]!.count += 1
-                    groups[description]!.minimum = min(groups[description]!.minimum, shown.value)
-                    groups[description]!.maximum = max(groups[description]!.maximum, shown.value)
+                    groups[description, default: Group(unit: shown.unit)].add(time: Double(row.time), value: shown.value)
                 }
             }
 
             // The whole days inside the range, and the series with more readings there than points.
-            let firstDay = Self.floorDiv(range.start + 86_399, 86_400), lastDay = Self.floorDiv(range.end + 1, 86_400) - 1
+            let perDay = SampleDayTotals.secondsPerDay
+            let firstDay = SampleDayTotals.day(of: range.start + perDay - 1).day, lastDay = SampleDayTotals.day(of: range.end + 1).day - 1
             var fromTotals: Set<Int64> = []
             var days: [SampleDayTotals.Day] = [], series: [Int64: SampleDayTotals.SeriesInfo] = [:]
-            if useDayTotals, maximumPoints > 0, Double(range.end) - Double(range.start) >= 86_400 * Double(maximumPoints), firstDay <= lastDay {
+            if useDayTotals, maximumPoints > 0, Double(range.end) - Double(range.start) >= Double(perDay) * Double(maximumPoints), firstDay <= lastDay {
                 (series, days) = try SampleDayTotals(db).vitalSigns(patientID: patient.id, fromDay: firstDay, toDay: lastDay)
                 var counts: [Int64: Int64] = [:]
                 for day in days { counts[day.seriesID, default: 0] += day.count }
@@ -114,14 +120,14 @@ extension OpenVault {
             if fromTotals.isEmpty {
                 try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign, add)
             } else {
-                let wholeStart = firstDay * 86_400, wholeEnd = lastDay * 86_400 + 86_399
+                let wholeStart = firstDay * perDay, wholeEnd = (lastDay + 1) * perDay - 1
                 // Entries, and the series read sample by sample, over the whole range.
                 try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign,
                                                series: { !fromTotals.contains($0) }, add)
-                // The other series: their partial first and last days sample by sample (a sample is in the
-                // day it starts: the days' totals hold those starting inside them)
-                // (the first part day, and a sample that starts before the range and ends in it: it cannot
-                // end later than its series' longest span after the range's start)...
+                // The other series: their partial first and last days sample by sample (a sample counts in
+                // the day it starts; the days' totals hold those starting inside them). The first part day
+                // also brings a sample that starts before the range and ends in it: it cannot end later
+                // than its series' longest span after the range's start...
                 let longest = fromTotals.compactMap { series[$0]?.maxSpan }.max() ?? 0
                 try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: max(wholeStart - 1, range.start + longest),
                                                type: .vitalSign, series: { fromTotals.contains($0) }, entries: false) { row in
@@ -140,11 +146,8 @@ extension OpenVault {
                         ReadableUnits.quantity(value, unit: info.unit, codes: info.codes, description: info.description)
                     }
                     let mean = shown(day.mean)
-                    groups[info.description, default: Group(unit: mean.unit)].readings.append(.init(time: day.meanTime, value: mean.value,
-                                                                                                      weight: Double(day.count)))
-                    groups[info.description]!.count += Int(day.count)
-                    groups[info.description]!.minimum = min(groups[info.description]!.minimum, shown(day.minimum).value)
-                    groups[info.description]!.maximum = max(groups[info.description]!.maximum, shown(day.maximum).value)
+                    groups[info.description, default: Group(unit: mean.unit)].add(time: day.meanTime, value: mean.value, count: Int(day.count),
+                                                                                  minimum: shown(day.minimum).value, maximum: shown(day.maximum).value)
                     groups[info.description]!.fromDays = true
                 }
             }
@@ -159,11 +162,6 @@ extension OpenVault {
             return VitalSeries(description: description, unit: group.unit, points: points, readings: group.count,
                                minimum: group.count == 0 ? 0 : group.minimum, maximum: group.count == 0 ? 0 : group.maximum)
         }
-    }
-
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-        let q = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q
     }
 
     /// When the patient's latest entry happened (date, else start, else end), for "jump to the latest".

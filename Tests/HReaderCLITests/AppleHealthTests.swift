@@ -361,4 +361,19 @@ extension AppleHealthTests {
         let fine = Self.export().replacingOccurrences(of: #"<MetadataEntry key="HKWasUserEntered" value="1"/>"#, with: plenty)
         try ok(withPassword(["import", "--apple-health", try file("fine.xml", fine), "--as", "me"]))
     }
+
+    /// Many records over few days (a watch's decade in miniature): what people measure by hand stays at
+    /// real daily rates (two blood pressures, one weight, one resting heart rate a day), and what the
+    /// caps leave goes to the watch's heart rate and steps, so the export holds the records asked for.
+    func testGeneratorKeepsHandMeasuredTypesAtRealDailyRates() throws {
+        let xml = workDir.appendingPathComponent("dense.xml"), counts = workDir.appendingPathComponent("dense.json")
+        try HealthExportGenerator.write(xml, records: 50_000, days: 10, extra: ["--counts", counts.path])
+        let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: counts)) as! [String: Any]
+        let byType = expected["records_by_type"] as! [String: Int]
+        XCTAssertEqual((expected["correlations_by_type"] as? [String: Int])?["HKCorrelationTypeIdentifierBloodPressure"], 20)
+        XCTAssertEqual(byType["HKQuantityTypeIdentifierBodyMass"], 10)
+        XCTAssertEqual(byType["HKQuantityTypeIdentifierRestingHeartRate"], 10)
+        XCTAssertEqual(byType.values.reduce(0, +), 50_000)
+        XCTAssertGreaterThan(byType["HKQuantityTypeIdentifierHeartRate"] ?? 0, 15_000)
+    }
 }

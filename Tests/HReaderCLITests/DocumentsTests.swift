@@ -358,12 +358,18 @@ final class DocumentsTests: ServerCLITestCase {
         XCTAssertEqual(try documents(["--patient", "2"]).map { $0["title"] as? String }, ["b"])
     }
 
+    /// A file that starts as a PDF does, then `bytes` bytes of a pattern (no text to find in it).
+    private func pdfFile(_ name: String, bytes count: Int, step: Int) throws -> (URL, Data) {
+        var bytes = Data("%PDF-1.4\n".utf8)
+        for i in 0..<count { bytes.append(UInt8(truncatingIfNeeded: i &* step)) }
+        let url = workDir.appendingPathComponent(name)
+        try bytes.write(to: url)
+        return (url, bytes)
+    }
+
     func testBackupAndRestoreCarryDocumentsAndCheckVerifiesThem() throws {
         try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))
-        var bytes = Data("%PDF-1.4\n".utf8)
-        for i in 0..<600_000 { bytes.append(UInt8(truncatingIfNeeded: i &* 7)) }
-        let pdf = workDir.appendingPathComponent("a.pdf")
-        try bytes.write(to: pdf)
+        let (pdf, bytes) = try pdfFile("a.pdf", bytes: 600_000, step: 7)
         try ok(withPassword(["documents", "add", pdf.path, "--patient", "1"]))
         let backupFile = workDir.appendingPathComponent("b.hrbackup")
         try ok(withPassword(["backup", "--out", backupFile.path]))
@@ -395,10 +401,7 @@ final class DocumentsTests: ServerCLITestCase {
     /// server (conditional creates in transactions) and the minimal one (identifiers looked up first).
     func testExportWithDocumentsCreatesEachDocumentOnceOnTheServer() throws {
         try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Byron"]))
-        var bytes = Data("%PDF-1.4\n".utf8)
-        for i in 0..<40_000 { bytes.append(UInt8(truncatingIfNeeded: i &* 13)) }
-        let pdf = workDir.appendingPathComponent("letter.pdf")
-        try bytes.write(to: pdf)
+        let (pdf, bytes) = try pdfFile("letter.pdf", bytes: 40_000, step: 13)
         try ok(withPassword(["documents", "add", pdf.path, "--patient", "1", "--title", "Cardiology letter"]))
         for profile in ["full", "minimal"] {
             let server = try SampleServer(["--patients", "0", "--profile", profile], workDir: workDir)

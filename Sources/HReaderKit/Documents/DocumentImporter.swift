@@ -47,13 +47,8 @@ struct DocumentImporter {
         for attachment in attachments(of: entries) {
             let step = try plan(attachment, patientID: patientID, budget: budget)
             switch step {
-            case .unchanged:
-                counts.unchanged += 1
-            case let .refresh(draft, existing):
-                try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing, draft) } }
-                counts.unchanged += 1
-            case let .keep(draft, existing, bytes):
-                try apply(draft, existing: existing, bytes: bytes, counts: &counts, budget: &budget)
+            case .unchanged, .refresh, .keep:
+                try settle(step, counts: &counts, budget: &budget)
             case let .fetch(url, draft, existing):
                 guard let server else { continue }
                 var fetched = draft
@@ -101,14 +96,22 @@ struct DocumentImporter {
     /// The same for an input without a server (a file): inline data is kept, urls are references.
     func runLocal(entries: [MappedEntry], patientID: Int64, counts: inout DocumentImportCounts, budget: inout Int64) throws {
         for attachment in attachments(of: entries) {
-            switch try plan(attachment, patientID: patientID, budget: budget) {
-            case .unchanged: counts.unchanged += 1
-            case let .refresh(draft, existing):
-                try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing, draft) } }
-                counts.unchanged += 1
-            case let .keep(draft, existing, bytes): try apply(draft, existing: existing, bytes: bytes, counts: &counts, budget: &budget)
-            case .fetch: break
-            }
+            try settle(try plan(attachment, patientID: patientID, budget: budget), counts: &counts, budget: &budget)
+        }
+    }
+
+    /// Carries out a step that needs no server (a fetch is left to `run`).
+    private func settle(_ step: Step, counts: inout DocumentImportCounts, budget: inout Int64) throws {
+        switch step {
+        case .unchanged:
+            counts.unchanged += 1
+        case let .refresh(draft, existing):
+            try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing, draft) } }
+            counts.unchanged += 1
+        case let .keep(draft, existing, bytes):
+            try apply(draft, existing: existing, bytes: bytes, counts: &counts, budget: &budget)
+        case .fetch:
+            break
         }
     }
 

@@ -138,7 +138,7 @@ extension OpenVault {
             let client = try connection.fhir()
             progress("reading what \(server) supports")
             let statement = try await client.statement()
-            var sender: ObservationSender
+            var sender: ResourceSender
             switch statement {
             case .declared(let capability):
                 // Refused here, before anything is written, rather than by the first POST.
@@ -146,9 +146,9 @@ extension OpenVault {
                 if withDocuments {
                     try Self.require("create", on: "DocumentReference", by: capability, at: server.description, because: " (--with-documents)")
                 }
-                sender = ObservationSender(client: client, mode: .best(for: capability), mayFallBack: false)
+                sender = ResourceSender(client: client, mode: .best(for: capability), mayFallBack: false)
             case .unreadable(let why):
-                sender = ObservationSender(client: client, mode: .transaction, mayFallBack: true)
+                sender = ResourceSender(client: client, mode: .transaction, mayFallBack: true)
                 summary.notes.append("no CapabilityStatement (\(why)): transactions, with lookups and plain creates if they are refused")
             }
             progress("finding the patient on \(server)")
@@ -170,12 +170,12 @@ extension OpenVault {
             summary.notes += sender.notes
             if withDocuments {
                 // One document at a time: its bytes go inline (base64), so only one is in memory at once.
-                var documentSender: ObservationSender
+                var documentSender: ResourceSender
                 switch statement {
                 case .declared(let capability):
-                    documentSender = ObservationSender(client: client, mode: .best(for: capability, type: "DocumentReference"), mayFallBack: false)
+                    documentSender = ResourceSender(client: client, mode: .best(for: capability, type: "DocumentReference"), mayFallBack: false)
                 case .unreadable:
-                    documentSender = ObservationSender(client: client, mode: sender.mode, mayFallBack: true)
+                    documentSender = ResourceSender(client: client, mode: sender.mode, mayFallBack: true)
                 }
                 let documents = try guarded.run { vault in try vault.documents(patient: patient) }.filter { $0.state == .fetched }
                 for (number, document) in documents.enumerated() {

@@ -35,10 +35,10 @@ public enum ExportMode: String, Sendable {
     }
 }
 
-/// Sends creates of one resource type (Observations; DocumentReferences with `--with-documents`) to one server in one mode, and counts what the server created and
-/// what it already had. Without a CapabilityStatement it starts with transactions (as servers
+/// Sends creates of one resource type (Observations; DocumentReferences with `--with-documents`) to
+/// one server in one mode, and counts what the server created and what it already had. Without a CapabilityStatement it starts with transactions (as servers
 /// mostly take them) and, when one is refused with a 4xx, goes on with lookups and plain creates.
-struct ObservationSender {
+struct ResourceSender {
     let client: FHIRClient
     private(set) var mode: ExportMode
     /// No CapabilityStatement to go by: a refused transaction switches to `lookupCreate`.

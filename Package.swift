@@ -46,7 +46,7 @@ let package = Package(
         // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
         .target(name: "CProcessHardening"),
         .target(name: "HReaderJSON"),
-        .target(name: "HReaderCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto", "HReaderJSON"]),
         .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderJSON", "CLibXML2"]),
         .target(

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// What a key slot's secret is.
 public enum SlotKind: String, Codable, Sendable, CaseIterable {
@@ -232,154 +233,215 @@ extension KDFParameters {
 // MARK: - JSON form
 
 extension KeyFile {
-    private struct Wire: Codable {
-        var format: String
-        var version: Int
-        var vault_id: String
-        var created: String
-        var slots: [WireSlot]
-        var rekey: WireRekey?
-        var checksum: String?
-    }
+    /// The members each level may hold: anything else would escape the checksum and vanish at the next
+    /// write, so it makes the file damaged.
+    private static let topMembers: Set<String> = ["format", "version", "vault_id", "created", "slots", "rekey", "checksum"]
+    private static let slotMembers: Set<String> = ["id", "kind", "label", "questions", "kdf", "nonce", "wrapped_key", "created"]
+    private static let kdfMembers: Set<String> = ["name", "n", "r", "p", "iterations", "salt"]
 
-    private struct WireRekey: Codable {
-        var nonce: String
-        var previous_key: String
-    }
-
-    private struct WireSlot: Codable {
-        var id: String
-        var kind: String
-        var label: String
-        var questions: [String]?
-        var kdf: WireKDF
-        var nonce: String
-        var wrapped_key: String
-        var created: String
-    }
-
-    private struct WireKDF: Codable {
-        var name: String
-        var n: UInt64?
-        var r: UInt64?
-        var p: UInt64?
-        var iterations: UInt32?
-        var salt: String
-    }
-
-    private static func canonicalBytes(_ wire: Wire) throws -> [UInt8] {
-        var body = wire
-        body.checksum = nil
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(body))
-    }
-
-    private static func checksum(_ wire: Wire) throws -> String {
-        "sha256:" + SHA256.hash(try canonicalBytes(wire)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// Codable ignores members it does not know; a key file must not carry any (they would escape
-    /// the checksum and vanish at the next write).
-    private static func checkNoUnknownMembers(_ bytes: [UInt8]) throws {
-        let top: Set<String> = ["format", "version", "vault_id", "created", "slots", "rekey", "checksum"]
-        let slot: Set<String> = ["id", "kind", "label", "questions", "kdf", "nonce", "wrapped_key", "created"]
-        let kdf: Set<String> = ["name", "n", "r", "p", "iterations", "salt"]
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              Set(object.keys).isSubset(of: top), let slots = object["slots"] as? [[String: Any]]
-        else { throw KeyFileError.damaged("it has members this version does not know") }
-        if let rekey = object["rekey"] {
-            guard let r = rekey as? [String: Any], Set(r.keys) == ["nonce", "previous_key"] else {
-                throw KeyFileError.damaged("its pending rekey has members this version does not know")
+    /// The file's JSON tree, without its checksum.
+    private func body() -> JSONObject {
+        var top: JSONObject = ["format": .string(Self.format), "version": .int(Self.version), "vault_id": .string(vaultID),
+                               "created": .string(created)]
+        top["slots"] = .array(slots.map { slot in
+            var kdf: JSONObject
+            switch slot.kdf {
+            case let .scrypt(n, r, p): kdf = ["name": "scrypt", "n": .int(n), "r": .int(r), "p": .int(p)]
+            case let .pbkdf2SHA256(i): kdf = ["name": "pbkdf2-sha256", "iterations": .int(i)]
             }
+            kdf["salt"] = .string(slot.salt.base64)
+            var object: JSONObject = ["id": .string(slot.id), "kind": .string(slot.kind.rawValue), "label": .string(slot.label)]
+            if let questions = slot.questions { object["questions"] = .array(questions.map(JSONValue.string)) }
+            object["kdf"] = .object(kdf)
+            object["nonce"] = .string(slot.nonce.base64)
+            object["wrapped_key"] = .string(slot.wrappedKey.base64)
+            object["created"] = .string(slot.created)
+            return .object(object)
+        })
+        if let pendingRekey {
+            top["rekey"] = ["nonce": .string(pendingRekey.nonce.base64), "previous_key": .string(pendingRekey.wrappedKey.base64)]
         }
-        for s in slots {
-            guard Set(s.keys).isSubset(of: slot), let k = s["kdf"] as? [String: Any], Set(k.keys).isSubset(of: kdf) else {
-                throw KeyFileError.damaged("a slot has members this version does not know")
-            }
-        }
+        return top
+    }
+
+    /// "sha256:" and the hex SHA-256 of the canonical form of `body` (docs/formats.md, "The checksum").
+    private static func checksum(of body: JSONObject) -> String {
+        var canonical: [UInt8] = []
+        KeyFileJSON.write(.object(body), pretty: false, into: &canonical)
+        return "sha256:" + SHA256.hash(canonical).hex
     }
 
     public func encoded() throws -> [UInt8] {
-        var wire = Wire(format: Self.format, version: Self.version, vault_id: vaultID, created: created, slots: slots.map { slot in
-            let kdf: WireKDF
-            switch slot.kdf {
-            case let .scrypt(n, r, p): kdf = WireKDF(name: "scrypt", n: n, r: r, p: p, iterations: nil, salt: slot.salt.base64)
-            case let .pbkdf2SHA256(i): kdf = WireKDF(name: "pbkdf2-sha256", n: nil, r: nil, p: nil, iterations: i, salt: slot.salt.base64)
-            }
-            return WireSlot(id: slot.id, kind: slot.kind.rawValue, label: slot.label, questions: slot.questions, kdf: kdf,
-                            nonce: slot.nonce.base64, wrapped_key: slot.wrappedKey.base64, created: slot.created)
-        }, rekey: pendingRekey.map { WireRekey(nonce: $0.nonce.base64, previous_key: $0.wrappedKey.base64) }, checksum: nil)
-        wire.checksum = try Self.checksum(wire)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(wire)) + [0x0a]
+        var top = body()
+        top["checksum"] = .string(Self.checksum(of: top))
+        var out: [UInt8] = []
+        KeyFileJSON.write(.object(top), pretty: true, into: &out)
+        return out + [0x0a]
     }
 
     /// `bytes` with the checksum recomputed over what they hold (nil if they do not parse as a key
     /// file's JSON). For the fuzzer and tests: random edits break the checksum, and this lets them
     /// reach the checks behind it.
     static func resealed(_ bytes: [UInt8]) -> [UInt8]? {
-        guard var wire = try? JSONDecoder().decode(Wire.self, from: Data(bytes)), let sum = try? checksum(wire) else { return nil }
-        wire.checksum = sum
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(wire)).map(Array.init)
+        guard case var .object(top)? = try? JSONParser.parse(bytes, duplicateNames: .refused) else { return nil }
+        top["checksum"] = nil
+        top["checksum"] = .string(checksum(of: top))
+        var out: [UInt8] = []
+        KeyFileJSON.write(.object(top), pretty: false, into: &out)
+        return out
     }
 
     /// Parses and checks a key file; anything it does not know is refused as damage.
     public static func decode(_ bytes: [UInt8]) throws -> KeyFile {
-        let wire: Wire
-        do {
-            wire = try JSONDecoder().decode(Wire.self, from: Data(bytes))
-        } catch {
-            throw KeyFileError.damaged("it is not valid key file JSON")
-        }
-        try checkNoUnknownMembers(bytes)
-        guard wire.format == format else { throw KeyFileError.damaged("it is not an hreader key file") }
-        guard wire.version == version else { throw KeyFileError.unsupportedVersion(wire.version) }
-        guard let sum = wire.checksum, sum == (try checksum(wire)) else {
-            throw KeyFileError.damaged("its checksum does not match its content")
-        }
-        guard UUID(uuidString: wire.vault_id) != nil else { throw KeyFileError.damaged("its vault id is not a UUID") }
-        guard wire.slots.count <= maximumSlots else { throw KeyFileError.damaged("it has more than \(maximumSlots) slots") }
+        // At most 32 slots of a few hundred bytes each; a key file nests three levels.
+        guard case var .object(top)? = try? JSONParser.parse(bytes, limits: .init(maxDepth: 8, maxBytes: 1 << 20),
+                                                              duplicateNames: .refused)
+        else { throw KeyFileError.damaged("it is not valid key file JSON") }
+        func damaged() -> KeyFileError { .damaged("it is not valid key file JSON") }
+        guard Set(top.keys).isSubset(of: topMembers) else { throw KeyFileError.damaged("it has members this version does not know") }
+        guard let fileFormat = top["format"]?.string, let versionText = top["version"]?.numberText,
+              let vaultID = top["vault_id"]?.string, let created = top["created"]?.string, let wireSlots = top["slots"]?.array
+        else { throw damaged() }
+        guard fileFormat == format else { throw KeyFileError.damaged("it is not an hreader key file") }
+        guard let fileVersion = Int(versionText) else { throw damaged() }
+        guard fileVersion == version else { throw KeyFileError.unsupportedVersion(fileVersion) }
+        let sum = top.present("checksum")
+        top["checksum"] = nil
+        guard let sum, sum.string == checksum(of: top) else { throw KeyFileError.damaged("its checksum does not match its content") }
+        guard UUID(uuidString: vaultID) != nil else { throw KeyFileError.damaged("its vault id is not a UUID") }
+        guard wireSlots.count <= maximumSlots else { throw KeyFileError.damaged("it has more than \(maximumSlots) slots") }
         var seen = Set<String>()
         var work: UInt64 = 0
-        let slots: [KeySlot] = try wire.slots.map { w in
-            guard UUID(uuidString: w.id) != nil, seen.insert(w.id).inserted else { throw KeyFileError.damaged("a slot id is invalid or repeated") }
-            guard let kind = SlotKind(rawValue: w.kind) else { throw KeyFileError.damaged("slot \(w.id) has an unknown kind") }
+        let slots: [KeySlot] = try wireSlots.map { value in
+            guard let w = value.object, let k = w["kdf"]?.object else { throw damaged() }
+            guard Set(w.keys).isSubset(of: slotMembers), Set(k.keys).isSubset(of: kdfMembers) else {
+                throw KeyFileError.damaged("a slot has members this version does not know")
+            }
+            guard let id = w["id"]?.string, let kindText = w["kind"]?.string, let label = w["label"]?.string,
+                  let nonceText = w["nonce"]?.string, let wrappedText = w["wrapped_key"]?.string, let slotCreated = w["created"]?.string,
+                  let name = k["name"]?.string, let saltText = k["salt"]?.string
+            else { throw damaged() }
+            var questions: [String]?
+            if let list = w.present("questions") {
+                guard let items = list.array?.compactMap(\.string), items.count == list.array?.count else { throw damaged() }
+                questions = items
+            }
+            guard UUID(uuidString: id) != nil, seen.insert(id).inserted else { throw KeyFileError.damaged("a slot id is invalid or repeated") }
+            guard let kind = SlotKind(rawValue: kindText) else { throw KeyFileError.damaged("slot \(id) has an unknown kind") }
+            func number<N: FixedWidthInteger>(_ key: String, _: N.Type) throws -> N? {
+                guard let value = k.present(key) else { return nil }
+                guard let text = value.numberText, let n = N(text) else { throw damaged() }
+                return n
+            }
             let kdf: KDFParameters
-            switch (w.kdf.name, w.kdf.n, w.kdf.r, w.kdf.p, w.kdf.iterations) {
+            switch (name, try number("n", UInt64.self), try number("r", UInt64.self), try number("p", UInt64.self),
+                    try number("iterations", UInt32.self)) {
             case let ("scrypt", n?, r?, p?, nil): kdf = .scrypt(n: n, r: r, p: p)
             case let ("pbkdf2-sha256", nil, nil, nil, i?): kdf = .pbkdf2SHA256(iterations: i)
-            default: throw KeyFileError.damaged("slot \(w.id) names an unknown KDF")
+            default: throw KeyFileError.damaged("slot \(id) names an unknown KDF")
             }
-            do { try kdf.validate() } catch { throw KeyFileError.damaged("slot \(w.id) has KDF parameters out of range") }
+            do { try kdf.validate() } catch { throw KeyFileError.damaged("slot \(id) has KDF parameters out of range") }
             work += kdf.work
             guard work <= maximumTotalWorkOnRead else {
                 throw KeyFileError.damaged("its slots together ask for more KDF work than an unlock may take")
             }
-            guard let salt = [UInt8](base64: w.kdf.salt), (16...maximumSaltSize).contains(salt.count),
-                  let nonce = [UInt8](base64: w.nonce), nonce.count == AESGCM.nonceSize,
-                  let wrapped = [UInt8](base64: w.wrapped_key), wrapped.count == dataKeySize + AESGCM.tagSize
-            else { throw KeyFileError.damaged("slot \(w.id) has a malformed salt, nonce or wrapped key") }
+            guard let salt = [UInt8](base64: saltText), (16...maximumSaltSize).contains(salt.count),
+                  let nonce = [UInt8](base64: nonceText), nonce.count == AESGCM.nonceSize,
+                  let wrapped = [UInt8](base64: wrappedText), wrapped.count == dataKeySize + AESGCM.tagSize
+            else { throw KeyFileError.damaged("slot \(id) has a malformed salt, nonce or wrapped key") }
             if kind == .questions {
-                guard let q = w.questions, q.count >= 2 else { throw KeyFileError.damaged("questions slot \(w.id) lacks its questions") }
-            } else if w.questions != nil {
-                throw KeyFileError.damaged("slot \(w.id) has questions but is not a questions slot")
+                guard let q = questions, q.count >= 2 else { throw KeyFileError.damaged("questions slot \(id) lacks its questions") }
+            } else if questions != nil {
+                throw KeyFileError.damaged("slot \(id) has questions but is not a questions slot")
             }
-            return KeySlot(id: w.id, kind: kind, label: w.label, questions: w.questions, kdf: kdf, salt: salt,
-                           nonce: nonce, wrappedKey: wrapped, created: w.created)
+            return KeySlot(id: id, kind: kind, label: label, questions: questions, kdf: kdf, salt: salt,
+                           nonce: nonce, wrappedKey: wrapped, created: slotCreated)
         }
         guard slots.contains(where: { $0.kind == .password }) else { throw KeyFileError.damaged("it has no password slot") }
         var pending: PendingRekey?
-        if let r = wire.rekey {
-            guard let nonce = [UInt8](base64: r.nonce), nonce.count == AESGCM.nonceSize,
-                  let wrapped = [UInt8](base64: r.previous_key), wrapped.count == dataKeySize + AESGCM.tagSize
+        if let value = top.present("rekey") {
+            guard let r = value.object, Set(r.keys) == ["nonce", "previous_key"] else {
+                throw KeyFileError.damaged("its pending rekey has members this version does not know")
+            }
+            guard let nonce = r["nonce"]?.string.flatMap({ [UInt8](base64: $0) }), nonce.count == AESGCM.nonceSize,
+                  let wrapped = r["previous_key"]?.string.flatMap({ [UInt8](base64: $0) }), wrapped.count == dataKeySize + AESGCM.tagSize
             else { throw KeyFileError.damaged("its pending rekey has a malformed nonce or key") }
             pending = PendingRekey(nonce: nonce, wrappedKey: wrapped)
         }
-        return KeyFile(vaultID: wire.vault_id, created: wire.created, slots: slots, pendingRekey: pending)
+        return KeyFile(vaultID: vaultID, created: created, slots: slots, pendingRekey: pending)
+    }
+}
+
+/// The key file's JSON exactly as Foundation's `JSONEncoder` writes it with `.sortedKeys` and
+/// `.withoutEscapingSlashes` (and `.prettyPrinted` for the file): the checksum of every key file
+/// written so far is defined over those bytes (docs/formats.md). That differs from `JSONText` in
+/// two escapes only, `\b` and `\f`; keys are sorted by their UTF-8 bytes. Written here rather than
+/// through Foundation's coders, which took a millisecond of every command's start.
+enum KeyFileJSON {
+    static func write(_ value: JSONValue, pretty: Bool, indent: Int = 0, into out: inout [UInt8]) {
+        switch value {
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .number(let n), .verbatim(let n): out += n.utf8
+        case .string(let s): quote(s, into: &out)
+        case .array(let items):
+            open(UInt8(ascii: "["), items.isEmpty, pretty: pretty, into: &out)
+            for (i, item) in items.enumerated() {
+                separate(first: i == 0, pretty: pretty, indent: indent + 1, into: &out)
+                write(item, pretty: pretty, indent: indent + 1, into: &out)
+            }
+            close(UInt8(ascii: "]"), items.isEmpty, pretty: pretty, indent: indent, into: &out)
+        case .object(let object):
+            open(UInt8(ascii: "{"), object.isEmpty, pretty: pretty, into: &out)
+            for (i, member) in object.members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+                separate(first: i == 0, pretty: pretty, indent: indent + 1, into: &out)
+                quote(member.key, into: &out)
+                out += (pretty ? " : " : ":").utf8
+                write(member.value, pretty: pretty, indent: indent + 1, into: &out)
+            }
+            close(UInt8(ascii: "}"), object.isEmpty, pretty: pretty, indent: indent, into: &out)
+        }
+    }
+
+    private static func open(_ bracket: UInt8, _ empty: Bool, pretty: Bool, into out: inout [UInt8]) {
+        out.append(bracket)
+        if pretty && empty { out.append(0x0a) }
+    }
+
+    private static func separate(first: Bool, pretty: Bool, indent: Int, into out: inout [UInt8]) {
+        if !first { out.append(UInt8(ascii: ",")) }
+        if pretty {
+            out.append(0x0a)
+            out += repeatElement(UInt8(ascii: " "), count: 2 * indent)
+        }
+    }
+
+    private static func close(_ bracket: UInt8, _ empty: Bool, pretty: Bool, indent: Int, into out: inout [UInt8]) {
+        if pretty {
+            out.append(0x0a)
+            out += repeatElement(UInt8(ascii: " "), count: 2 * indent)
+        }
+        out.append(bracket)
+    }
+
+    static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
+            case 0x08: out += "\\b".utf8
+            case 0x0C: out += "\\f".utf8
+            case 0x0A: out += "\\n".utf8
+            case 0x0D: out += "\\r".utf8
+            case 0x09: out += "\\t".utf8
+            case ..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                out += "\\u00".utf8
+                out += [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// An unlock session (like the Bitwarden CLI's): the data key wrapped under a fresh random session
 /// key. The wrapped blob and its expiry live in the vault's `sessions/`; the session key lives only
@@ -20,7 +21,8 @@ public enum UnlockSession {
         public let file: [UInt8]
     }
 
-    private struct Wire: Codable {
+    /// A session file's members (docs/formats.md, "Sessions").
+    private struct Wire {
         var format: String
         var version: Int
         var vault_id: String
@@ -28,6 +30,26 @@ public enum UnlockSession {
         var expires: Int64
         var nonce: String
         var wrapped_key: String
+
+        var bytes: [UInt8] {
+            JSONValue.object(["format": .string(format), "version": .int(version), "vault_id": .string(vault_id), "id": .string(id),
+                              "expires": .int(expires), "nonce": .string(nonce), "wrapped_key": .string(wrapped_key)]).serializedBytes()
+        }
+
+        /// Nil unless `file` is a session file's JSON with every member of its type.
+        init?(_ file: [UInt8]) {
+            guard case let .object(o)? = try? JSONParser.parse(file, limits: .init(maxDepth: 2, maxBytes: 1 << 16)),
+                  let format = o["format"]?.string, let version = o["version"]?.int, let vaultID = o["vault_id"]?.string,
+                  let id = o["id"]?.string, let expires = o["expires"]?.numberText.flatMap({ Int64($0) }),
+                  let nonce = o["nonce"]?.string, let wrapped = o["wrapped_key"]?.string
+            else { return nil }
+            self.init(format: format, version: version, vault_id: vaultID, id: id, expires: expires, nonce: nonce, wrapped_key: wrapped)
+        }
+
+        init(format: String, version: Int, vault_id: String, id: String, expires: Int64, nonce: String, wrapped_key: String) {
+            (self.format, self.version, self.vault_id, self.id, self.expires, self.nonce, self.wrapped_key) =
+                (format, version, vault_id, id, expires, nonce, wrapped_key)
+        }
     }
 
     public static func create(dataKey: SecretBytes, vaultID: String, expires: Date) throws -> Created {
@@ -41,7 +63,7 @@ public enum UnlockSession {
                         nonce: nonce.base64, wrapped_key: wrapped.base64)
         let token = sessionKey.hexEncoded(prefix: Array("hrs1.\(id).".utf8))
         let tokenString = token.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
-        return Created(id: id, token: tokenString, file: Array(try JSONEncoder().encode(wire)))
+        return Created(id: id, token: tokenString, file: wire.bytes)
     }
 
     /// The session id named by a token, to find its file.
@@ -55,7 +77,7 @@ public enum UnlockSession {
 
     public static func open(token: String, file: [UInt8], vaultID: String, now: Date = Date()) throws -> SecretBytes {
         let id = try sessionID(in: token)
-        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(file)),
+        guard let wire = Wire(file),
               wire.format == format, wire.version == version, wire.id == id, wire.vault_id == vaultID,
               let nonce = [UInt8](base64: wire.nonce), let wrapped = [UInt8](base64: wire.wrapped_key)
         else { throw Failure.invalid }
@@ -74,7 +96,7 @@ public enum UnlockSession {
 
     /// The expiry written in a session file, without opening it (for `status`).
     public static func expiry(of file: [UInt8]) -> Date? {
-        guard let wire = try? JSONDecoder().decode(Wire.self, from: Data(file)) else { return nil }
+        guard let wire = Wire(file) else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(wire.expires))
     }
 
@@ -93,5 +115,8 @@ public enum UnlockSession {
 }
 
 extension Array where Element == UInt8 {
-    var hex: String { map { String(format: "%02x", $0) }.joined() }
+    var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] }, as: UTF8.self)
+    }
 }

@@ -35,10 +35,14 @@ struct GlobalOptions: ParsableArguments {
     /// How to open the vault: an explicit password source wins, then `HREADER_SESSION`, then
     /// `HREADER_PASSWORD`, then a prompt on the terminal.
     func credential() throws -> Credential {
-        if passwordFile == nil, passwordCommand == nil, let token = environment["HREADER_SESSION"], !token.isEmpty {
-            return .session(token)
-        }
+        if let sessionToken { return .session(sessionToken) }
         return .password(try passwordInput.password(prompt: "Vault password: "))
+    }
+
+    /// `HREADER_SESSION`, unless an explicit password source was given.
+    var sessionToken: String? {
+        guard passwordFile == nil, passwordCommand == nil, let token = environment["HREADER_SESSION"], !token.isEmpty else { return nil }
+        return token
     }
 
     /// Opens the vault with the credential the user provided.
@@ -46,7 +50,8 @@ struct GlobalOptions: ParsableArguments {
 
     /// The open vault and the credential that opened it (`serve` asks whether it can end).
     func openWithCredential() throws -> (vault: OpenVault, credential: Credential) {
-        _ = try service.keyFile()   // "no vault here" before asking for a password
+        // "No vault here" before asking for a password; a session asks nothing, and the open reads the key file.
+        if sessionToken == nil { _ = try service.keyFile() }
         let credential = try credential()
         return (try service.open(credential), credential)
     }

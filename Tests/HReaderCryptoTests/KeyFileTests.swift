@@ -319,6 +319,31 @@ final class KeyFileTests: XCTestCase {
         }
     }
 
+    func testKeyFilesAreWrittenAndCheckedByteForByteAsJSONEncoderDid() throws {
+        // The checksum of every key file written so far is over JSONEncoder's canonical bytes; the
+        // key file's own writer must give the same bytes for any label or question, or older vaults
+        // would read as damaged. Every C0 control, both quotes' escapes, `/`, DEL, non-ASCII, an
+        // astral character and the separators JavaScript cares about.
+        let tricky = (0..<0x20).map { String(UnicodeScalar(UInt8($0))) }.joined()
+            + "\"\\/\u{7F} é e\u{301} 😀 \u{2028}\u{2029} \u{FEFF}"
+        let dataKey = try SecretBytes.random(count: 32)
+        var file = KeyFile.new()
+        try file.addSlot(kind: .password, label: "pass " + tricky, secret: secret("Correct-Horse-7"), kdf: cheapPBKDF2, dataKey: dataKey)
+        try file.addSlot(kind: .questions, label: tricky, questions: [tricky, "Which street? /\\"],
+                         secret: try SecretAnswers.normalize(["a", "b"]), kdf: cheapScrypt, dataKey: dataKey)
+        for slot in stride(from: 0, to: 0x20, by: 2) {   // each control alone in a label, two a slot (32 slots at most)
+            let label = String(UnicodeScalar(UInt8(slot))) + "x" + String(UnicodeScalar(UInt8(slot + 1)))
+            try file.addSlot(kind: .recovery, label: label, secret: secret("r\(slot)"), kdf: cheapPBKDF2, dataKey: dataKey)
+        }
+        let written = try file.encoded()
+        let mirror = try WireMirror(written)
+        XCTAssertEqual(try mirror.computedChecksum(), mirror.checksum, "the checksum is JSONEncoder's")
+        XCTAssertEqual(String(decoding: written, as: UTF8.self), String(decoding: try mirror.encodedWithValidChecksum(), as: UTF8.self),
+                       "the file is JSONEncoder's pretty form, byte for byte")
+        XCTAssertEqual(try KeyFile.decode(try mirror.encodedWithValidChecksum()), file)
+        XCTAssertEqual(try KeyFile.decode(written).slots.map(\.label), file.slots.map(\.label))
+    }
+
     func testAssociatedDataBindsEachSlotToVaultIdKindKdfSaltAndQuestions() throws {
         let fx = try Fixture(kdf: (cheapPBKDF2, cheapPBKDF2, cheapPBKDF2))
         // A second password slot, so that one can change kind and the file still has a password slot.

@@ -23,21 +23,32 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
+        // SQLCipher, OpenSSL's libcrypto and libxml2 are not linked: each is dlopen-ed the first time hreader
+        // calls one of its functions (C<Library>/loader.c), so a command that needs none of them starts
+        // without loading them (docs/cli.md, "Start-up"). The System* targets only bring pkg-config's
+        // include paths; the C* targets are the headers Swift imports (.ci/gen-lazy-libraries.py).
         .systemLibrary(
-            name: "CSQLCipher",
+            name: "SystemSQLCipher",
+            path: "Sources/SystemLibraries/SQLCipher",
             pkgConfig: "sqlcipher",
             providers: [.apt(["libsqlcipher-dev"]), .brew(["sqlcipher"])]
         ),
         .systemLibrary(
-            name: "COpenSSL",
+            name: "SystemOpenSSL",
+            path: "Sources/SystemLibraries/OpenSSL",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .systemLibrary(
-            name: "CLibXML2",
+            name: "SystemLibXML2",
+            path: "Sources/SystemLibraries/LibXML2",
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
+        .target(name: "CDynamicLibrary"),
+        .target(name: "CSQLCipher", dependencies: ["SystemSQLCipher", "CDynamicLibrary"]),
+        .target(name: "COpenSSL", dependencies: ["SystemOpenSSL", "CDynamicLibrary"]),
+        .target(name: "CLibXML2", dependencies: ["SystemLibXML2", "CDynamicLibrary"]),
         .systemLibrary(
             name: "CZlibChecksum",
             pkgConfig: "zlib",

@@ -17,8 +17,7 @@ if ! command -v objdump >/dev/null || ! command -v strip >/dev/null; then
   apt-get install -y binutils >&2 || { apt-get update >&2 && apt-get install -y binutils >&2; }
 fi
 ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
-$SWIFT build -c release --static-swift-stdlib --product hreader --build-path "$BUILD_DIR" >&2
-binary="$BUILD_DIR/release/hreader"
+binary=$(SWIFT="$SWIFT" BUILD_DIR="$BUILD_DIR" .ci/release-build.sh)
 
 version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/hreader/CommandLineConventions.swift)
 arch=$(dpkg --print-architecture)
@@ -53,9 +52,14 @@ printf 'hreader (%s) unstable; urgency=medium\n\n  * Built from the repository.\
   "$version" "$(date -R -u -d @"${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")" \
   | gzip -9n > "$root/usr/share/doc/hreader/changelog.gz"
 
-# Depends: the Debian package of every shared library the binary needs (none of the toolchain's).
+# Depends: the Debian package of every shared library the binary needs (none of the toolchain's): those it
+# links (NEEDED) and those it loads on first use, each the first name its loader tries (Sources/C*/loader.c).
+loaded=$(for loader in Sources/CSQLCipher/loader.c Sources/COpenSSL/loader.c Sources/CLibXML2/loader.c; do
+  grep -o 'names\[\] = { "[^"]*"' "$loader" | sed 's/.*"\(.*\)"/\1/'
+done)
+[ "$(wc -w <<<"$loaded")" -eq 3 ] || { echo "deb: cannot read the libraries the loaders open: $loaded" >&2; exit 1; }
 depends=()
-for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
+for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }') $loaded; do
   path=$("$ldconfig" -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
   [ -n "$path" ] || { echo "deb: $lib is not a system library; the binary is not self-contained" >&2; exit 1; }
   package=$(dpkg -S "$path" 2>/dev/null | head -n1 | cut -d: -f1) \
@@ -63,6 +67,7 @@ for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }'); do
   [ -n "$package" ] || { echo "deb: no Debian package provides $lib ($path)" >&2; exit 1; }
   case "$package" in
     libsqlcipher1) package="libsqlcipher1 (>= 4.5)" ;;
+    libc6) package="libc6 (>= 2.36)" ;;   # its loader must apply the binary's packed relocations (DT_RELR)
   esac
   depends+=("$package")
 done

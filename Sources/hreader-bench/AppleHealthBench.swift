@@ -15,7 +15,7 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
         .split(separator: ",").compactMap { Int($0) }
     say("\n== import --apple-health: generated exports (real format, streamed) ==")
     guard let (generator, hreader) = siblingBinaries() else { return }
-    let packageRoot = hreader.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let packageRoot = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let reference = [ProcessInfo.processInfo.environment["HREADER_HEALTHKIT_TO_SQLITE"],
                      packageRoot.appendingPathComponent(".build/pyenv/bin/healthkit-to-sqlite").path,
                      packageRoot.appendingPathComponent("pyenv/bin/healthkit-to-sqlite").path]

@@ -58,9 +58,13 @@ private func highWaterKB(_ pid: pid_t) -> Int {
 
 /// hreader and hreader-health-generator, built beside this benchmark; nil (after saying why the
 /// section is skipped) when either is missing.
+/// The hreader the end-to-end figures run: `HREADER_BENCH_HREADER` (make bench sets it to the binary
+/// `make install` and the package ship, linked for start-up), else the one built beside hreader-bench.
 func siblingBinaries() -> (generator: URL, hreader: URL)? {
     let binDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let generator = binDir.appendingPathComponent("hreader-health-generator"), hreader = binDir.appendingPathComponent("hreader")
+    let shipped = ProcessInfo.processInfo.environment["HREADER_BENCH_HREADER"].map { URL(fileURLWithPath: $0) }
+    let generator = binDir.appendingPathComponent("hreader-health-generator")
+    let hreader = shipped ?? binDir.appendingPathComponent("hreader")
     guard FileManager.default.isExecutableFile(atPath: generator.path), FileManager.default.isExecutableFile(atPath: hreader.path) else {
         say("  (hreader-health-generator or hreader not built beside hreader-bench; skipped)")
         return nil

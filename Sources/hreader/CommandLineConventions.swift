@@ -3,7 +3,7 @@ import HReaderCrypto
 import HReaderStore
 
 /// What the command line accepts beyond ArgumentParser's rules, as people type it from git, restic or
-/// docker: global options before the subcommand, and `--version` with the libraries that matter.
+/// docker: global options before the subcommand, and `version` with the libraries that matter.
 enum CommandLineConventions {
     static let version = "0.5.0"
 
@@ -42,7 +42,8 @@ enum CommandLineConventions {
         return rest
     }
 
-    /// "hreader 0.5.0 (SQLCipher 4.6.1 community, SQLite 3.46.1, OpenSSL 3.0.19 …)".
+    /// "hreader 0.5.0 (SQLCipher 4.6.1 community, SQLite 3.46.1, OpenSSL 3.0.19 …)", for `hreader version`:
+    /// loading the libraries to ask them is most of the time `hreader --version` would otherwise take.
     static var versionLine: String {
         "hreader \(version) (SQLCipher \(Database.libraryCipherVersion() ?? "unknown"), SQLite \(Database.libraryVersion), "
             + "\(OpenSSLLibrary.version))"

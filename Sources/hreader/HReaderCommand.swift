@@ -11,6 +11,7 @@ struct HReaderCommand: ParsableCommand {
             5 bad input data, 6 server or network, 7 integrity (damaged or tampered files).
             Global options (--vault, --password-file, --password-command, --quiet, --json) go before or
             after the subcommand. Shell completion: hreader --generate-completion-script bash|zsh|fish.
+            The SQLCipher, SQLite and OpenSSL it runs with: hreader version.
             """,
         version: CommandLineConventions.version,
         subcommands: [

@@ -20,7 +20,12 @@ func runAsync<Command: AsyncParsableCommand>(_ command: inout Command) async thr
 _ = hreader_harden_process(getenv("HREADER_CRASH_BACKTRACE").map { String(cString: $0) } == "1" ? 1 : 0)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments == ["--version"] || arguments == ["version"] {
+// `--version` loads no library (they load on first use); `version` names the ones hreader runs with.
+if arguments == ["--version"] {
+    print("hreader \(CommandLineConventions.version)")
+    exit(0)
+}
+if arguments == ["version"] {
     print(CommandLineConventions.versionLine)
     exit(0)
 }

@@ -20,12 +20,16 @@ final class CommandLineConventionsTests: CLITestCase {
         XCTAssertEqual(misplaced.status, 2, misplaced.stderr)
     }
 
-    func testVersionNamesTheLinkedLibraries() throws {
-        let version = try ok(["--version"]).stdout
+    func testVersionNamesTheLibrariesAndDashDashVersionOnlyHreaders() throws {
+        let version = try ok(["version"]).stdout
         XCTAssertTrue(version.hasPrefix("hreader 0."), version)
         for library in ["SQLCipher 4.", "SQLite 3.", "OpenSSL 3."] {
             XCTAssertTrue(version.contains(library), "\(library) in \(version)")
         }
+        // `--version` is one word and a number, as git's: it loads no library to ask it.
+        let short = try ok(["--version"]).stdout
+        XCTAssertTrue(short.range(of: #"^hreader \d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, short)
+        XCTAssertTrue(version.hasPrefix(String(short.dropLast()) + " ("), "the same version: \(short) / \(version)")
     }
 
     func testShellCompletionScripts() throws {

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Writes the headers through which hreader calls SQLCipher, OpenSSL and libxml2 (docs/cli.md, "Start-up").
+
+The binary does not link those libraries: each is dlopen-ed the first time one of its functions is
+called, so a command that needs none of them (`--version`, `--help`, completions) does not pay for
+loading them, and a command that reads no XML does not load libxml2 and ICU. Swift calls the
+functions by their own names; each name is a `static inline` wrapper that calls through a table the
+loader (Sources/C<Library>/loader.c) fills with dlsym. The library's own declarations are renamed
+(`hreader_lib_<name>`) so that the wrappers can take the names without clashing.
+
+Run it after adding a function to a list below (it needs clang and the libraries' development
+headers); the generated headers are committed. Parameter types are written as `__typeof__(T)`, so
+that any declarator (function pointers included) needs no parsing here.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LIBRARIES = [
+    {
+        "target": "CSQLCipher",
+        "prefix": "sqlcipher",
+        "what": "SQLCipher",
+        # sqlcipher.pc does not define SQLITE_HAS_CODEC; without it sqlite3_key() is hidden. Spell the
+        # directory: /usr/include/sqlite3.h is the plain SQLite header.
+        "prelude": ["#define SQLITE_HAS_CODEC 1", "#define SQLITE_TEMP_STORE 2"],
+        "includes": ["<sqlcipher/sqlite3.h>"],
+        "pkg_config": "sqlcipher",
+        "functions": """sqlite3_backup_finish sqlite3_backup_init sqlite3_backup_pagecount sqlite3_backup_remaining
+            sqlite3_backup_step sqlite3_bind_blob sqlite3_bind_double sqlite3_bind_int64 sqlite3_bind_null
+            sqlite3_bind_parameter_count sqlite3_bind_text sqlite3_bind_text64 sqlite3_busy_timeout sqlite3_changes
+            sqlite3_clear_bindings sqlite3_close_v2 sqlite3_column_blob sqlite3_column_bytes sqlite3_column_count
+            sqlite3_column_double sqlite3_column_int64 sqlite3_column_name sqlite3_column_text sqlite3_column_type
+            sqlite3_compileoption_used sqlite3_errcode sqlite3_errmsg sqlite3_exec sqlite3_extended_errcode
+            sqlite3_extended_result_codes sqlite3_finalize sqlite3_free sqlite3_key sqlite3_last_insert_rowid
+            sqlite3_libversion sqlite3_open_v2 sqlite3_prepare_v2 sqlite3_reset sqlite3_step""",
+        # Variadic: in the table for the shims below, not wrapped for Swift (which cannot call them).
+        "variadic": ["sqlite3_config"],
+        "epilogue": """
+// Memory statistics make every sqlite3_malloc take a global mutex; hreader reads none of them, and an
+// import allocates millions of times.
+static inline int hreader_sqlite3_disable_memory_statistics(void) {
+    return hreader_sqlcipher()->sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+""",
+    },
+    {
+        "target": "COpenSSL",
+        "prefix": "openssl",
+        "what": "OpenSSL's libcrypto",
+        "prelude": [],
+        "includes": ["<openssl/crypto.h>", "<openssl/err.h>", "<openssl/evp.h>", "<openssl/kdf.h>",
+                     "<openssl/rand.h>", "<openssl/opensslv.h>"],
+        "pkg_config": "libcrypto",
+        "functions": """CRYPTO_memcmp EVP_CIPHER_CTX_ctrl EVP_CIPHER_CTX_free EVP_CIPHER_CTX_new EVP_DecryptFinal_ex
+            EVP_DecryptInit_ex EVP_DecryptUpdate EVP_Digest EVP_DigestFinal_ex EVP_DigestInit_ex EVP_DigestSign
+            EVP_DigestSignFinal EVP_DigestSignInit EVP_DigestSignUpdate EVP_DigestUpdate EVP_EncryptFinal_ex
+            EVP_EncryptInit_ex EVP_EncryptUpdate EVP_MD_CTX_free EVP_MD_CTX_new EVP_PBE_scrypt
+            EVP_PKEY_CTX_add1_hkdf_info EVP_PKEY_CTX_free EVP_PKEY_CTX_new_id EVP_PKEY_CTX_set1_hkdf_key
+            EVP_PKEY_CTX_set1_hkdf_salt EVP_PKEY_CTX_set_hkdf_md EVP_PKEY_derive EVP_PKEY_derive_init EVP_PKEY_free
+            EVP_PKEY_new_raw_private_key EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OpenSSL_version
+            PKCS5_PBKDF2_HMAC RAND_bytes""",
+        "variadic": [],
+        "epilogue": "",
+    },
+    {
+        "target": "CLibXML2",
+        "prefix": "libxml2",
+        "what": "libxml2",
+        # Debian's libxml2 is built with ICU, and its encoding.h then includes the system's ICU headers,
+        # which clash with the ICU module Foundation carries. hreader never touches the encoding handler
+        # struct whose layout this changes; it uses the reader API through pointers only.
+        "prelude": ["#include <libxml/xmlversion.h>", "#undef LIBXML_ICU_ENABLED"],
+        "includes": ["<libxml/xmlreader.h>", "<libxml/hash.h>"],
+        "pkg_config": "libxml-2.0",
+        "functions": """xmlByteConsumed xmlCreatePushParserCtxt xmlCtxtUseOptions xmlFreeParserCtxt xmlFreeTextReader
+            xmlGetLastError xmlGetLineNo xmlHashSize xmlInitParser xmlParseChunk xmlReaderForMemory xmlSetStructuredErrorFunc
+            xmlStopParser xmlTextReaderConstLocalName xmlTextReaderConstName xmlTextReaderConstNamespaceUri
+            xmlTextReaderConstValue xmlTextReaderCurrentNode xmlTextReaderDepth xmlTextReaderGetParserLineNumber
+            xmlTextReaderHasAttributes xmlTextReaderIsEmptyElement xmlTextReaderIsNamespaceDecl
+            xmlTextReaderMoveToElement xmlTextReaderMoveToNextAttribute xmlTextReaderNodeType xmlTextReaderRead""",
+        "variadic": [],
+        "epilogue": "",
+    },
+]
+
+
+def declarations(lib, names):
+    """name -> (return type, [parameter types], variadic) from clang's AST of the library's headers."""
+    cflags = subprocess.run(["pkg-config", "--cflags", lib["pkg_config"]], capture_output=True, text=True,
+                            check=True).stdout.split()
+    source = "\n".join(lib["prelude"] + [f"#include {h}" for h in lib["includes"]]) + "\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".c", delete=False) as f:
+        f.write(source)
+        path = f.name
+    try:
+        out = subprocess.run(["clang", "-fsyntax-only", *cflags, "-Xclang", "-ast-dump=json", path],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(path)
+    found = {}
+    for node in json.loads(out).get("inner", []):
+        if node.get("kind") != "FunctionDecl" or node.get("name") not in names:
+            continue
+        qual = node["type"]["qualType"]
+        params = [p["type"]["qualType"] for p in node.get("inner", []) if p.get("kind") == "ParmVarDecl"]
+        returns = qual[:qual.index("(")].strip()
+        found[node["name"]] = (returns, params, qual.rstrip().endswith("...)"))
+    missing = [n for n in names if n not in found]
+    if missing:
+        sys.exit(f"{lib['target']}: not functions in the headers: {' '.join(missing)}")
+    return found
+
+
+def header(lib):
+    names = lib["functions"].split()
+    variadic = lib["variadic"]
+    decls = declarations(lib, names + variadic)
+    p = lib["prefix"]
+    guard = f"HREADER_{lib['target'].upper()}_H"
+    lines = [f"// Generated by .ci/gen-lazy-libraries.py: do not edit. {lib['what']}, loaded on first use",
+             "// (loader.c); Swift calls these wrappers by the library's own names.",
+             f"#ifndef {guard}", f"#define {guard}", ""]
+    lines += lib["prelude"]
+    lines += [f"#define {n} hreader_lib_{n}" for n in names + variadic]
+    lines += [f"#include {h}" for h in lib["includes"]]
+    lines += [f"#undef {n}" for n in names + variadic]
+    lines += ["", f"/// Every function hreader calls, in the table's order (loader.c resolves them by these names).",
+              f"#define HREADER_{p.upper()}_FUNCTIONS(X) \\"]
+    lines += [f"    X({n}) \\" for n in names + variadic]
+    lines += ["", f"struct hreader_{p}_functions {{"]
+    lines += [f"    __typeof__(hreader_lib_{n}) *{n};" for n in names + variadic]
+    lines += ["};", "",
+              f"/// The table once the library is loaded, else NULL.",
+              f"extern const struct hreader_{p}_functions *hreader_{p}_table;",
+              f"/// Loads the library and fills the table (once); prints one line and exits if it cannot.",
+              f"const struct hreader_{p}_functions *hreader_{p}_load(void);", "",
+              f"static inline const struct hreader_{p}_functions *hreader_{p}(void) {{",
+              f"    const struct hreader_{p}_functions *table = __atomic_load_n(&hreader_{p}_table, __ATOMIC_ACQUIRE);",
+              f"    return table ? table : hreader_{p}_load();",
+              "}", ""]
+    for n in names:
+        returns, params, is_variadic = decls[n]
+        assert not is_variadic, n
+        formal = ", ".join(f"__typeof__({t}) a{i}" for i, t in enumerate(params)) or "void"
+        actual = ", ".join(f"a{i}" for i in range(len(params)))
+        call = f"hreader_{p}()->{n}({actual})"
+        body = f"{call};" if returns == "void" else f"return {call};"
+        lines.append(f"static inline {returns} {n}({formal}) {{ {body} }}")
+    lines += [lib["epilogue"].rstrip(), "", f"#endif", ""]
+    return "\n".join(lines)
+
+
+def main():
+    for lib in LIBRARIES:
+        path = os.path.join(ROOT, "Sources", lib["target"], "include", lib["target"] + ".h")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(header(lib))
+        print(path)
+
+
+if __name__ == "__main__":
+    main()

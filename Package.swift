@@ -46,7 +46,7 @@ let package = Package(
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
         .target(name: "CDynamicLibrary"),
-        .target(name: "CSQLCipher", dependencies: ["SystemSQLCipher", "CDynamicLibrary"]),
+        .target(name: "CSQLCipher", dependencies: ["SystemSQLCipher", "CDynamicLibrary", "COpenSSL"]),
         .target(name: "COpenSSL", dependencies: ["SystemOpenSSL", "CDynamicLibrary"]),
         .target(name: "CLibXML2", dependencies: ["SystemLibXML2", "CDynamicLibrary"]),
         .systemLibrary(

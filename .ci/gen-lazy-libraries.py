@@ -62,7 +62,7 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
             EVP_EncryptInit_ex EVP_EncryptUpdate EVP_MD_CTX_free EVP_MD_CTX_new EVP_PBE_scrypt
             EVP_PKEY_CTX_add1_hkdf_info EVP_PKEY_CTX_free EVP_PKEY_CTX_new_id EVP_PKEY_CTX_set1_hkdf_key
             EVP_PKEY_CTX_set1_hkdf_salt EVP_PKEY_CTX_set_hkdf_md EVP_PKEY_derive EVP_PKEY_derive_init EVP_PKEY_free
-            EVP_PKEY_new_raw_private_key EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OpenSSL_version
+            EVP_PKEY_new_raw_private_key EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OPENSSL_init_crypto OpenSSL_version
             PKCS5_PBKDF2_HMAC RAND_bytes""",
         "variadic": [],
         "epilogue": "",

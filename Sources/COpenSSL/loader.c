@@ -15,6 +15,10 @@ static void load(void) {
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
     HREADER_OPENSSL_FUNCTIONS(HREADER_RESOLVE)
 #undef HREADER_RESOLVE
+    // Before anything else initialises OpenSSL (SQLCipher loads it too, and calls it later): no
+    // OPENSSL_cleanup at exit, which freed every provider and table one by one, a fifth of a
+    // millisecond of every command, for memory the process's end returns anyway.
+    functions.OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_CONFIG, NULL);
     __atomic_store_n(&hreader_openssl_table, &functions, __ATOMIC_RELEASE);
 }
 

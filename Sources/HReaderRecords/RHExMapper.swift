@@ -108,11 +108,7 @@ public struct RHExMapper: Sendable {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: seconds.rounded(.down)))
         guard let year = parts.year, let month = parts.month, let day = parts.day else { return nil }
-        func pad(_ n: Int, _ width: Int) -> String {
-            let digits = String(n)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        return RFC3339.date(year: year, month: month, day: day)
     }
 
     /// A race or ethnicity: its name or display text, else the name of its CDC code, else the code.

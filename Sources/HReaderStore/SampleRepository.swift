@@ -95,13 +95,27 @@ struct SampleRepository {
     /// The same, one at a time: a decade page reads a million without holding them. Each series is
     /// read in its own order (the table is clustered on series and start, so that is a range scan)
     /// and the series are merged here: one ORDER BY over all of them would have SQLite sort the
-    /// whole page in memory first.
+    /// whole page in memory first. Ranges of a week or less are few rows, and are sorted by SQLite.
     func forEachSample(patientID: Int64, from: Int64?, to: Int64?, type: EntryType?, limit: Int?, full: Bool,
                        series seriesFilter: ((Int64) -> Bool)? = nil, _ body: (Sample) throws -> Void) throws {
         var seriesSQL = "SELECT id, max_span FROM sample_series WHERE patient_id = ?"
         var seriesArgs: [DatabaseValueConvertible?] = [patientID]
         if let type { seriesSQL += " AND type = ?"; seriesArgs.append(type.rawValue) }
         let spans = try db.query(seriesSQL, seriesArgs) { ($0.int64(0)!, $0.int64(1)!) }.filter { seriesFilter?($0.0) ?? true }
+        let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
+        // A short range (a day or a week page) holds few samples: one statement over every series, its
+        // rows sorted by SQLite, costs less than a statement prepared for each series (a watch's export
+        // has twenty or more, each prepare tens of microseconds of a page's few milliseconds).
+        if from != nil, to != nil, hi - lo <= Self.sortedRangeSeconds {
+            let ids = "[" + spans.map { String($0.0) }.joined(separator: ",") + "]"
+            try db.forEachRow("""
+                SELECT \(Self.columns) FROM sample_series ss JOIN samples s ON s.series_id = ss.id
+                WHERE ss.id IN (SELECT value FROM json_each(?)) AND s.start_epoch BETWEEN ? - ss.max_span AND ?
+                  AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)
+                ORDER BY s.start_epoch, s.id LIMIT ?
+                """, [ids, lo, hi, lo, lo, hi, Int64(limit ?? -1)]) { try body(Self.sample($0, full: full)) }
+            return
+        }
         var sql = "SELECT \(Self.columns) FROM samples s WHERE s.series_id = ?"
         if from != nil || to != nil {
             sql += " AND s.start_epoch BETWEEN ? - ? AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
@@ -110,7 +124,6 @@ struct SampleRepository {
         // through a sorter. Samples of one series that start at the same second (rare) are put in
         // id order here, so the order readers see is (start, id) as before.
         sql += " ORDER BY s.start_epoch, s.end_epoch, s.value"
-        let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
         var cursors: [SeriesCursor] = []
         for (id, span) in spans {
             let statement = try db.prepare(sql)
@@ -130,6 +143,9 @@ struct SampleRepository {
             if try !cursors[best].advance() { cursors.remove(at: best) }
         }
     }
+
+    /// Ranges up to this long are read with one sorted statement (8 days: a week page in any zone).
+    static let sortedRangeSeconds: Int64 = 8 * 86_400
 
     /// One series' samples in (start, id) order from a statement in (start, end, value) order.
     private struct SeriesCursor {

@@ -72,4 +72,38 @@ final class SampleWriterTests: XCTestCase {
         XCTAssertEqual(spans.map(\.0), (0..<sources).map { "Source \($0)" })
         XCTAssertEqual(spans.map(\.1), (0..<sources).map { Int64(($0 + 2) * 60) })
     }
+
+    func testAnyRangeReadsTheSamplesStartingOrEndingInItInStartThenIdOrderShortOrLong() throws {
+        // Twelve series a day for nine days, every series of a day starting at the same second (ties
+        // broken by id) and lasting up to fourteen minutes: ranges of a week or less take one sorted
+        // statement, longer ones the per-series merge; both must give what a scan of every sample says.
+        let mapping = { (_: String) in SeriesMapping(type: .vitalSign, description: "Heart rate", codes: [:]) }
+        try db.transaction {
+            let writer = try SampleWriter(db, patientID: patientID, sourceID: sourceID)
+            for record in records(sources: 12, rounds: 9) { _ = try writer.add(record, mapping: mapping) }
+            try writer.finish()
+        }
+        let repository = SampleRepository(db: db)
+        let all = try repository.samples(patientID: patientID, from: nil, to: nil, type: nil, limit: nil, full: true)
+        XCTAssertEqual(all.count, 12 * 9)
+        let day0: Int64 = 1_704_092_400   // 2024-01-01 08:00 +0100
+        let windows: [(Int64, Int64, Int?)] = [
+            (day0, day0, nil), (day0 + 30, day0 + 300, nil), (day0 + 86_400 * 3 + 60, day0 + 86_400 * 3 + 60, nil),
+            (day0 - 86_400, day0 + 86_400, nil), (day0 + 600, day0 + 86_400 * 8 - 1, nil), (day0, day0 + 86_400 * 8, 17),
+            (day0 - 3600, day0 + 86_400 * 9, nil), (day0 + 30, day0 + 86_400 * 9, 40), (day0 + 86_400 * 2 + 601, day0 + 86_400 * 5, nil),
+        ]
+        for (from, to, limit) in windows {
+            let expected = all.filter { (from...to).contains($0.start) || (from...to).contains($0.end) }
+                .sorted { ($0.start, $0.id) < ($1.start, $1.id) }.prefix(limit ?? .max)
+            let read = try repository.samples(patientID: patientID, from: from, to: to, type: nil, limit: limit, full: true)
+            XCTAssertEqual(read.map(\.id), expected.map(\.id), "\(from)...\(to) limit \(limit.map(String.init) ?? "none")")
+            XCTAssertEqual(read.map(\.end), expected.map(\.end))
+            XCTAssertFalse(read.isEmpty, "\(from)...\(to) has samples")
+        }
+        // The two paths over the same short range agree (the longer range read, then cut to it).
+        let shortRange = try repository.samples(patientID: patientID, from: day0, to: day0 + 86_400, type: nil, limit: nil, full: true)
+        let longRange = try repository.samples(patientID: patientID, from: day0 - 86_400 * 30, to: day0 + 86_400, type: nil, limit: nil, full: true)
+            .filter { (day0...(day0 + 86_400)).contains($0.start) || (day0...(day0 + 86_400)).contains($0.end) }
+        XCTAssertEqual(shortRange.map(\.id), longRange.map(\.id))
+    }
 }

@@ -38,6 +38,7 @@
 #define EVP_sha1 hreader_lib_EVP_sha1
 #define EVP_sha256 hreader_lib_EVP_sha256
 #define OPENSSL_cleanse hreader_lib_OPENSSL_cleanse
+#define OPENSSL_init_crypto hreader_lib_OPENSSL_init_crypto
 #define OpenSSL_version hreader_lib_OpenSSL_version
 #define PKCS5_PBKDF2_HMAC hreader_lib_PKCS5_PBKDF2_HMAC
 #define RAND_bytes hreader_lib_RAND_bytes
@@ -82,6 +83,7 @@
 #undef EVP_sha1
 #undef EVP_sha256
 #undef OPENSSL_cleanse
+#undef OPENSSL_init_crypto
 #undef OpenSSL_version
 #undef PKCS5_PBKDF2_HMAC
 #undef RAND_bytes
@@ -123,6 +125,7 @@
     X(EVP_sha1) \
     X(EVP_sha256) \
     X(OPENSSL_cleanse) \
+    X(OPENSSL_init_crypto) \
     X(OpenSSL_version) \
     X(PKCS5_PBKDF2_HMAC) \
     X(RAND_bytes) \
@@ -163,6 +166,7 @@ struct hreader_openssl_functions {
     __typeof__(hreader_lib_EVP_sha1) *EVP_sha1;
     __typeof__(hreader_lib_EVP_sha256) *EVP_sha256;
     __typeof__(hreader_lib_OPENSSL_cleanse) *OPENSSL_cleanse;
+    __typeof__(hreader_lib_OPENSSL_init_crypto) *OPENSSL_init_crypto;
     __typeof__(hreader_lib_OpenSSL_version) *OpenSSL_version;
     __typeof__(hreader_lib_PKCS5_PBKDF2_HMAC) *PKCS5_PBKDF2_HMAC;
     __typeof__(hreader_lib_RAND_bytes) *RAND_bytes;
@@ -213,6 +217,7 @@ static inline const EVP_CIPHER * EVP_aes_256_gcm(void) { return hreader_openssl(
 static inline const EVP_MD * EVP_sha1(void) { return hreader_openssl()->EVP_sha1(); }
 static inline const EVP_MD * EVP_sha256(void) { return hreader_openssl()->EVP_sha256(); }
 static inline void OPENSSL_cleanse(__typeof__(void *) a0, __typeof__(size_t) a1) { hreader_openssl()->OPENSSL_cleanse(a0, a1); }
+static inline int OPENSSL_init_crypto(__typeof__(uint64_t) a0, __typeof__(const OPENSSL_INIT_SETTINGS *) a1) { return hreader_openssl()->OPENSSL_init_crypto(a0, a1); }
 static inline const char * OpenSSL_version(__typeof__(int) a0) { return hreader_openssl()->OpenSSL_version(a0); }
 static inline int PKCS5_PBKDF2_HMAC(__typeof__(const char *) a0, __typeof__(int) a1, __typeof__(const unsigned char *) a2, __typeof__(int) a3, __typeof__(int) a4, __typeof__(const EVP_MD *) a5, __typeof__(int) a6, __typeof__(unsigned char *) a7) { return hreader_openssl()->PKCS5_PBKDF2_HMAC(a0, a1, a2, a3, a4, a5, a6, a7); }
 static inline int RAND_bytes(__typeof__(unsigned char *) a0, __typeof__(int) a1) { return hreader_openssl()->RAND_bytes(a0, a1); }

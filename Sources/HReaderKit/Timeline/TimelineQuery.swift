@@ -124,7 +124,7 @@ public struct TimelineQuery {
                     let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
                     // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
                     let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
-                    let dayText = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+                    let dayText = RFC3339.date(year: parts.year ?? 0, month: parts.month ?? 0, day: parts.day ?? 0)
                     let next = calendar.date(byAdding: .day, value: 1, to: dayStart).map { calendar.startOfDay(for: $0) }
                     lastDay = (Int64(dayStart.timeIntervalSince1970), Int64((next ?? dayStart).timeIntervalSince1970), dayText)
                 }

@@ -26,7 +26,7 @@ let package = Package(
         // SQLCipher, OpenSSL's libcrypto and libxml2 are not linked: each is dlopen-ed the first time hreader
         // calls one of its functions (C<Library>/loader.c), so a command that needs none of them starts
         // without loading them (docs/cli.md, "Start-up"). The System* targets only bring pkg-config's
-        // include paths; the C* targets are the headers Swift imports (.ci/gen-lazy-libraries.py).
+        // include paths; the C* targets are the headers Swift imports and their loaders (.ci/gen-lazy-libraries.py).
         .systemLibrary(
             name: "SystemSQLCipher",
             path: "Sources/SystemLibraries/SQLCipher",

@@ -24,11 +24,18 @@ for entry in "-rwxr-xr-x root/root .* ./usr/bin/hreader" \
              "-rw-r--r-- root/root .* ./usr/share/fish/vendor_completions.d/hreader.fish" \
              "-rw-r--r-- root/root .* ./usr/share/doc/hreader/copyright" \
              "-rw-r--r-- root/root .* ./usr/share/doc/hreader/README.md" \
-             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/changelog.gz"; do
+             "-rw-r--r-- root/root .* ./usr/share/doc/hreader/changelog.gz" \
+             "-rw-r--r-- root/root .* ./usr/share/lintian/overrides/hreader"; do
   grep -Eq -- "^$entry\$" <<<"$listing" || fail "the package lacks: $entry"$'\n'"$listing"
 done
-[ "$(grep -c '^-' <<<"$listing")" -eq 8 ] || fail "unexpected files in the package:"$'\n'"$listing"
+[ "$(grep -c '^-' <<<"$listing")" -eq 9 ] || fail "unexpected files in the package:"$'\n'"$listing"
 ok "files and modes"
+
+if command -v lintian >/dev/null; then
+  report=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -E '^[EW]: ' || true)
+  [ -z "$report" ] || fail "lintian: $report"
+  ok "lintian: no errors or warnings"
+fi
 
 depends=$(dpkg-deb -f "$deb" Depends)
 for want in "libsqlcipher1 (>= 4.5)" libssl3 libxml2 zlib1g libc6; do

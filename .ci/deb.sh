@@ -36,6 +36,12 @@ sed '/^[[:space:]]*$/d' docs/hreader.1 | gzip -9n > "$root/usr/share/man/man1/hr
 "$root/usr/bin/hreader" --generate-completion-script zsh > "$root/usr/share/zsh/vendor-completions/_hreader"
 "$root/usr/bin/hreader" --generate-completion-script fish > "$root/usr/share/fish/vendor_completions.d/hreader.fish"
 install -m 0644 README.md "$root/usr/share/doc/hreader/README.md"
+# swift-nio-extras (the web view's and the HTTP client's compression) carries its own zlib, its symbols
+# prefixed (cnioextras_z_); it is not a copy of the system's that Debian could update in its place.
+install -d "$root/usr/share/lintian/overrides"
+printf '%s\n' "# swift-nio-extras vendors zlib with prefixed symbols (cnioextras_z_*), linked statically with the Swift packages." \
+  "hreader: embedded-library zlib [usr/bin/hreader]" > "$root/usr/share/lintian/overrides/hreader"
+chmod 0644 "$root/usr/share/lintian/overrides/hreader"
 cat > "$root/usr/share/doc/hreader/copyright" <<COPYRIGHT
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: hreader

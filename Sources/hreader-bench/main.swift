@@ -28,7 +28,7 @@ let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"
 
 say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 
-// HREADER_BENCH_ONLY=NAME runs only one group (for a quick figure while working on one thing):
+// HREADER_BENCH_ONLY=NAME[,NAME…] runs only those groups (for a quick figure while working on one thing):
 // import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search.
 let groups: [String: () async throws -> Void] = [
@@ -49,11 +49,12 @@ let groups: [String: () async throws -> Void] = [
     "search": { try runSearchBenchmarks(scratch: scratch, password: password) },
 ]
 if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.isEmpty {
-    guard let group = groups[only] else {
-        say("HREADER_BENCH_ONLY: one of \(groups.keys.sorted().joined(separator: ", ")); got '\(only)'")
+    let names = only.split(separator: ",").map(String.init)
+    if let unknown = names.first(where: { groups[$0] == nil }) {
+        say("HREADER_BENCH_ONLY: names from \(groups.keys.sorted().joined(separator: ", ")); got '\(unknown)'")
         exit(2)
     }
-    try await group()
+    for name in names { try await groups[name]!() }
     say("\nDone.")
     try? FileManager.default.removeItem(at: scratch)
     exit(0)

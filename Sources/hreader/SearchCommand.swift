@@ -9,8 +9,8 @@ struct SearchCommand: ParsableCommand {
         commandName: "search",
         abstract: "Find entries and documents by the words in them: descriptions, values, doses, codes, your own comments, and documents' text.",
         discussion: """
-            Every word must appear (a word of three letters or more also matches longer words it starts:
-            'metf' finds metformin); accents and case do not matter. Best matches first, across the whole
+            Every word must appear (a word of three letters or more also matches longer words it starts, so
+            that 'metf' finds metformin); accents and case do not matter. Best matches first, across the whole
             family unless --patient is given; struck entries are left out. Documents (notes, reports, letters)
             are searched by their title and readable text, unless --type asks for entries of one type.
             Matches are marked ‹so›.

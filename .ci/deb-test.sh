@@ -95,8 +95,8 @@ else
 fi
 # A library missing at run time: one line naming it and what to install, exit 1 (DESIGN.md §9), and
 # what needs no library still works. The library is hidden behind an empty file in a private mount namespace.
-sqlcipher=$(ldconfig -p 2>/dev/null | awk '$1 == "libsqlcipher.so.1" { print $NF; exit }')
-[ -n "$sqlcipher" ] || sqlcipher=$(/sbin/ldconfig -p | awk '$1 == "libsqlcipher.so.1" { print $NF; exit }')
+library_cache=$( (command -v ldconfig >/dev/null && ldconfig -p) || /sbin/ldconfig -p)
+sqlcipher=$(awk '$1 == "libsqlcipher.so.1" { print $NF; exit }' <<<"$library_cache")
 if unshare -m true 2>/dev/null && [ -n "$sqlcipher" ]; then
   missing=$(unshare -m bash -c "mount --bind /dev/null '$(readlink -f "$sqlcipher")' && '$bin' --version && '$bin' version" 2>&1) && status=0 || status=$?
   [ "$status" = 1 ] || fail "without SQLCipher, 'version' exits $status: $missing"

@@ -65,8 +65,10 @@ loaded=$(for loader in Sources/CSQLCipher/loader.c Sources/COpenSSL/loader.c Sou
 done)
 [ "$(wc -w <<<"$loaded")" -eq 3 ] || { echo "deb: cannot read the libraries the loaders open: $loaded" >&2; exit 1; }
 depends=()
+# Read once: awk leaving a pipe early would kill ldconfig with SIGPIPE, which pipefail reports.
+library_cache=$("$ldconfig" -p)
 for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }') $loaded; do
-  path=$("$ldconfig" -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+  path=$(awk -v l="$lib" '$1 == l { print $NF; exit }' <<<"$library_cache")
   [ -n "$path" ] || { echo "deb: $lib is not a system library; the binary is not self-contained" >&2; exit 1; }
   package=$(dpkg -S "$path" 2>/dev/null | head -n1 | cut -d: -f1) \
     || package=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -n1 | cut -d: -f1) || true

@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// Public random bytes (salts, nonces, identifiers) from OpenSSL's CSPRNG.
 public enum SecureRandom {
@@ -10,10 +11,31 @@ public enum SecureRandom {
 }
 
 extension SecureRandom {
+    /// Random bytes for identifiers, drawn from OpenSSL 4 KiB at a time: one RAND_bytes call (its DRBG
+    /// and locks) per entry was 5% of storing a large import. Identifiers are not secrets.
+    private final class IdentifierPool: @unchecked Sendable {
+        let lock = NSLock()   // Synchronization's Mutex needs macOS 15
+        var bytes: [UInt8] = []
+        var next = 0
+    }
+    private static let identifierPool = IdentifierPool()
+
+    static func identifierBytes(_ count: Int) throws -> [UInt8] {
+        let pool = identifierPool
+        pool.lock.lock()
+        defer { pool.lock.unlock() }
+        if pool.next + count > pool.bytes.count {
+            pool.bytes = try bytes(max(4096, count))
+            pool.next = 0
+        }
+        defer { pool.next += count }
+        return Array(pool.bytes[pool.next..<pool.next + count])
+    }
+
     /// A random (version 4) UUID in lower case, from OpenSSL's CSPRNG: Foundation's `UUID()` opens and
     /// reads /dev/urandom on every call on Linux, which an import of thousands of entries feels.
     public static func uuidString() throws -> String {
-        var b = try bytes(16)
+        var b = try identifierBytes(16)
         b[6] = b[6] & 0x0F | 0x40
         b[8] = b[8] & 0x3F | 0x80
         let hex = Array("0123456789abcdef".utf8)

@@ -142,6 +142,19 @@ final class PrimitivesTests: XCTestCase {
             XCTAssertNotNil(UUID(uuidString: uuid), uuid)
         }
         XCTAssertEqual(Set(uuids).count, uuids.count)
+        // They come from a shared pool of random bytes, refilled every 256: threads taking them at
+        // once still get distinct ones.
+        final class Collected: @unchecked Sendable {
+            let lock = NSLock()
+            var uuids: [String] = []
+        }
+        let parallel = Collected()
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let mine = (0..<500).compactMap { _ in try? SecureRandom.uuidString() }
+            parallel.lock.lock(); parallel.uuids += mine; parallel.lock.unlock()
+        }
+        XCTAssertEqual(parallel.uuids.count, 4000)
+        XCTAssertEqual(Set(parallel.uuids + uuids).count, 6000)
     }
 
     func testHexHelperRoundTrips() {

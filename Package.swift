@@ -59,7 +59,8 @@ let package = Package(
         .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto", "HReaderJSON"]),
-        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderJSON", "CLibXML2"]),
+        .target(name: "CByteSearch"),
+        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderJSON", "CLibXML2", "CByteSearch"]),
         .target(
             name: "HReaderNet",
             dependencies: [

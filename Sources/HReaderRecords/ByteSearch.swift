@@ -1,3 +1,4 @@
+import CByteSearch
 #if canImport(Glibc)
 import Glibc
 #else
@@ -14,15 +15,11 @@ enum ByteSearch {
         let pattern = Array(needle.utf8)
         guard let base = haystack.baseAddress, !pattern.isEmpty, start >= 0, haystack.count - start >= pattern.count else { return nil }
         if !ignoringCase {
-            // memchr to each place the first byte is, then memcmp (memmem is a GNU extension).
-            let end = base + haystack.count
-            var at = base + start
-            while end - at >= pattern.count, let hit = memchr(at, Int32(pattern[0]), end - at - pattern.count + 1) {
-                let place = UnsafePointer(hit.assumingMemoryBound(to: UInt8.self))
-                if memcmp(place, pattern, pattern.count) == 0 { return place - base }
-                at = place + 1
-            }
-            return nil
+            // memmem (glibc's and the BSDs'): the markers begin with a quote, which JSON has every few
+            // bytes, so a memchr for the first byte and a memcmp at each stopped about every eighth byte.
+            guard let hit = pattern.withUnsafeBufferPointer({ hreader_memmem(base + start, haystack.count - start, $0.baseAddress, $0.count) })
+            else { return nil }
+            return UnsafePointer(hit.assumingMemoryBound(to: UInt8.self)) - base
         }
         func lower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte }
         let first = lower(pattern[0])

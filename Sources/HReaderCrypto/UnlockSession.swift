@@ -36,19 +36,15 @@ public enum UnlockSession {
                               "expires": .int(expires), "nonce": .string(nonce), "wrapped_key": .string(wrapped_key)]).serializedBytes()
         }
 
-        /// Nil unless `file` is a session file's JSON with every member of its type.
-        init?(_ file: [UInt8]) {
+        /// Nil unless `file` is a session file's JSON with every member of its type (in any order, `/`
+        /// escaped or not: the files earlier versions wrote with JSONEncoder read the same).
+        static func parse(_ file: [UInt8]) -> Wire? {
             guard case let .object(o)? = try? JSONParser.parse(file, limits: .init(maxDepth: 2, maxBytes: 1 << 16)),
                   let format = o["format"]?.string, let version = o["version"]?.int, let vaultID = o["vault_id"]?.string,
                   let id = o["id"]?.string, let expires = o["expires"]?.numberText.flatMap({ Int64($0) }),
                   let nonce = o["nonce"]?.string, let wrapped = o["wrapped_key"]?.string
             else { return nil }
-            self.init(format: format, version: version, vault_id: vaultID, id: id, expires: expires, nonce: nonce, wrapped_key: wrapped)
-        }
-
-        init(format: String, version: Int, vault_id: String, id: String, expires: Int64, nonce: String, wrapped_key: String) {
-            (self.format, self.version, self.vault_id, self.id, self.expires, self.nonce, self.wrapped_key) =
-                (format, version, vault_id, id, expires, nonce, wrapped_key)
+            return Wire(format: format, version: version, vault_id: vaultID, id: id, expires: expires, nonce: nonce, wrapped_key: wrapped)
         }
     }
 
@@ -77,7 +73,7 @@ public enum UnlockSession {
 
     public static func open(token: String, file: [UInt8], vaultID: String, now: Date = Date()) throws -> SecretBytes {
         let id = try sessionID(in: token)
-        guard let wire = Wire(file),
+        guard let wire = Wire.parse(file),
               wire.format == format, wire.version == version, wire.id == id, wire.vault_id == vaultID,
               let nonce = [UInt8](base64: wire.nonce), let wrapped = [UInt8](base64: wire.wrapped_key)
         else { throw Failure.invalid }
@@ -96,7 +92,7 @@ public enum UnlockSession {
 
     /// The expiry written in a session file, without opening it (for `status`).
     public static func expiry(of file: [UInt8]) -> Date? {
-        guard let wire = Wire(file) else { return nil }
+        guard let wire = Wire.parse(file) else { return nil }
         return Date(timeIntervalSince1970: TimeInterval(wire.expires))
     }
 

@@ -8,6 +8,12 @@ final class VaultLifecycleTests: CLITestCase {
         let none = try hreader(withPassword(["patients", "list"]))
         XCTAssertEqual(none.status, 4)
         XCTAssertTrue(none.stderr.contains("no vault"), none.stderr)
+        // With a session the key file is not read ahead of the open: "no vault" still comes first, not
+        // a complaint about the session.
+        let token = "hrs1." + String(repeating: "0", count: 32) + "." + String(repeating: "0", count: 64)
+        let noneWithSession = try hreader(["patients", "list"], env: ["HREADER_SESSION": token])
+        XCTAssertEqual(noneWithSession.status, 4, noneWithSession.stderr)
+        XCTAssertTrue(noneWithSession.stderr.contains("no vault"), noneWithSession.stderr)
         try initVault()
         let again = try hreader(["init", "--new-password-file", passwordFile] + Self.cheapKDF)
         XCTAssertEqual(again.status, 4)

@@ -306,6 +306,16 @@ final class KeyFileTests: XCTestCase {
         XCTAssertThrowsKeyFileError(.unsupportedVersion(2), try KeyFile.decode(try wire.encodedWithValidChecksum()))
     }
 
+    func testAMemberNamedTwiceIsDamageNotTheLastOneWinning() throws {
+        // A parser that kept the last of two `label`s would read a file other readers read otherwise.
+        let fx = try Fixture(kdf: (cheapPBKDF2, cheapPBKDF2, cheapPBKDF2))
+        let text = String(decoding: try fx.file.encoded(), as: UTF8.self)
+        let doubled = text.replacingOccurrences(of: "\"label\" : \"main password\"",
+                                                with: "\"label\" : \"main password\",\n      \"label\" : \"main password\"")
+        XCTAssertNotEqual(doubled, text)
+        XCTAssertThrowsKeyFileError(.damaged("it is not valid key file JSON"), try KeyFile.decode(Array(doubled.utf8)))
+    }
+
     func testMirrorChecksumMatchesTheCodeSoEditsBelowReachTheAEAD() throws {
         // Control for the associated-data tests: re-encoding the unmodified file with the recomputed
         // checksum decodes and unlocks, so a later failure is the edit's doing, not the checksum's.
@@ -600,6 +610,29 @@ final class KeyFileTests: XCTestCase {
         XCTAssertNotEqual(again.id, created.id)
         XCTAssertNotEqual(again.token, created.token)
         XCTAssertNotEqual(again.file, created.file)
+    }
+
+    func testASessionFileAsEarlierVersionsWroteItStillOpens() throws {
+        // Until 0.5.0 the file was JSONEncoder's: its own member order and `/` escaped as `\/` (base64
+        // has slashes). A session started by the old binary must open with the new one.
+        let dataKey = try SecretBytes.random(count: 32)
+        var slashed: UnlockSession.Created
+        repeat {   // until the base64 holds a slash, so the escape is really there
+            slashed = try UnlockSession.create(dataKey: dataKey, vaultID: vaultID, expires: now.addingTimeInterval(900))
+        } while !String(decoding: slashed.file, as: UTF8.self).contains("/")
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(slashed.file)) as? [String: Any])
+        let encoder = JSONEncoder()
+        struct Old: Encodable {
+            let wrapped_key: String, nonce: String, expires: Int64, id: String, vault_id: String, version: Int, format: String
+        }
+        let old = Old(wrapped_key: object["wrapped_key"] as! String, nonce: object["nonce"] as! String,
+                      expires: (object["expires"] as! NSNumber).int64Value, id: object["id"] as! String,
+                      vault_id: object["vault_id"] as! String, version: 1, format: "hreader-session")
+        let oldFile = Array(try encoder.encode(old))
+        XCTAssertTrue(String(decoding: oldFile, as: UTF8.self).contains("\\/"), "the old form escapes slashes")
+        XCTAssertNotEqual(oldFile, slashed.file)
+        XCTAssertTrue(try UnlockSession.open(token: slashed.token, file: oldFile, vaultID: vaultID, now: now).isEqual(to: dataKey))
+        XCTAssertEqual(UnlockSession.expiry(of: oldFile), now.addingTimeInterval(900))
     }
 
     func testExpiredSessionThrowsExpired() throws {

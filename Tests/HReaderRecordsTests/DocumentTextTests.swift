@@ -99,6 +99,8 @@ final class DocumentTextTests: XCTestCase {
         XCTAssertEqual(ByteSearch.find("<script", in: page, ignoringCase: true), 6)
         XCTAssertEqual(ByteSearch.find("<script", in: page, from: 7, ignoringCase: true), 31)
         XCTAssertEqual(ByteSearch.find("<script", in: page), 31, "case matters unless ignored")
+        XCTAssertEqual(ByteSearch.find("<script", in: page, from: 31), 31, "a match at the start offset")
+        XCTAssertEqual(ByteSearch.find("a</", in: page, from: 20), 21)
         XCTAssertNil(ByteSearch.find("<script", in: page, from: 32))
         XCTAssertNil(ByteSearch.find("", in: page))
     }

@@ -97,6 +97,14 @@ final class StoreTests: XCTestCase {
 
     /// A long transaction's larger page cache ends with it, even when a caller had set another size; a
     /// smaller one asked inside a larger one leaves the larger in place.
+    func testRFC3339FullDatesArePaddedAsTheFormatSays() {
+        XCTAssertEqual(RFC3339.date(year: 2026, month: 11, day: 26), "2026-11-26")
+        XCTAssertEqual(RFC3339.date(year: 987, month: 3, day: 4), "0987-03-04")
+        XCTAssertEqual(RFC3339.date(year: 1, month: 12, day: 31), "0001-12-31")
+        // The same digits as the UTC instant's date part.
+        XCTAssertEqual(RFC3339.date(year: 1970, month: 1, day: 1), String(RFC3339.utc(0).prefix(10)))
+    }
+
     func testPageCacheIsRestoredAndNestedCallsKeepTheLarger() throws {
         let (db, _) = try newDatabase()
         func size() throws -> Int64? { try db.scalarInt("PRAGMA cache_size") }

@@ -28,7 +28,7 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
     /// `timeZone` (the local one when nil) places a date without a time; an instant needs none, and
     /// reading the local zone costs a command's start-up (the zone database) when it is not needed.
     public static func parse(_ text: String, timeZone: TimeZone? = nil) -> ClinicalTime? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingSpaces()
         if trimmed.contains("T") {
             if let epoch = rfc3339Instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
             // Foundation's parser is lenient (it read "-629999-01-01T…" as a year): only the RFC 3339

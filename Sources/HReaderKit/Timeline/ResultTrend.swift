@@ -77,7 +77,7 @@ public struct ResultTrend: Sendable, Equatable {
     /// The code a result is charted by: its LOINC code when it has one, else the first code of the first
     /// system (by name), else its description.
     public static func key(codes: [String: [String]], description: String) -> (key: String, system: String?, code: String?) {
-        let trimmed = codes.mapValues { $0.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+        let trimmed = codes.mapValues { $0.map { $0.trimmingSpaces() }.filter { !$0.isEmpty } }
         if let loinc = loincSystems.sorted().lazy.compactMap({ trimmed[$0]?.first }).first {
             return ("LOINC|\(loinc)", "LOINC", loinc)
         }
@@ -188,7 +188,7 @@ extension OpenVault {
         }
         var groups: [String: Group] = [:]
         for row in rows {
-            let number = row.valueNumber ?? row.valueText.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            let number = row.valueNumber ?? row.valueText.flatMap { Double($0.trimmingSpaces()) }
             guard let number, number.isFinite else { continue }
             let key = ResultTrend.key(codes: row.codes, description: row.description)
             if let code, key.key != code { continue }

@@ -34,7 +34,7 @@ public struct TimelineQuery {
 
     /// "vitals, levels" → ["vitals", "levels"]; an unknown key is a usage error naming it.
     public static func keys(parsing list: String) throws -> Set<String> {
-        let keys = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        let keys = Set(list.split(separator: ",").map { $0.trimmingSpaces() }.filter { !$0.isEmpty })
         let unknown = keys.subtracting(allKeys)
         guard unknown.isEmpty else { throw HReaderError.usage("unknown timeline keys: \(unknown.sorted().joined(separator: ", "))") }
         return keys
@@ -87,8 +87,7 @@ public struct TimelineQuery {
         var days: [TimelinePayload.ActivityDay] = []
         var dayIndex: [DayKey: Int] = [:]
         var lastActivity = -1
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = range.timeZone
+        var calendar = DayCalendar(range.zone)
         var lastDay: (start: Int64, end: Int64, text: String)?
 
         try EntryRepository(db).forEachTimelineRow(patientID: patientID, from: range.start, to: range.end, withCodes: detail) { row in
@@ -121,12 +120,7 @@ public struct TimelineQuery {
                     return
                 }
                 if lastDay == nil || row.time < lastDay!.start || row.time >= lastDay!.end {
-                    let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(row.time)))
-                    // The day's text from its components: a DateFormatter (ICU) costs more than a small page.
-                    let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
-                    let dayText = RFC3339.date(year: parts.year ?? 0, month: parts.month ?? 0, day: parts.day ?? 0)
-                    let next = calendar.date(byAdding: .day, value: 1, to: dayStart).map { calendar.startOfDay(for: $0) }
-                    lastDay = (Int64(dayStart.timeIntervalSince1970), Int64((next ?? dayStart).timeIntervalSince1970), dayText)
+                    lastDay = calendar.day(containing: row.time)
                 }
                 let day = lastDay!
                 let groupKey = DayKey(day: day.start, description: row.description)
@@ -202,7 +196,7 @@ public struct TimelineQuery {
     /// records carry as two entries.
     static func vitalReadings(_ row: TimelineRow) -> [(String, Double?)] {
         if let number = row.valueNumber { return [(row.description, number)] }
-        let text = row.valueText?.trimmingCharacters(in: .whitespaces) ?? ""
+        let text = row.valueText?.trimmingSpaces() ?? ""
         if let number = Double(text) { return [(row.description, number)] }
         let parts = text.split(separator: "/")
         if parts.count == 2, let systolic = Double(parts[0]), let diastolic = Double(parts[1]),

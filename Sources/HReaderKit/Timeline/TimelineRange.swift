@@ -28,34 +28,39 @@ public struct TimelineRange: Equatable, Sendable {
 
     public let start: Int64
     public let end: Int64
-    public let timeZone: TimeZone
+    /// The zone its days are counted in.
+    public let zone: DayZone
+
+    public var timeZone: TimeZone { zone.timeZone }
 
     public init(start: Int64, end: Int64, timeZone: TimeZone = .current) {
+        self.init(start: start, end: end, zone: .named(timeZone))
+    }
+
+    public init(start: Int64, end: Int64, zone: DayZone) {
         self.start = start
         self.end = end
-        self.timeZone = timeZone
+        self.zone = zone
     }
 
     /// The page ending at `at`. The offset written in `at` (e.g. "+02:00") sets the time zone in which
     /// "one month earlier" is counted; a bare date or no offset uses the local zone.
     public static func page(_ page: TimelinePage, at: ClinicalTime) -> TimelineRange {
-        let zone = timeZone(of: at.text)
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let end = at.date
-        let start = calendar.date(byAdding: page.span, to: end) ?? end
-        return TimelineRange(start: Int64(start.timeIntervalSince1970.rounded(.down)), end: at.epoch, timeZone: zone)
+        let zone = dayZone(of: at.text)
+        var calendar = DayCalendar(zone)
+        return TimelineRange(start: calendar.start(of: page, endingAt: at.epoch), end: at.epoch, zone: zone)
     }
 
     /// The zone of an RFC 3339 offset ("Z", "+02:00", "-0530"); local when there is none.
-    static func timeZone(of text: String) -> TimeZone {
-        guard text.contains("T") else { return .current }
-        if text.hasSuffix("Z") || text.hasSuffix("z") { return TimeZone(secondsFromGMT: 0)! }
+    static func dayZone(of text: String) -> DayZone {
+        guard text.contains("T") else { return .named(.current) }
+        if text.hasSuffix("Z") || text.hasSuffix("z") { return .fixed(secondsFromGMT: 0) }
         guard let signIndex = text.lastIndex(where: { $0 == "+" || $0 == "-" }),
-              text.distance(from: text.firstIndex(of: "T")!, to: signIndex) > 0 else { return .current }
+              text.distance(from: text.firstIndex(of: "T")!, to: signIndex) > 0 else { return .named(.current) }
         let digits = text[text.index(after: signIndex)...].filter(\.isNumber)
-        guard digits.count == 4, let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)) else { return .current }
+        guard digits.count == 4, let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)) else { return .named(.current) }
         let seconds = (hours * 3600 + minutes * 60) * (text[signIndex] == "-" ? -1 : 1)
-        return TimeZone(secondsFromGMT: seconds) ?? .current
+        // What TimeZone(secondsFromGMT:) accepts; beyond it the local zone, as before.
+        return abs(seconds) <= 18 * 3600 ? .fixed(secondsFromGMT: seconds) : .named(.current)
     }
 }

@@ -134,6 +134,8 @@ let package = Package(
         .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FuzzKitChecks", "FuzzWebChecks",
                                                       .product(name: "ZIPFoundation", package: "ZIPFoundation")],
                     exclude: ["Fuzz"]),
+        // The executable's own pieces (its quick command-line path against swift-argument-parser).
+        .testTarget(name: "HReaderCommandLineTests", dependencies: ["hreader", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,9 +7,10 @@ import HReaderStore
 enum CommandLineConventions {
     static let version = "0.5.0"
 
-    /// The global options (DESIGN.md §8) that take a value, and the flags.
-    static let valuedOptions: Set<String> = ["--vault", "--password-file", "--password-command"]
-    static let flagOptions: Set<String> = ["--quiet", "--json"]
+    /// The global options (DESIGN.md §8) that take a value, and the flags. Arrays: sets would cost
+    /// every command a runtime conformance lookup at start.
+    static let valuedOptions = ["--vault", "--password-file", "--password-command"]
+    static let flagOptions = ["--quiet", "--json"]
 
     /// `--vault DIR patients list` → `patients list --vault DIR`: ArgumentParser reads an option only on
     /// the command that declares it, and every command declares the global ones, so leading global

@@ -5,7 +5,7 @@ import HReaderCrypto
 import HReaderStore
 
 /// Options every vault command takes. Secrets are never accepted in argv: only paths and commands.
-struct GlobalOptions: ParsableArguments {
+struct GlobalOptions: ParsableArguments, VaultOptionValues {
     @Option(name: .long, help: ArgumentHelp("The vault directory (default: $HREADER_VAULT, else $XDG_DATA_HOME/hreader).", valueName: "dir"))
     var vault: String?
 
@@ -21,6 +21,32 @@ struct GlobalOptions: ParsableArguments {
     @Flag(name: .long, help: "Print data as JSON on stdout.")
     var json = false
 
+    /// The same values as a plain struct (the quick path's form, QuickCommandLine).
+    var values: VaultOptions {
+        VaultOptions(vault: vault, passwordFile: passwordFile, passwordCommand: passwordCommand, quiet: quiet, json: json)
+    }
+}
+
+/// The global options' values, however they were read: swift-argument-parser fills GlobalOptions, the
+/// quick path for the commands scripts call in a loop fills VaultOptions (QuickCommandLine).
+struct VaultOptions: VaultOptionValues, Equatable {
+    var vault: String?
+    var passwordFile: String?
+    var passwordCommand: String?
+    var quiet = false
+    var json = false
+}
+
+/// What a command does with the global options: find the vault, ask for the password, open it.
+protocol VaultOptionValues {
+    var vault: String? { get }
+    var passwordFile: String? { get }
+    var passwordCommand: String? { get }
+    var quiet: Bool { get }
+    var json: Bool { get }
+}
+
+extension VaultOptionValues {
     /// The process's environment, read once (Foundation builds a new dictionary on every read).
     var environment: [String: String] { processEnvironment }
 
@@ -68,9 +94,11 @@ struct GlobalOptions: ParsableArguments {
 
     /// Advice after a command that revoked a secret; not with --quiet or --json.
     func rekeyHint() {
-        if !quiet && !json { Terminal.note(Self.rekeyHintText) }
+        if !quiet && !json { Terminal.note(GlobalOptions.rekeyHintText) }
     }
+}
 
+extension GlobalOptions {
     static let rekeyHintText = "To make old copies of vault.key useless, run 'hreader rekey'."
 }
 

@@ -130,7 +130,7 @@ final class ProgressLine {
     private var shown = false
     private var last: String?
 
-    init(global: GlobalOptions) {
+    init(global: some VaultOptionValues) {
         enabled = !global.quiet && !global.json && isatty(STDERR_FILENO) == 1
     }
 

@@ -29,42 +29,17 @@ struct TimelineCommand: ParsableCommand {
         @Flag(help: "Add each item's local entry id, codes and source.") var detail = false
         @Flag(help: "Indent the JSON.") var pretty = false
 
-        func validate() throws {
-            if let page, TimelinePage(rawValue: page) == nil {
-                throw ValidationError("unknown page '\(page)'; use one of \(TimelinePage.names)")
-            }
-            switch (page != nil, from != nil || to != nil) {
-            case (true, true): throw ValidationError("give --page or --from/--to, not both")
-            case (false, false): throw ValidationError("give --page \(TimelinePage.allCases.map(\.rawValue).joined(separator: "|")) or --from T --to T")
-            case (false, true): if from == nil || to == nil { throw ValidationError("--from and --to go together") }
-            default: if at != nil && page == nil { throw ValidationError("--at goes with --page") }
-            }
-            if let from, let to, from.time.epoch > to.time.epoch { throw ValidationError("--from is after --to") }
-            if let types {
-                do { _ = try TimelineQuery.keys(parsing: types) } catch let error as HReaderError { throw ValidationError(error.message) }
-            }
+        /// What was asked, in the form the quick path reads too (QuickCommandLine).
+        var request: TimelineRequest {
+            TimelineRequest(global: global.values, patient: patient, page: page, at: at?.time, from: from?.time, to: to?.time,
+                            types: types, detail: detail, pretty: pretty)
         }
 
-        func run() throws {
-            let range: TimelineRange
-            if let page, let p = TimelinePage(rawValue: page) {
-                range = TimelineRange.page(p, at: at?.time ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970)))
-            } else {
-                range = TimelineRange(start: from!.time.epoch, end: to!.time.epoch)
-            }
-            let open = try global.open()
-            let who = try open.patient(patient)
-            let query = TimelineQuery(range: range, keys: try types.map(TimelineQuery.keys(parsing:)), detail: detail)
-            guard !pretty else {
-                print(try open.timeline(patient: who, query: query).serialized(pretty: true))
-                return
-            }
-            // Compact pages are written as they are made (a decade of samples is megabytes), through
-            // the same control-character filter as everything printed.
-            var out = JSONByteWriter(replacingControls: true) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
-            try open.writeTimeline(patient: who, query: query, to: &out)
-            FileHandle.standardOutput.write(Data("\n".utf8))
+        func validate() throws {
+            if let problem = request.problem { throw ValidationError(problem) }
         }
+
+        func run() throws { try request.run() }
     }
 
     struct Add: ParsableCommand {
@@ -110,5 +85,57 @@ struct TimelineCommand: ParsableCommand {
                 global.note("Posted a \(item.type) item at \(RFC3339.utc(item.time)).")
             }
         }
+    }
+}
+
+/// `timeline show`'s arguments, read by swift-argument-parser (TimelineCommand.Show) or by the quick path.
+struct TimelineRequest: Equatable {
+    var global: VaultOptions
+    var patient: String?
+    var page: String?
+    var at: ClinicalTime?
+    var from: ClinicalTime?
+    var to: ClinicalTime?
+    var types: String?
+    var detail = false
+    var pretty = false
+
+    /// Why these arguments do not make a request, as the usage error says it; nil when they do.
+    var problem: String? {
+        if let page, TimelinePage(rawValue: page) == nil {
+            return "unknown page '\(page)'; use one of \(TimelinePage.names)"
+        }
+        switch (page != nil, from != nil || to != nil) {
+        case (true, true): return "give --page or --from/--to, not both"
+        case (false, false): return "give --page \(TimelinePage.allCases.map(\.rawValue).joined(separator: "|")) or --from T --to T"
+        case (false, true): if from == nil || to == nil { return "--from and --to go together" }
+        default: if at != nil && page == nil { return "--at goes with --page" }
+        }
+        if let from, let to, from.epoch > to.epoch { return "--from is after --to" }
+        if let types {
+            do { _ = try TimelineQuery.keys(parsing: types) } catch let error as HReaderError { return error.message } catch { return "\(error)" }
+        }
+        return nil
+    }
+
+    func run() throws {
+        let range: TimelineRange
+        if let page, let p = TimelinePage(rawValue: page) {
+            range = TimelineRange.page(p, at: at ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970)))
+        } else {
+            range = TimelineRange(start: from!.epoch, end: to!.epoch)
+        }
+        let open = try global.open()
+        let who = try open.patient(patient)
+        let query = TimelineQuery(range: range, keys: try types.map(TimelineQuery.keys(parsing:)), detail: detail)
+        guard !pretty else {
+            print(try open.timeline(patient: who, query: query).serialized(pretty: true))
+            return
+        }
+        // Compact pages are written as they are made (a decade of samples is megabytes), through
+        // the same control-character filter as everything printed.
+        var out = JSONByteWriter(replacingControls: true) { bytes in FileHandle.standardOutput.write(Data(bytes)) }
+        try open.writeTimeline(patient: who, query: query, to: &out)
+        FileHandle.standardOutput.write(Data([0x0A]))
     }
 }

@@ -31,7 +31,12 @@ if arguments == ["version"] {
 }
 
 do {
-    var command = try HReaderCommand.parseAsRoot(CommandLineConventions.movingLeadingGlobalOptions(arguments))
+    let commandLine = CommandLineConventions.movingLeadingGlobalOptions(arguments)
+    if let quick = QuickCommandLine.command(commandLine) {
+        try quick.run()
+        exit(0)
+    }
+    var command = try HReaderCommand.parseAsRoot(commandLine)
     if var asyncCommand = command as? AsyncParsableCommand {
         try await runAsync(&asyncCommand)
     } else {

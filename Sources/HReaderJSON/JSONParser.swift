@@ -57,7 +57,21 @@ public struct JSONParser {
         return try text.withUTF8 { parse(buffer: $0, limits: limits, duplicateNames: duplicateNames) }.get()
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, limits: Limits, duplicateNames: DuplicateNames) -> Result<JSONValue, JSONError> {
+    /// How a parse ends. Not a Result: its `Failure: Error` requirement cost a process's first parse a
+    /// runtime conformance lookup (a scan of every conformance record, 40 µs of a short command).
+    private enum Outcome {
+        case value(JSONValue)
+        case failure(JSONError)
+
+        func get() throws(JSONError) -> JSONValue {
+            switch self {
+            case let .value(value): return value
+            case let .failure(error): throw error
+            }
+        }
+    }
+
+    private static func parse(buffer: UnsafeBufferPointer<UInt8>, limits: Limits, duplicateNames: DuplicateNames) -> Outcome {
         var parser = JSONParser(buffer, limits: limits, duplicateNames: duplicateNames)
         do throws(Failure) {
             guard buffer.count <= limits.maxBytes else {
@@ -69,7 +83,7 @@ public struct JSONParser {
             let value = try parser.value()
             parser.skipWhitespace()
             guard parser.index == buffer.count else { throw parser.failure("unexpected data after the JSON value") }
-            return .success(value)
+            return .value(value)
         } catch {
             return .failure(parser.error(error))
         }

@@ -42,10 +42,15 @@ public struct Vault: Sendable {
     /// Where the vault is: `--vault`, else `$HREADER_VAULT`, else `$XDG_DATA_HOME/hreader`
     /// (`~/.local/share/hreader`).
     public static func location(flag: String?, environment: [String: String]) -> URL {
+        location(flag: flag) { environment[$0] }
+    }
+
+    /// The same, with the environment read a variable at a time.
+    public static func location(flag: String?, variable: (String) -> String?) -> URL {
         if let flag, !flag.isEmpty { return URL(fileURLWithPath: flag) }
-        if let env = environment["HREADER_VAULT"], !env.isEmpty { return URL(fileURLWithPath: env) }
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.local/share")
+        if let env = variable("HREADER_VAULT"), !env.isEmpty { return URL(fileURLWithPath: env) }
+        let data = variable("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((variable("HOME") ?? NSHomeDirectory()) + "/.local/share")
         return URL(fileURLWithPath: data).appendingPathComponent("hreader")
     }
 

@@ -11,7 +11,7 @@ struct AppletListOptions: ParsableArguments {
     var file: String?
 
     func registry() throws -> AppletRegistry {
-        try AppletRegistry.load(extraFile: file, environment: processEnvironment)
+        try AppletRegistry.load(extraFile: file, environment: processEnvironment.all)
     }
 }
 

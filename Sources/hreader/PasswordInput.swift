@@ -13,7 +13,7 @@ import Darwin
 struct PasswordInput {
     let file: String?
     let command: String?
-    let environment: [String: String]
+    let environment: ProcessEnvironment
 
     func password(prompt: String) throws -> SecretBytes {
         if let file { return try Self.readFirstLine(ofFile: file, what: "password file") }

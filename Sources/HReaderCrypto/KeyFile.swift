@@ -235,9 +235,11 @@ extension KDFParameters {
 extension KeyFile {
     /// The members each level may hold: anything else would escape the checksum and vanish at the next
     /// write, so it makes the file damaged.
-    private static let topMembers: Set<String> = ["format", "version", "vault_id", "created", "slots", "rekey", "checksum"]
-    private static let slotMembers: Set<String> = ["id", "kind", "label", "questions", "kdf", "nonce", "wrapped_key", "created"]
-    private static let kdfMembers: Set<String> = ["name", "n", "r", "p", "iterations", "salt"]
+    // Arrays, not sets: a handful of names, and a process's first Set<String> costs every vault command
+    // a runtime conformance lookup (docs/cli.md, "Start-up").
+    private static let topMembers = ["format", "version", "vault_id", "created", "slots", "rekey", "checksum"]
+    private static let slotMembers = ["id", "kind", "label", "questions", "kdf", "nonce", "wrapped_key", "created"]
+    private static let kdfMembers = ["name", "n", "r", "p", "iterations", "salt"]
 
     /// The file's JSON tree, without its checksum.
     private func body() -> JSONObject {
@@ -298,7 +300,7 @@ extension KeyFile {
                                                               duplicateNames: .refused)
         else { throw KeyFileError.damaged("it is not valid key file JSON") }
         func damaged() -> KeyFileError { .damaged("it is not valid key file JSON") }
-        guard Set(top.keys).isSubset(of: topMembers) else { throw KeyFileError.damaged("it has members this version does not know") }
+        guard top.keys.allSatisfy(topMembers.contains) else { throw KeyFileError.damaged("it has members this version does not know") }
         guard let fileFormat = top["format"]?.string, let versionText = top["version"]?.numberText,
               let vaultID = top["vault_id"]?.string, let created = top["created"]?.string, let wireSlots = top["slots"]?.array
         else { throw damaged() }
@@ -310,11 +312,11 @@ extension KeyFile {
         guard let sum, sum.string == checksum(of: top) else { throw KeyFileError.damaged("its checksum does not match its content") }
         guard UUID(uuidString: vaultID) != nil else { throw KeyFileError.damaged("its vault id is not a UUID") }
         guard wireSlots.count <= maximumSlots else { throw KeyFileError.damaged("it has more than \(maximumSlots) slots") }
-        var seen = Set<String>()
+        var seen: [String] = []
         var work: UInt64 = 0
         let slots: [KeySlot] = try wireSlots.map { value in
             guard let w = value.object, let k = w["kdf"]?.object else { throw damaged() }
-            guard Set(w.keys).isSubset(of: slotMembers), Set(k.keys).isSubset(of: kdfMembers) else {
+            guard w.keys.allSatisfy(slotMembers.contains), k.keys.allSatisfy(kdfMembers.contains) else {
                 throw KeyFileError.damaged("a slot has members this version does not know")
             }
             guard let id = w["id"]?.string, let kindText = w["kind"]?.string, let label = w["label"]?.string,
@@ -326,7 +328,8 @@ extension KeyFile {
                 guard let items = list.array?.compactMap(\.string), items.count == list.array?.count else { throw damaged() }
                 questions = items
             }
-            guard UUID(uuidString: id) != nil, seen.insert(id).inserted else { throw KeyFileError.damaged("a slot id is invalid or repeated") }
+            guard UUID(uuidString: id) != nil, !seen.contains(id) else { throw KeyFileError.damaged("a slot id is invalid or repeated") }
+            seen.append(id)
             guard let kind = SlotKind(rawValue: kindText) else { throw KeyFileError.damaged("slot \(id) has an unknown kind") }
             func number<N: FixedWidthInteger>(_ key: String, _: N.Type) throws -> N? {
                 guard let value = k.present(key) else { return nil }
@@ -360,7 +363,7 @@ extension KeyFile {
         guard slots.contains(where: { $0.kind == .password }) else { throw KeyFileError.damaged("it has no password slot") }
         var pending: PendingRekey?
         if let value = top.present("rekey") {
-            guard let r = value.object, Set(r.keys) == ["nonce", "previous_key"] else {
+            guard let r = value.object, r.keys.sorted() == ["nonce", "previous_key"] else {
                 throw KeyFileError.damaged("its pending rekey has members this version does not know")
             }
             guard let nonce = r["nonce"]?.string.flatMap({ [UInt8](base64: $0) }), nonce.count == AESGCM.nonceSize,

@@ -39,6 +39,7 @@ deb-test: deps schema
 # Builds everything (the hreader binary the integration tests run, and the tests), then runs them
 # (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.
 test: deps schema
+	@python3 .ci/gen-lazy-libraries.py --check
 	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	@.ci/browser.sh
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)

@@ -10,7 +10,8 @@ own declarations are renamed (`hreader_lib_<name>`) so that the wrappers can tak
 clashing.
 
 Run it after adding a function to a list below (it needs clang and the libraries' development
-headers); the generated files are committed. Parameter types are written as `__typeof__(T)`, so
+headers); the generated files are committed. `--check` (run by `make test`) says whether they are
+this script's output for its lists. Parameter types are written as `__typeof__(T)`, so
 that any declarator (function pointers included) needs no parsing here.
 """
 import json
@@ -214,7 +215,41 @@ const struct hreader_{p}_functions *hreader_{p}_load(void) {{
 """
 
 
+def check():
+    """Whether the committed headers and loaders are this script's output for its lists (the functions
+    and the sonames), without clang: `make test` runs it, so that a list edited without running the
+    script fails at once. The declarations themselves come from the installed headers and are not compared."""
+    problems = []
+    for lib in LIBRARIES:
+        directory = os.path.join(ROOT, "Sources", lib["target"])
+        with open(os.path.join(directory, "include", lib["target"] + ".h")) as f:
+            header_text = f.read()
+        with open(os.path.join(directory, "loader.c")) as f:
+            loader_text = f.read()
+        macro = f"#define HREADER_{lib['prefix'].upper()}_FUNCTIONS(X) \\\n"
+        listed = []
+        if macro in header_text:
+            for line in header_text.split(macro, 1)[1].splitlines():
+                line = line.strip()
+                if not (line.startswith("X(") and line.endswith(") \\")):
+                    break
+                listed.append(line[2:-3])
+        wanted = lib["functions"].split() + lib["variadic"]
+        if listed != wanted:
+            problems.append(f"{lib['target']}: include/{lib['target']}.h lists other functions than the script "
+                            f"(missing: {' '.join(sorted(set(wanted) - set(listed))) or '-'}; "
+                            f"extra: {' '.join(sorted(set(listed) - set(wanted))) or '-'})")
+        names = ", ".join(f'"{n}"' for n in lib["sonames"])
+        if f"{{ {names}, 0 }}" not in loader_text:
+            problems.append(f"{lib['target']}: loader.c names other libraries than the script")
+    for problem in problems:
+        print(f"gen-lazy-libraries: {problem}; run .ci/gen-lazy-libraries.py and commit its output", file=sys.stderr)
+    return not problems
+
+
 def main():
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(0 if check() else 1)
     for lib in LIBRARIES:
         directory = os.path.join(ROOT, "Sources", lib["target"])
         os.makedirs(os.path.join(directory, "include"), exist_ok=True)

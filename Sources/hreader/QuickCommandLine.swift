@@ -5,17 +5,20 @@ import HReaderStore
 /// swift-argument-parser reflects over the command tree on every run: the Swift runtime's first
 /// protocol-conformance lookups, each a scan of the binary's conformance records, and two trial parses
 /// for `--generate-completion-script`. That is about 2.5 ms of a 12 ms `timeline` page (docs/cli.md,
-/// "Start-up"). This path reads only the plain forms: `--name value`, `--name=value` and `--flag`, each
-/// name at most once, no positional argument. Anything else (help, a repeated or unknown option, `--`,
-/// a value that looks like an option or that its type refuses, arguments that fail validation) returns
-/// nil, and swift-argument-parser reads the line as before, so its messages stay the only ones.
+/// "Start-up"). This path reads `timeline` (`show`) and `search`, and only their plain forms:
+/// `--name value`, `--name=value` and `--flag`, each name at most once, and `search`'s words. Anything
+/// else (help, a repeated or unknown option, `--`, a value that looks like an option or that its type
+/// refuses, arguments that fail validation) returns nil, and swift-argument-parser reads the line as
+/// before, so its messages stay the only ones.
 /// QuickCommandLineTests holds both parsers to the same result.
 enum QuickCommand: Equatable {
     case timeline(TimelineRequest)
+    case search(SearchRequest)
 
     func run() throws {
         switch self {
         case let .timeline(request): try request.run()
+        case let .search(request): try request.run()
         }
     }
 }
@@ -31,6 +34,8 @@ enum QuickCommandLine {
             var rest = arguments.dropFirst()
             if rest.first == "show" { rest = rest.dropFirst() }
             return timeline(rest).map(QuickCommand.timeline)
+        case "search":
+            return search(arguments.dropFirst()).map(QuickCommand.search)
         default:
             return nil
         }
@@ -47,6 +52,23 @@ enum QuickCommandLine {
         return request.problem == nil ? request : nil
     }
 
+    static func search(_ arguments: ArraySlice<String>) -> SearchRequest? {
+        guard let options = PlainOptions(arguments, valued: vaultValued + ["--patient", "--type", "--limit"], flags: vaultFlags,
+                                         positionals: true),
+              !options.positionals.isEmpty
+        else { return nil }
+        var request = SearchRequest(global: vaultOptions(options), words: options.positionals, patient: options.value("--patient"))
+        if let text = options.value("--type") {
+            guard let type = EntryType(rawValue: text) else { return nil }
+            request.type = type
+        }
+        if let text = options.value("--limit") {
+            guard let limit = Int(text) else { return nil }
+            request.limit = limit
+        }
+        return request
+    }
+
     // GlobalOptions' names.
     private static let vaultValued = ["--vault", "--password-file", "--password-command"]
     private static let vaultFlags = ["--quiet", "--json"]
@@ -57,18 +79,24 @@ enum QuickCommandLine {
     }
 }
 
-/// `--name value`, `--name=value` and `--flag` for a fixed set of long names, each at most once and
-/// nothing else; nil for any other argument. Arrays, not sets or dictionaries: a handful of names, and
+/// `--name value`, `--name=value` and `--flag` for a fixed set of long names, each at most once, and
+/// with `positionals` the arguments that are not options (none may start with '-'); nil for anything
+/// else. Arrays, not sets or dictionaries: a handful of names, and
 /// nothing here should make the runtime look up a conformance.
 struct PlainOptions {
     private var values: [(name: String, value: String)] = []
     private var flags: [String] = []
+    private(set) var positionals: [String] = []
 
-    init?(_ arguments: ArraySlice<String>, valued: [String], flags flagNames: [String]) {
+    init?(_ arguments: ArraySlice<String>, valued: [String], flags flagNames: [String], positionals allowsPositionals: Bool = false) {
         var index = arguments.startIndex
         while index < arguments.endIndex {
             let argument = arguments[index]
             index += 1
+            if allowsPositionals, !argument.hasPrefix("-") {
+                positionals.append(argument)
+                continue
+            }
             guard argument.hasPrefix("--"), argument.utf8.count > 2 else { return nil }
             let name: String, inline: String?
             if let equals = argument.firstIndex(of: "=") {

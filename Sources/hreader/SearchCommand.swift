@@ -23,6 +23,20 @@ struct SearchCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only this type: \(EntryType.allCases.map(\.rawValue).joined(separator: ", ")).")) var type: EntryType?
     @Option(help: "At most this many hits (1–1000).") var limit: Int = 50
 
+    /// What was asked, in the form the quick path reads too (QuickCommandLine).
+    var request: SearchRequest { SearchRequest(global: global.values, words: words, patient: patient, type: type, limit: limit) }
+
+    func run() throws { try request.run() }
+}
+
+/// `search`'s arguments, read by swift-argument-parser (SearchCommand) or by the quick path.
+struct SearchRequest: Equatable {
+    var global: VaultOptions
+    var words: [String]
+    var patient: String?
+    var type: EntryType?
+    var limit = 50
+
     func run() throws {
         guard (1...1000).contains(limit) else { throw HReaderError.usage("--limit must be between 1 and 1000") }
         let open = try global.open()

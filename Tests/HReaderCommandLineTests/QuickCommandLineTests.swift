@@ -79,4 +79,60 @@ final class QuickCommandLineTests: XCTestCase {
         }
         XCTAssertGreaterThan(quick, 100, "the quick path read too few of the lines to compare")
     }
+
+    // MARK: search
+
+    private func parsedSearch(_ arguments: [String]) -> QuickCommand? {
+        (try? HReaderCommand.parseAsRoot(arguments) as? SearchCommand).map { .search($0.request) }
+    }
+
+    func testSearchesReadQuicklyAsTheParserReadsThem() throws {
+        let lines: [[String]] = [
+            ["search", "metformin"], ["search", "metformin", "500", "--json"], ["search", "--type", "medication", "metf"],
+            ["search", "blood", "--patient=2", "pressure", "--limit", "5", "--vault", "/tmp/v", "--quiet"],
+            ["search", "x=y", "--limit=1000"], ["search", "", "a"], ["search", "ü", "--limit", "0"],
+        ]
+        for arguments in lines {
+            let quick = try XCTUnwrap(QuickCommandLine.command(arguments), "\(arguments) should take the quick path")
+            XCTAssertEqual(quick, parsedSearch(arguments), "\(arguments)")
+        }
+        guard case let .search(request) = QuickCommandLine.command(lines[3]) else { return XCTFail("not a search") }
+        XCTAssertEqual(request.words, ["blood", "pressure"])
+        XCTAssertEqual(request.limit, 5)
+    }
+
+    func testSearchesButThePlainFormsGoTheLongWay() {
+        let lines: [[String]] = [
+            ["search"], ["search", "--json"], ["search", "-5"], ["search", "a", "--", "-b"], ["search", "a", "--help"],
+            ["search", "a", "--type", "nonsense"], ["search", "a", "--limit", "many"], ["search", "a", "--limit", "-1"],
+            ["search", "a", "--limit", "5", "--limit", "6"], ["search", "a", "--detail"], ["search", "a", "--type="],
+        ]
+        for arguments in lines {
+            XCTAssertNil(QuickCommandLine.command(arguments), "\(arguments) should go to swift-argument-parser")
+        }
+    }
+
+    func testRandomSearchesReadTheSameByBothParsers() {
+        let valued: [(String, [String])] = [
+            ("--vault", ["/tmp/v", "", "show"]), ("--password-file", ["pw"]), ("--patient", ["1", "", "uuid-1"]),
+            ("--type", ["medication", "vital_sign", "vitalSign", "result", "Medication", "x", ""]), ("--limit", ["1", "50", "1000", "0", "1001", "+5", "05", "x", ""]),
+        ]
+        let words = ["metformin", "500", "a b", "", "ü", "x=y", "search", "--json", "-x"]
+        let flags = ["--quiet", "--json"]
+        var generator = SystemRandomNumberGenerator()
+        var quick = 0
+        for _ in 0..<3000 {
+            var pieces: [[String]] = (0..<Int.random(in: 0...3, using: &generator)).map { _ in [words.randomElement(using: &generator)!] }
+            for (name, values) in valued where Int.random(in: 0..<3, using: &generator) == 0 {
+                let value = values.randomElement(using: &generator)!
+                pieces.append(Bool.random(using: &generator) ? [name, value] : ["\(name)=\(value)"])
+            }
+            for flag in flags where Bool.random(using: &generator) { pieces.append([flag]) }
+            let arguments = ["search"] + pieces.shuffled(using: &generator).flatMap { $0 }
+            guard let read = QuickCommandLine.command(arguments) else { continue }
+            quick += 1
+            XCTAssertEqual(read, parsedSearch(arguments), "\(arguments)")
+        }
+        XCTAssertGreaterThan(quick, 100, "the quick path read too few of the lines to compare")
+    }
 }

@@ -13,16 +13,54 @@ import Darwin
 ///     let keyFile = try vault.readKeyFile()
 ///     let db = try vault.openDatabase(key: dataKey)
 public struct Vault: Sendable {
-    public let root: URL
+    /// The directory, absolute and standardized (no `.` or `..` components, no trailing slash).
+    public let path: String
 
-    public init(root: URL) { self.root = root.standardizedFileURL }
+    public var root: URL { URL(fileURLWithPath: path, isDirectory: true) }
 
-    public var keyFileURL: URL { root.appendingPathComponent("vault.key") }
-    public var databaseURL: URL { root.appendingPathComponent("vault.db") }
+    public init(root: URL) { path = root.standardizedFileURL.path }
+
+    /// The vault at `path` (absolute, or relative to the working directory), standardized as a file
+    /// URL would be but without making one: a process's first URL costs a short command 0.25 ms
+    /// (docs/cli.md, "Start-up"), and the commands scripts call need only paths.
+    public init(path: String) { self.path = Self.standardized(path) }
+
+    public var keyFilePath: String { child("vault.key") }
+    public var databasePath: String { child("vault.db") }
     /// Where `init` builds the database; renamed to `vault.db` only after the key file is written.
-    var newDatabaseURL: URL { root.appendingPathComponent("vault.db.new") }
-    public var sessionsURL: URL { root.appendingPathComponent("sessions") }
-    var lockURL: URL { root.appendingPathComponent("vault.lock") }
+    var newDatabasePath: String { child("vault.db.new") }
+    public var sessionsPath: String { child("sessions") }
+    var lockPath: String { child("vault.lock") }
+
+    public var keyFileURL: URL { URL(fileURLWithPath: keyFilePath) }
+    public var databaseURL: URL { URL(fileURLWithPath: databasePath) }
+    var newDatabaseURL: URL { URL(fileURLWithPath: newDatabasePath) }
+    public var sessionsURL: URL { URL(fileURLWithPath: sessionsPath, isDirectory: true) }
+
+    private func child(_ name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
+
+    /// `URL(fileURLWithPath: text).standardizedFileURL.path`, computed here for the plain case (no
+    /// `.`, `..` or empty component, no leading `~`), else by Foundation; VaultPathTests hold the two equal.
+    static func standardized(_ text: String) -> String {
+        #if os(Linux)
+        var bytes = Array(text.utf8)
+        if bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        let components = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        // Foundation also expands a leading `~` (and `~user`): that is left to it.
+        let plain = !bytes.isEmpty && bytes.first != UInt8(ascii: "~") && !components.dropFirst().contains { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }
+            && !(components.first.map { $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) } ?? false)
+        if plain {
+            let clean = String(decoding: bytes, as: UTF8.self)
+            if bytes.first == UInt8(ascii: "/") { return clean }
+            if let cwd = getcwd(nil, 0) {
+                defer { free(cwd) }
+                let directory = String(cString: cwd)
+                if directory.hasPrefix("/") { return directory == "/" ? "/" + clean : directory + "/" + clean }
+            }
+        }
+        #endif
+        return URL(fileURLWithPath: text).standardizedFileURL.path
+    }
 
     public enum Failure: Error, Equatable, Sendable {
         case noVault(String)
@@ -42,19 +80,19 @@ public struct Vault: Sendable {
     /// Where the vault is: `--vault`, else `$HREADER_VAULT`, else `$XDG_DATA_HOME/hreader`
     /// (`~/.local/share/hreader`).
     public static func location(flag: String?, environment: [String: String]) -> URL {
-        location(flag: flag) { environment[$0] }
+        Vault(path: locationPath(flag: flag) { environment[$0] }).root
     }
 
-    /// The same, with the environment read a variable at a time.
-    public static func location(flag: String?, variable: (String) -> String?) -> URL {
-        if let flag, !flag.isEmpty { return URL(fileURLWithPath: flag) }
-        if let env = variable("HREADER_VAULT"), !env.isEmpty { return URL(fileURLWithPath: env) }
+    /// The same as a path (for `Vault(path:)`), with the environment read a variable at a time.
+    public static func locationPath(flag: String?, variable: (String) -> String?) -> String {
+        if let flag, !flag.isEmpty { return flag }
+        if let env = variable("HREADER_VAULT"), !env.isEmpty { return env }
         let data = variable("XDG_DATA_HOME").flatMap { $0.isEmpty ? nil : $0 }
             ?? ((variable("HOME") ?? NSHomeDirectory()) + "/.local/share")
-        return URL(fileURLWithPath: data).appendingPathComponent("hreader")
+        return data + "/hreader"
     }
 
-    public var exists: Bool { FileManager.default.fileExists(atPath: keyFileURL.path) }
+    public var exists: Bool { FileManager.default.fileExists(atPath: keyFilePath) }
 
     // MARK: Creation
 
@@ -63,29 +101,29 @@ public struct Vault: Sendable {
     public func createDirectory() throws {
         let fm = FileManager.default
         var isDirectory: ObjCBool = false
-        if fm.fileExists(atPath: root.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw Failure.io("\(root.path) exists and is not a directory") }
-            if exists { throw Failure.alreadyExists(root.path) }
-            if fm.fileExists(atPath: databaseURL.path) { throw Failure.keyFileMissing(root.path) }
+        if fm.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw Failure.io("\(path) exists and is not a directory") }
+            if exists { throw Failure.alreadyExists(path) }
+            if fm.fileExists(atPath: databasePath) { throw Failure.keyFileMissing(path) }
             let ours: Set<String> = ["vault.lock", "vault.db.new", "vault.db.new-wal", "vault.db.new-shm", "sessions"]
-            let others = ((try? fm.contentsOfDirectory(atPath: root.path)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".vault.key.tmp-") }
-            guard others.isEmpty else { throw Failure.notEmpty(root.path) }
+            let others = ((try? fm.contentsOfDirectory(atPath: path)) ?? []).filter { !ours.contains($0) && !$0.hasPrefix(".vault.key.tmp-") }
+            guard others.isEmpty else { throw Failure.notEmpty(path) }
         } else {
             do {
                 try fm.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw Failure.io("cannot create \(root.path)")
+                throw Failure.io("cannot create \(path)")
             }
         }
         // The directory must be ours and private: another user's directory (or one whose mode we
         // cannot set) could be read, or swapped, by that user.
         var info = stat()
-        guard stat(root.path, &info) == 0 else { throw Failure.io("cannot read \(root.path)") }
+        guard stat(path, &info) == 0 else { throw Failure.io("cannot read \(path)") }
         guard info.st_uid == geteuid() else {
-            throw Failure.io("\(root.path) belongs to another user (uid \(info.st_uid)); a vault must be in a directory of your own")
+            throw Failure.io("\(path) belongs to another user (uid \(info.st_uid)); a vault must be in a directory of your own")
         }
-        guard chmod(root.path, 0o700) == 0, stat(root.path, &info) == 0, info.st_mode & 0o777 == 0o700 else {
-            throw Failure.io("cannot make \(root.path) private (mode 0700)")
+        guard chmod(path, 0o700) == 0, stat(path, &info) == 0, info.st_mode & 0o777 == 0o700 else {
+            throw Failure.io("cannot make \(path) private (mode 0700)")
         }
     }
 
@@ -93,10 +131,10 @@ public struct Vault: Sendable {
     /// a database, and clears what an interrupted `init` left (`vault.db.new`, unopenable without the
     /// key file that was never written).
     public func prepareForCreation() throws {
-        if exists { throw Failure.alreadyExists(root.path) }
-        if FileManager.default.fileExists(atPath: databaseURL.path) { throw Failure.keyFileMissing(root.path) }
+        if exists { throw Failure.alreadyExists(path) }
+        if FileManager.default.fileExists(atPath: databasePath) { throw Failure.keyFileMissing(path) }
         for suffix in ["", "-wal", "-shm", "-journal"] {
-            unlink(newDatabaseURL.path + suffix)
+            unlink(newDatabasePath + suffix)
         }
     }
 
@@ -104,7 +142,7 @@ public struct Vault: Sendable {
     public func createNewDatabase(key: SecretBytes, migrator: Migrator = Migrator()) throws -> Database {
         let previousMask = umask(0o077)
         defer { umask(previousMask) }
-        let db = try Database.open(path: newDatabaseURL.path, key: key, create: true)
+        let db = try Database.open(path: newDatabasePath, key: key, create: true)
         try migrator.migrate(db)
         return db
     }
@@ -112,19 +150,19 @@ public struct Vault: Sendable {
     /// The last step of `init`, after the key file is safely written: the database takes its name.
     /// (A crash just before it is finished by the next open.)
     public func commitNewDatabase() throws {
-        guard rename(newDatabaseURL.path, databaseURL.path) == 0 else { throw Failure.io("cannot rename \(newDatabaseURL.path)") }
-        try AtomicFile.syncDirectory(root.path)
+        guard rename(newDatabasePath, databasePath) == 0 else { throw Failure.io("cannot rename \(newDatabasePath)") }
+        try AtomicFile.syncDirectory(path)
     }
 
     // MARK: Key file
 
     public func readKeyFile() throws -> KeyFile {
         guard exists else {
-            if FileManager.default.fileExists(atPath: databaseURL.path) { throw Failure.keyFileMissing(root.path) }
-            throw Failure.noVault(root.path)
+            if FileManager.default.fileExists(atPath: databasePath) { throw Failure.keyFileMissing(path) }
+            throw Failure.noVault(path)
         }
-        guard let data = FileManager.default.contents(atPath: keyFileURL.path) else {
-            throw Failure.io("cannot read \(keyFileURL.path)")
+        guard let data = FileManager.default.contents(atPath: keyFilePath) else {
+            throw Failure.io("cannot read \(keyFilePath)")
         }
         return try KeyFile.decode(Array(data))
     }
@@ -138,11 +176,11 @@ public struct Vault: Sendable {
     /// Runs `body` holding an exclusive lock on the vault, so that two processes updating the key
     /// file (or sessions) do not lose each other's change.
     public func withExclusiveLock<T>(_ body: () throws -> T) throws -> T {
-        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure.io("cannot open \(lockURL.path)") }
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure.io("cannot open \(lockPath)") }
         defer { close(fd) }
         while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw Failure.io("cannot lock \(lockURL.path)") }
+            guard errno == EINTR else { throw Failure.io("cannot lock \(lockPath)") }
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
@@ -151,13 +189,13 @@ public struct Vault: Sendable {
     /// Like `withExclusiveLock`, but throws `Failure.lockHeld` at once instead of waiting when another
     /// process holds the lock.
     public func withExclusiveLockIfFree<T>(_ body: () throws -> T) throws -> T {
-        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Failure.io("cannot open \(lockURL.path)") }
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failure.io("cannot open \(lockPath)") }
         defer { close(fd) }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
-            if errno == EWOULDBLOCK { throw Failure.lockHeld(root.path) }
-            throw Failure.io("cannot lock \(lockURL.path)")
+            if errno == EWOULDBLOCK { throw Failure.lockHeld(path) }
+            throw Failure.io("cannot lock \(lockPath)")
         }
         defer { flock(fd, LOCK_UN) }
         return try body()
@@ -167,19 +205,19 @@ public struct Vault: Sendable {
 
     /// Opens the vault's encrypted database with the data key and runs pending migrations.
     public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator()) throws -> Database {
-        if !create && !FileManager.default.fileExists(atPath: databaseURL.path) {
+        if !create && !FileManager.default.fileExists(atPath: databasePath) {
             // `init` wrote the key file and was stopped before its last rename: finish it.
-            if FileManager.default.fileExists(atPath: newDatabaseURL.path) {
+            if FileManager.default.fileExists(atPath: newDatabasePath) {
                 try withExclusiveLock {
-                    if !FileManager.default.fileExists(atPath: databaseURL.path) { try commitNewDatabase() }
+                    if !FileManager.default.fileExists(atPath: databasePath) { try commitNewDatabase() }
                 }
             } else {
-                throw Failure.databaseMissing(databaseURL.path)
+                throw Failure.databaseMissing(databasePath)
             }
         }
         let previousMask = umask(0o077)
         defer { umask(previousMask) }
-        let db = try Database.open(path: databaseURL.path, key: key, create: create)
+        let db = try Database.open(path: databasePath, key: key, create: create)
         try migrator.migrate(db)
         return db
     }
@@ -192,16 +230,16 @@ public struct Vault: Sendable {
     }
 
     public func readSession(id: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: sessionsURL.appendingPathComponent(id).path).map(Array.init)
+        FileManager.default.contents(atPath: sessionsPath + "/" + id).map(Array.init)
     }
 
     public func removeSession(id: String) {
-        unlink(sessionsURL.appendingPathComponent(id).path)
+        unlink(sessionsPath + "/" + id)
     }
 
     /// The ids of the session files present.
     public func sessionIDs() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: sessionsURL.path)) ?? []).filter { !$0.hasPrefix(".") }
+        ((try? FileManager.default.contentsOfDirectory(atPath: sessionsPath)) ?? []).filter { !$0.hasPrefix(".") }
     }
 
     /// Deletes every session; returns how many there were.
@@ -209,15 +247,15 @@ public struct Vault: Sendable {
     public func removeAllSessions() -> Int {
         let ids = sessionIDs()
         // Also temporary files of a session write that was killed before its rename.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: sessionsURL.path)) ?? [] {
-            unlink(sessionsURL.appendingPathComponent(name).path)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: sessionsPath)) ?? [] {
+            unlink(sessionsPath + "/" + name)
         }
         return ids.count
     }
 
     private func ensureSessionsDirectory() throws {
-        if !FileManager.default.fileExists(atPath: sessionsURL.path) {
-            guard mkdir(sessionsURL.path, 0o700) == 0 || errno == EEXIST else { throw Failure.io("cannot create \(sessionsURL.path)") }
+        if !FileManager.default.fileExists(atPath: sessionsPath) {
+            guard mkdir(sessionsPath, 0o700) == 0 || errno == EEXIST else { throw Failure.io("cannot create \(sessionsPath)") }
         }
     }
 

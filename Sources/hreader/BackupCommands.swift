@@ -85,7 +85,7 @@ struct RestoreCommand: ParsableCommand {
     var recoveryKeyFile: String?
 
     func run() throws {
-        let vault = Vault(root: global.vaultURL)
+        let vault = Vault(path: global.vaultPath)
         // Refuse the target, then a damaged file, before asking for anything.
         try BackupArchive.checkRestoreTarget(vault, replace: replace)
         let archive = try BackupArchive(url: URL(fileURLWithPath: file))

@@ -49,9 +49,9 @@ protocol VaultOptionValues {
 extension VaultOptionValues {
     var environment: ProcessEnvironment { processEnvironment }
 
-    var vaultURL: URL { Vault.location(flag: vault) { processEnvironment[$0] } }
+    var vaultPath: String { Vault.locationPath(flag: vault) { processEnvironment[$0] } }
 
-    var service: VaultService { VaultService(vault: Vault(root: vaultURL)) }
+    var service: VaultService { VaultService(vault: Vault(path: vaultPath)) }
 
     var passwordInput: PasswordInput {
         PasswordInput(file: passwordFile, command: passwordCommand, environment: environment)

@@ -32,10 +32,10 @@ struct DayCalendar {
     mutating func day(containing epoch: Int64) -> (start: Int64, end: Int64, text: String) {
         if case let .fixed(offset) = zone {
             let day = Self.floorDivide(epoch + Int64(offset), 86_400)
-            let civil = Self.civil(fromDays: day)
+            let civil = CivilDays.date(Int(day))
             if civil.year >= Self.firstGregorianYear {
                 let start = day * 86_400 - Int64(offset)
-                return (start, start + 86_400, RFC3339.date(year: Int(civil.year), month: civil.month, day: civil.day))
+                return (start, start + 86_400, RFC3339.date(year: civil.year, month: civil.month, day: civil.day))
             }
         }
         let calendar = self.calendar()
@@ -58,7 +58,7 @@ struct DayCalendar {
                 let local = epoch + Int64(offset)
                 let day = Self.floorDivide(local, 86_400)
                 let secondOfDay = local - day * 86_400
-                let civil = Self.civil(fromDays: day)
+                let civil = CivilDays.date(Int(day))
                 var year = civil.year, month = civil.month
                 switch page {
                 case .month: if month == 1 { year -= 1; month = 12 } else { month -= 1 }
@@ -67,7 +67,7 @@ struct DayCalendar {
                 }
                 if year >= Self.firstGregorianYear {
                     let dayOfMonth = min(civil.day, Self.daysIn(month: month, of: year))
-                    return Self.days(fromYear: year, month: month, day: dayOfMonth) * 86_400 + secondOfDay - Int64(offset)
+                    return Int64(CivilDays.days(year, month, dayOfMonth)) * 86_400 + secondOfDay - Int64(offset)
                 }
             }
         }
@@ -86,41 +86,17 @@ struct DayCalendar {
     }
 
     /// The first whole year Foundation's Gregorian calendar counts as Gregorian.
-    static let firstGregorianYear: Int64 = 1583
+    static let firstGregorianYear = 1583
 
     static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
-    static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
+    static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
 
-    static func daysIn(month: Int, of year: Int64) -> Int {
+    static func daysIn(month: Int, of year: Int) -> Int {
         switch month {
         case 2: return isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: return 30
         default: return 31
         }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-    static func days(fromYear year: Int64, month: Int, day: Int) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDivide(y, 400)
-        let yearOfEra = y - era * 400
-        let m = Int64(month), d = Int64(day)
-        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The proleptic Gregorian date of a day counted from 1970-01-01 (civil_from_days).
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = floorDivide(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), Int(month), Int(day))
     }
 }

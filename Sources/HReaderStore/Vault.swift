@@ -92,7 +92,7 @@ public struct Vault: Sendable {
         return data + "/hreader"
     }
 
-    public var exists: Bool { FileManager.default.fileExists(atPath: keyFilePath) }
+    public var exists: Bool { PlainFiles.exists(keyFilePath) }
 
     // MARK: Creation
 
@@ -158,13 +158,13 @@ public struct Vault: Sendable {
 
     public func readKeyFile() throws -> KeyFile {
         guard exists else {
-            if FileManager.default.fileExists(atPath: databasePath) { throw Failure.keyFileMissing(path) }
+            if PlainFiles.exists(databasePath) { throw Failure.keyFileMissing(path) }
             throw Failure.noVault(path)
         }
-        guard let data = FileManager.default.contents(atPath: keyFilePath) else {
+        guard let data = PlainFiles.contents(ofFile: keyFilePath) else {
             throw Failure.io("cannot read \(keyFilePath)")
         }
-        return try KeyFile.decode(Array(data))
+        return try KeyFile.decode(data)
     }
 
     /// Replaces the key file atomically (temporary file, fsync, rename, fsync the directory).
@@ -205,7 +205,7 @@ public struct Vault: Sendable {
 
     /// Opens the vault's encrypted database with the data key and runs pending migrations.
     public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator()) throws -> Database {
-        if !create && !FileManager.default.fileExists(atPath: databasePath) {
+        if !create && !PlainFiles.exists(databasePath) {
             // `init` wrote the key file and was stopped before its last rename: finish it.
             if FileManager.default.fileExists(atPath: newDatabasePath) {
                 try withExclusiveLock {
@@ -230,7 +230,7 @@ public struct Vault: Sendable {
     }
 
     public func readSession(id: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: sessionsPath + "/" + id).map(Array.init)
+        PlainFiles.contents(ofFile: sessionsPath + "/" + id)
     }
 
     public func removeSession(id: String) {
@@ -239,7 +239,7 @@ public struct Vault: Sendable {
 
     /// The ids of the session files present.
     public func sessionIDs() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: sessionsPath)) ?? []).filter { !$0.hasPrefix(".") }
+        (PlainFiles.names(inDirectory: sessionsPath) ?? []).filter { !$0.hasPrefix(".") }
     }
 
     /// Deletes every session; returns how many there were.
@@ -247,7 +247,7 @@ public struct Vault: Sendable {
     public func removeAllSessions() -> Int {
         let ids = sessionIDs()
         // Also temporary files of a session write that was killed before its rename.
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: sessionsPath)) ?? [] {
+        for name in PlainFiles.names(inDirectory: sessionsPath) ?? [] {
             unlink(sessionsPath + "/" + name)
         }
         return ids.count

@@ -70,8 +70,8 @@ enum QuickCommandLine {
     }
 
     // GlobalOptions' names.
-    private static let vaultValued = ["--vault", "--password-file", "--password-command"]
-    private static let vaultFlags = ["--quiet", "--json"]
+    private static let vaultValued = CommandLineConventions.valuedOptions
+    private static let vaultFlags = CommandLineConventions.flagOptions
 
     private static func vaultOptions(_ options: PlainOptions) -> VaultOptions {
         VaultOptions(vault: options.value("--vault"), passwordFile: options.value("--password-file"),

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderStore
 
 /// HL7 v3 data types of a CDA document as FHIR R4 JSON, as "C-CDA on FHIR" maps them: TS → date or
 /// dateTime at the precision written, CD → CodeableConcept (translations as extra codings,
@@ -137,7 +138,7 @@ enum CCDAValues {
         out.append(contentsOf: bytes[4..<6])
         guard end >= 8 else { return done() }
         let day = number(6, 2)
-        guard day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        guard day >= 1, day <= CivilDays.daysIn(month: month, of: year) else { return nil }
         out.append(UInt8(ascii: "-"))
         out.append(contentsOf: bytes[6..<8])
         guard end >= 10, let sign else { return done() }
@@ -153,14 +154,6 @@ enum CCDAValues {
         out.append(UInt8(ascii: ":"))
         out.append(contentsOf: bytes[(sign + 3)..<(sign + 5)])
         return done()
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 
     /// An effectiveTime (TS, IVL_TS, or a PIVL/SXPR whose first part is one): its point or its

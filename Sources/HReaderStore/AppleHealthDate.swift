@@ -27,18 +27,10 @@ public enum AppleHealthDate {
         let offset = (b[20] == 0x2D ? -1 : 1) * (offsetHours * 60 + offsetMinutes)
         if exact {
             // What `text(_:offsetMinutes:)` writes back unchanged: a real day, no leap second, no "-0000".
-            guard day <= daysIn(month, of: year), second < 60, offset != 0 || b[20] == 0x2B else { return nil }
+            guard day <= CivilDays.daysIn(month: month, of: year), second < 60, offset != 0 || b[20] == 0x2B else { return nil }
         }
         let epoch = Int64(CivilDays.days(year, month, day)) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offset * 60)
         return (epoch, offset)
-    }
-
-    private static func daysIn(_ month: Int, of year: Int) -> Int {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 
     /// The parts of the wall-clock time at `offsetMinutes`.

@@ -12,6 +12,15 @@ public enum CivilDays {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// How many days `month` (1–12) of `year` has.
+    public static func daysIn(month: Int, of year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     /// The year, month and day of a count of days since 1970-01-01.
     public static func date(_ days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468

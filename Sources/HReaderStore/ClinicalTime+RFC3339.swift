@@ -51,17 +51,9 @@ extension ClinicalTime {
             return nil
         }
         // Before 1600 Foundation's calendar is Julian, so leave those (rare) dates to `ClinicalTime.parse`.
-        guard year >= 1600, (1...12).contains(month), day >= 1, day <= daysIn(month, of: year), hour < 24, minute < 60, second < 60 else {
+        guard year >= 1600, (1...12).contains(month), day >= 1, day <= CivilDays.daysIn(month: month, of: year), hour < 24, minute < 60, second < 60 else {
             return nil
         }
         return Int64(CivilDays.days(year, month, day)) * 86400 + Int64(hour * 3600 + minute * 60 + second - offset)
-    }
-
-    private static func daysIn(_ month: Int, of year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }

@@ -23,7 +23,7 @@ final class DayCalendarTests: XCTestCase {
             switch round % 4 {
             case 1:
                 let year = Int.random(in: 1583...9998, using: &generator), month = Int.random(in: 1...12, using: &generator)
-                let days = CivilDays.days(year, month, min([1, 28, 29, 30, 31].randomElement(using: &generator)!, DayCalendar.daysIn(month: month, of: year)))
+                let days = CivilDays.days(year, month, min([1, 28, 29, 30, 31].randomElement(using: &generator)!, CivilDays.daysIn(month: month, of: year)))
                 epoch = Int64(days) * 86_400 + Int64.random(in: 0..<86_400, using: &generator) - Int64(offset)
             case 2: epoch = Int64.random(in: -12_900_000_000 ... -11_900_000_000, using: &generator)   // 1561 to 1592
             default: break

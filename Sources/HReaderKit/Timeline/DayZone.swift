@@ -8,7 +8,7 @@ import HReaderStore
 /// Calendar would first build the zone through ICU (its canonical zone id), half a millisecond of a
 /// short command (docs/cli.md, "Start-up"). A named zone (the local one, with its summer time) goes to
 /// Calendar, and so does any date before 1583: Foundation's Gregorian calendar is Julian before
-/// 15 October 1582, which the arithmetic here is not. DayZoneTests holds both ways to the same answers.
+/// 15 October 1582, which the arithmetic here is not. DayCalendarTests hold both ways to the same answers.
 public enum DayZone: Equatable, Sendable {
     case fixed(secondsFromGMT: Int)
     case named(TimeZone)
@@ -66,7 +66,7 @@ struct DayCalendar {
                 default: year -= 10
                 }
                 if year >= Self.firstGregorianYear {
-                    let dayOfMonth = min(civil.day, Self.daysIn(month: month, of: year))
+                    let dayOfMonth = min(civil.day, CivilDays.daysIn(month: month, of: year))
                     return Int64(CivilDays.days(year, month, dayOfMonth)) * 86_400 + secondOfDay - Int64(offset)
                 }
             }
@@ -89,14 +89,4 @@ struct DayCalendar {
     static let firstGregorianYear = 1583
 
     static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
-
-    static func isLeap(_ year: Int) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
-
-    static func daysIn(month: Int, of year: Int) -> Int {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
 }

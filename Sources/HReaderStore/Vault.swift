@@ -46,9 +46,11 @@ public struct Vault: Sendable {
         var bytes = Array(text.utf8)
         if bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
         let components = bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        // Foundation also expands a leading `~` (and `~user`): that is left to it.
-        let plain = !bytes.isEmpty && bytes.first != UInt8(ascii: "~") && !components.dropFirst().contains { $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) }
-            && !(components.first.map { $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E]) } ?? false)
+        func isDots(_ component: ArraySlice<UInt8>) -> Bool { component.elementsEqual([0x2E]) || component.elementsEqual([0x2E, 0x2E]) }
+        // An empty component is `//`, or the root's before the first `/`. Foundation also expands a
+        // leading `~` (and `~user`): that is left to it.
+        let plain = !bytes.isEmpty && bytes.first != UInt8(ascii: "~") && !components.contains(where: isDots)
+            && !components.dropFirst().contains(where: \.isEmpty)
         if plain {
             let clean = String(decoding: bytes, as: UTF8.self)
             if bytes.first == UInt8(ascii: "/") { return clean }
@@ -132,7 +134,7 @@ public struct Vault: Sendable {
     /// key file that was never written).
     public func prepareForCreation() throws {
         if exists { throw Failure.alreadyExists(path) }
-        if FileManager.default.fileExists(atPath: databasePath) { throw Failure.keyFileMissing(path) }
+        if PlainFiles.exists(databasePath) { throw Failure.keyFileMissing(path) }
         for suffix in ["", "-wal", "-shm", "-journal"] {
             unlink(newDatabasePath + suffix)
         }
@@ -207,9 +209,9 @@ public struct Vault: Sendable {
     public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator()) throws -> Database {
         if !create && !PlainFiles.exists(databasePath) {
             // `init` wrote the key file and was stopped before its last rename: finish it.
-            if FileManager.default.fileExists(atPath: newDatabasePath) {
+            if PlainFiles.exists(newDatabasePath) {
                 try withExclusiveLock {
-                    if !FileManager.default.fileExists(atPath: databasePath) { try commitNewDatabase() }
+                    if !PlainFiles.exists(databasePath) { try commitNewDatabase() }
                 }
             } else {
                 throw Failure.databaseMissing(databasePath)
@@ -254,7 +256,7 @@ public struct Vault: Sendable {
     }
 
     private func ensureSessionsDirectory() throws {
-        if !FileManager.default.fileExists(atPath: sessionsPath) {
+        if !PlainFiles.exists(sessionsPath) {
             guard mkdir(sessionsPath, 0o700) == 0 || errno == EEXIST else { throw Failure.io("cannot create \(sessionsPath)") }
         }
     }

@@ -81,8 +81,8 @@ enum QuickCommandLine {
 
 /// `--name value`, `--name=value` and `--flag` for a fixed set of long names, each at most once, and
 /// with `positionals` the arguments that are not options (none may start with '-'); nil for anything
-/// else. Arrays, not sets or dictionaries: a handful of names, and
-/// nothing here should make the runtime look up a conformance.
+/// else. Arrays, not sets or dictionaries: a handful of names, and nothing here should make the
+/// runtime look up a conformance.
 struct PlainOptions {
     private var values: [(name: String, value: String)] = []
     private var flags: [String] = []

@@ -31,6 +31,40 @@ final class TimelineTests: CLITestCase {
         ((payload[key] as? [[String: Any]]) ?? []).map { $0["description"] as! String }
     }
 
+    /// `timeline` and `search` in their plain forms are read by the quick path (QuickCommandLine), any
+    /// other form by swift-argument-parser: through the binary, a line read both ways prints the same
+    /// bytes, and the lines the quick path declines get swift-argument-parser's messages and exit 2.
+    func testTheQuickPathPrintsWhatTheLongWayPrintsAndLeavesErrorsToIt() throws {
+        try add("condition", "Asthma", "2010-05-01T08:00:00+02:00")
+        try add("result", "HbA1c", "2010-05-20T08:00:00Z", value: "6.1", unit: "%")
+        try add("vital_sign", "Heart rate", "2010-05-31T07:00:00Z", value: "61", unit: "/min")
+        for page in [["--page", "day", "--at", "2010-05-31T12:00:00Z"], ["--page", "month", "--at", "2010-05-31T12:00:00+02:00", "--detail"],
+                     ["--from", "2010-01-01", "--to", "2010-12-31", "--pretty"]] {
+            let quick = try ok(["timeline"] + page + ["--password-file", passwordFile])
+            // A trailing `--` (nothing after it) is a form only swift-argument-parser reads.
+            let long = try ok(["timeline", "show"] + page + ["--password-file", passwordFile, "--"])
+            XCTAssertFalse(quick.stdout.isEmpty)
+            XCTAssertEqual(quick.stdout, long.stdout, "\(page)")
+        }
+        let quickSearch = try ok(["search", "asthma", "--json", "--password-file", passwordFile])
+        let longSearch = try ok(["search", "--json", "--password-file", passwordFile, "--", "asthma"])
+        XCTAssertTrue(quickSearch.stdout.contains("Asthma"), quickSearch.stdout)
+        XCTAssertEqual(quickSearch.stdout, longSearch.stdout)
+
+        for (arguments, message) in [(["timeline", "--page", "dya"], "unknown page 'dya'"),
+                                     (["timeline", "--page", "day", "--from", "2010-01-01", "--to", "2011-01-01"], "give --page or --from/--to, not both"),
+                                     (["timeline", "--page="], "Missing value for '--page <page>'"),
+                                     (["timeline", "--page", "day", "--nope"], "Unknown option '--nope'"),
+                                     (["search", "--limit", "many", "asthma"], "--limit"),
+                                     (["search"], "Missing expected argument")] {
+            let result = try hreader(withPassword(arguments))
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.hasPrefix("hreader: ") && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("Usage: hreader"), "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stdout.isEmpty)
+        }
+    }
+
     func testWholeHistoryListsEveryDatedEntryOnceUnderItsKeyInDateOrder() throws {
         try add("condition", "Asthma", "2001-03-04")
         try add("allergy", "Penicillin", "1999-01-01")

@@ -56,6 +56,7 @@ let package = Package(
         ),
         // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
         .target(name: "CProcessHardening"),
+        // C's stdout for the executable's print (Swift 6 will not read the C global itself).
         .target(name: "CStandardOutput"),
         .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),

@@ -80,12 +80,7 @@ public struct Vault: Sendable {
     }
 
     /// Where the vault is: `--vault`, else `$HREADER_VAULT`, else `$XDG_DATA_HOME/hreader`
-    /// (`~/.local/share/hreader`).
-    public static func location(flag: String?, environment: [String: String]) -> URL {
-        Vault(path: locationPath(flag: flag) { environment[$0] }).root
-    }
-
-    /// The same as a path (for `Vault(path:)`), with the environment read a variable at a time.
+    /// (`~/.local/share/hreader`), as a path for `Vault(path:)`; the environment is read a variable at a time.
     public static func locationPath(flag: String?, variable: (String) -> String?) -> String {
         if let flag, !flag.isEmpty { return flag }
         if let env = variable("HREADER_VAULT"), !env.isEmpty { return env }

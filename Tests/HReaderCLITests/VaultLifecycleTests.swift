@@ -4,6 +4,25 @@ import XCTest
 
 /// Creating, opening, damaging and re-keying a vault, through the real binary.
 final class VaultLifecycleTests: CLITestCase {
+    /// Where a command looks for the vault: --vault, else $HREADER_VAULT, else $XDG_DATA_HOME/hreader,
+    /// else ~/.local/share/hreader; relative paths from the working directory, `.` and `..` resolved.
+    /// The "no vault" line names the place it looked.
+    func testTheVaultIsLookedForWhereTheFlagAndTheEnvironmentSay() throws {
+        let home = workDir.path, data = workDir.appendingPathComponent("data").path
+        let cases: [(arguments: [String], env: [String: String], expected: String)] = [
+            (["status"], ["HREADER_VAULT": "", "XDG_DATA_HOME": "", "HOME": home], home + "/.local/share/hreader"),
+            (["status"], ["HREADER_VAULT": "", "XDG_DATA_HOME": data, "HOME": home], data + "/hreader"),
+            (["status"], ["HREADER_VAULT": data + "/v/./w/../x/", "XDG_DATA_HOME": data], data + "/v/x"),
+            (["status", "--vault", "/nowhere/v"], ["HREADER_VAULT": data + "/v"], "/nowhere/v"),
+            (["--vault=relative/v", "status"], [:], FileManager.default.currentDirectoryPath + "/relative/v"),
+        ]
+        for c in cases {
+            let result = try hreader(c.arguments, env: c.env)
+            XCTAssertEqual(result.status, 4, "\(c): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("no vault at \(c.expected);"), "\(c): \(result.stderr)")
+        }
+    }
+
     func testInitRefusesAnExistingVaultAndCommandsWithoutOneExit4() throws {
         let none = try hreader(withPassword(["patients", "list"]))
         XCTAssertEqual(none.status, 4)

@@ -5,7 +5,7 @@ BUILD_DIR  ?= .build
 SWIFTFLAGS ?=
 SHELL      := /bin/bash
 
-.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man deb deb-test release-hreader
+.PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man deb deb-test release-hreader function-order
 
 all: build
 
@@ -32,6 +32,11 @@ release-hreader: deps schema
 # shell completions, README and copyright; deb-test checks it as a person installing it would get it.
 deb: deps schema
 	@.ci/deb.sh
+
+# .ci/hreader.order, the layout of the shipped binary's hot code (.ci/gen-function-order.sh): run again
+# when the start-up path of the short commands changes. Needs ptrace.
+function-order: deps schema
+	@.ci/gen-function-order.sh
 
 deb-test: deps schema
 	@.ci/deb-test.sh

@@ -54,6 +54,12 @@ needed=$(objdump -p "$bin" | awk '/NEEDED/ { print $2 }')
   || fail "the binary carries a run path: $(objdump -p "$bin" | grep -E 'RUNPATH|RPATH')"
 ! ldd "$bin" | grep -q '/opt/swift\|not found' || fail "ldd: $(ldd "$bin")"
 ok "no toolchain library needed (NEEDED: $(tr '\n' ' ' <<<"$needed"))"
+# libstdc++ comes from its archive when the build machine has one (.ci/ld-shipped).
+clang="$(dirname "$(readlink -f "$(command -v swiftc)")")/clang"
+if [ -f "$("$clang" -print-file-name=libstdc++.a 2>/dev/null)" ]; then
+  ! grep -q 'libstdc++' <<<"$needed" || fail "libstdc++ is linked as a shared library although its archive is installed: $needed"
+  ok "libstdc++ linked from its archive"
+fi
 
 # SQLCipher, libcrypto and libxml2 are loaded on first use (Sources/CDynamicLibrary): not NEEDED, not
 # loaded by --version, and each loaded by the first command that calls it.

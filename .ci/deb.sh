@@ -48,7 +48,8 @@ Upstream-Name: hreader
 Comment: hreader is an encrypted personal health record manager. The binary links the Swift
  runtime and Foundation (Apache-2.0 with Runtime Library Exception), swift-nio, swift-nio-ssl with
  BoringSSL, async-http-client, swift-argument-parser, Hummingbird and ZIPFoundation (Apache-2.0 /
- MIT / ISC / OpenSSL licences) statically.
+ MIT / ISC / OpenSSL licences) statically, and GCC's libstdc++ (GPL-3 with the GCC Runtime Library
+ Exception), which the Swift runtime uses.
 
 Files: *
 Copyright: 2026 the hreader authors

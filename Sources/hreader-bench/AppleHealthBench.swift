@@ -158,12 +158,16 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
         row("    timeline \(name) page, in process", ms(inProcess),
             String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, bytes, bare * 1000, inProcess / max(bare, 1e-9)))
         var wall: [Double] = []
+        var faults = 0
         for _ in 0..<(name == "decade" ? 3 : 9) {
-            wall.append(try spawnMeasured(hreader, ["timeline", "--vault", service.vault.root.path, "--patient", String(patient.id),
-                                                    "--from", RFC3339.utc(range.start), "--to", RFC3339.utc(range.end)],
-                                          environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"], memory: false).seconds)
+            let run = try spawnMeasured(hreader, ["timeline", "--vault", service.vault.root.path, "--patient", String(patient.id),
+                                                  "--from", RFC3339.utc(range.start), "--to", RFC3339.utc(range.end)],
+                                        environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"], memory: false)
+            wall.append(run.seconds)
+            faults = run.pageFaults
         }
-        row("      end to end: hreader timeline (session)", ms(median(wall)), String(format: "%.1fx the bare SELECT", median(wall) / max(bare, 1e-9)))
+        row("      end to end: hreader timeline (session)", ms(median(wall)),
+            String(format: "%.1fx the bare SELECT; %d page faults", median(wall) / max(bare, 1e-9), faults))
     }
     if withServer {
         try runServeBenchmarks(hreader: hreader, vault: service.vault.root, session: token, patient: patient, end: latest) { range in

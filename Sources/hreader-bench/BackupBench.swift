@@ -54,11 +54,11 @@ func runBackupBenchmarks(scratch: URL, password: SecretBytes) throws {
     row("  cp vault.db + sync (baseline)", ms(syncedFloor), String(format: "%.0f MB/s", megabytes / syncedFloor))
 
     let backupFile = root.appendingPathComponent("vault.hrbackup")
-    func report(_ name: String, _ run: (seconds: Double, peakKB: Int)) {
+    func report(_ name: String, _ run: (seconds: Double, peakKB: Int, pageFaults: Int)) {
         row("  \(name)", ms(run.seconds), String(format: "%.0f MB/s, %.1fx cp, %.1fx cp+sync, peak RSS %.0f MB", megabytes / run.seconds,
                                                 run.seconds / floor, run.seconds / syncedFloor, Double(run.peakKB) / 1024))
     }
-    var backups: [(seconds: Double, peakKB: Int)] = []
+    var backups: [(seconds: Double, peakKB: Int, pageFaults: Int)] = []
     for _ in 0..<3 {
         backups.append(try spawnMeasured(hreader, ["backup", "--out", backupFile.path, "--vault", service.vault.root.path, "--quiet"],
                                        environment: session))

@@ -10,11 +10,17 @@ func runStartupBenchmarks() throws {
     say("\n== Start-up: hreader --version against git --version (median of 20) ==")
     guard let (_, hreader) = siblingBinaries() else { return }
     let git = ["/usr/bin/git", "/bin/git"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    func medianWall(_ executable: URL, _ arguments: [String]) throws -> Double {
+    // The median wall time, and the page faults of a run (the same every run).
+    func medianWall(_ executable: URL, _ arguments: [String]) throws -> (seconds: Double, faults: Int) {
         _ = try spawnMeasured(executable, arguments, memory: false)   // warm the page cache
         var walls: [Double] = []
-        for _ in 0..<20 { walls.append(try spawnMeasured(executable, arguments, memory: false).seconds) }
-        return median(walls)
+        var faults = 0
+        for _ in 0..<20 {
+            let run = try spawnMeasured(executable, arguments, memory: false)
+            walls.append(run.seconds)
+            faults = run.pageFaults
+        }
+        return (median(walls), faults)
     }
     let size = (try? FileManager.default.attributesOfItem(atPath: hreader.path)[.size] as? Int) ?? 0
     let libraries = sharedLibraries(of: hreader)
@@ -25,12 +31,13 @@ func runStartupBenchmarks() throws {
                libraries.joined(separator: " "), lazy.isEmpty ? "" : "; loads \(lazy.joined(separator: ", ")) on first use"))
     say("  (\(linking))")
     let ours = try medianWall(hreader, ["--version"])
-    row("  hreader --version", ms(ours), "no library loaded")
+    row("  hreader --version", ms(ours.seconds), "no library loaded; \(ours.faults) page faults")
     let detailed = try medianWall(hreader, ["version"])
-    row("  hreader version", ms(detailed), "SQLCipher and OpenSSL loaded to name their versions")
+    row("  hreader version", ms(detailed.seconds), "SQLCipher and OpenSSL loaded to name their versions; \(detailed.faults) page faults")
     if let git {
         let theirs = try medianWall(URL(fileURLWithPath: git), ["--version"])
-        row("  git --version (reference)", ms(theirs), String(format: "hreader --version takes %.1fx its time (goal <= 3x)", ours / theirs))
+        row("  git --version (reference)", ms(theirs.seconds), String(format: "%d page faults; hreader --version takes %.1fx its time (goal <= 3x)",
+                                                                         theirs.faults, ours.seconds / theirs.seconds))
     }
 }
 

@@ -123,7 +123,7 @@ struct TimelineRequest: Equatable {
         if let page, let p = TimelinePage(rawValue: page) {
             range = TimelineRange.page(p, at: at ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970)))
         } else {
-            range = TimelineRange(start: from!.epoch, end: to!.epoch)
+            range = TimelineRange.between(from!, to!)
         }
         let open = try global.open()
         let who = try open.patient(patient)

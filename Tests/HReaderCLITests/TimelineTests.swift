@@ -199,6 +199,23 @@ final class TimelineTests: CLITestCase {
         XCTAssertEqual(activity.map { $0["total"] as! Double }, [10000, 1000])
     }
 
+    /// A `--from/--to` range counts its activity days in the offset both times state, as a page does in
+    /// the offset of `--at` (and as the same day page does); in the local zone when they state none or
+    /// different ones. The process runs in UTC, where the offset's day and the local day differ.
+    func testARangeCountsItsDaysInTheOffsetItsTimesState() throws {
+        try add("activity", "Steps", "2024-05-01T23:30:00Z", value: "500", unit: "count")   // 01:30 on 2 May at +02:00
+        func days(_ args: [String]) throws -> [String] {
+            let result = try ok(withPassword(["timeline"] + args), env: ["TZ": "UTC"])
+            return ((try json(result)["activity"] as? [[String: Any]]) ?? []).map { $0["day"] as! String }
+        }
+        XCTAssertEqual(try days(["--from", "2024-05-01T00:00:00+02:00", "--to", "2024-05-03T00:00:00+02:00"]), ["2024-05-02"])
+        XCTAssertEqual(try days(["--page", "day", "--at", "2024-05-03T00:00:00+02:00"]), ["2024-05-02"], "the day page agrees")
+        XCTAssertEqual(try days(["--from", "2024-05-01T00:00:00Z", "--to", "2024-05-03T00:00:00Z"]), ["2024-05-01"])
+        XCTAssertEqual(try days(["--from", "2024-05-01T00:00:00+01:00", "--to", "2024-05-03T00:00:00+02:00"]), ["2024-05-01"],
+                       "offsets that differ: the local zone (UTC here)")
+        XCTAssertEqual(try days(["--from", "2024-05-01", "--to", "2024-05-03"]), ["2024-05-01"], "dates: the local zone")
+    }
+
     /// Compact pages are written straight out (no tree): the CLI's bytes are the tree's bytes
     /// (`JSONValue.serialized()`, read in process) with DEL and C1 controls replaced as everything
     /// printed is; the web's are the tree's exactly. Hostile text, awkward numbers, vitals from a

@@ -51,6 +51,17 @@ public struct TimelineRange: Equatable, Sendable {
         return TimelineRange(start: calendar.start(of: page, endingAt: at.epoch), end: at.epoch, zone: zone)
     }
 
+    /// The range from `from` to `to` (`--from`/`--to`). Its days are counted in the offset both times
+    /// state, as a page's are in the offset of `--at`; in the local zone when either states none or
+    /// they differ (a range over a change to summer time, written in local times).
+    public static func between(_ from: ClinicalTime, _ to: ClinicalTime) -> TimelineRange {
+        let zone = dayZone(of: to.text)
+        if case .fixed = zone, dayZone(of: from.text) == zone {
+            return TimelineRange(start: from.epoch, end: to.epoch, zone: zone)
+        }
+        return TimelineRange(start: from.epoch, end: to.epoch, zone: .named(.current))
+    }
+
     /// The zone of an RFC 3339 offset ("Z", "+02:00", "-0530"); local when there is none.
     static func dayZone(of text: String) -> DayZone {
         guard text.contains("T") else { return .named(.current) }

@@ -13,9 +13,9 @@
 # gone is harmless (the linker skips them) but lays out less.
 # Needs ptrace (Linux), cc, readelf and python3.
 set -euo pipefail
+hreader=${1:+$(readlink -f "$1")}   # before the cd: a path relative to where it was run
 cd "$(dirname "$0")/.."
 repo=$PWD
-hreader=${1:-}
 if [ -z "$hreader" ]; then
   hreader=$(BUILD_DIR=.build/shipped .ci/release-build.sh)
 fi

@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// Runs a program to its exit as a shell would (posix_spawn, then wait), output to /dev/null: its
-/// wall time from spawn to exit, its minor page faults, and its peak resident memory, the kernel's high-water mark
-/// (`VmHWM`) read every 5 ms while it runs. (Not `ru_maxrss`: posix_spawn starts the child in the
+/// wall time from spawn to exit, its minor page faults, and its peak resident memory, the kernel's
+/// high-water mark (`VmHWM`) read every 5 ms while it runs. (Not `ru_maxrss`: posix_spawn starts the child in the
 /// parent's memory, and exec records the parent's peak as the child's.) Foundation's `Process`
 /// adds tens of milliseconds of its own to a short run (its run loop waits for the exit), which a
 /// user's shell does not; short runs whose memory does not matter pass `memory: false` and are

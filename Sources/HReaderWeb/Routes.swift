@@ -361,11 +361,10 @@ struct Routes {
             guard query.get("page") == nil, query.get("at") == nil else { throw WebError.badRequest("give page (and at) or from and to, not both") }
             let start = try time(from, name: "from"), end = try time(to, name: "to")
             guard start.epoch <= end.epoch else { throw WebError.badRequest("from is after to") }
-            return TimelineRange(start: start.epoch, end: end.epoch)
+            return TimelineRange.between(start, end)
         }
         let page = try page(query.get("page") ?? "week")
-        let at = try query.get("at").map { try time($0, name: "at") } ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970))
-        return TimelineRange.page(page, at: at)
+        return TimelineRange.page(page, at: try query.get("at").map { try time($0, name: "at") })
     }
 
     /// RFC 3339, a date, or epoch seconds (what the page's script sends).

@@ -121,7 +121,7 @@ struct TimelineRequest: Equatable {
     func run() throws {
         let range: TimelineRange
         if let page, let p = TimelinePage(rawValue: page) {
-            range = TimelineRange.page(p, at: at ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970)))
+            range = TimelineRange.page(p, at: at)
         } else {
             range = TimelineRange.between(from!, to!)
         }

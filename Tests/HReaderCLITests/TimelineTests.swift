@@ -216,6 +216,20 @@ final class TimelineTests: CLITestCase {
         XCTAssertEqual(try days(["--from", "2024-05-01", "--to", "2024-05-03"]), ["2024-05-01"], "dates: the local zone")
     }
 
+    /// A page ending now counts its days in the local zone (TZ), not in UTC: two activity entries an hour
+    /// apart around a local midnight at +14:00 fall on two local days, though on one UTC day.
+    func testAPageEndingNowCountsItsDaysInTheLocalZone() throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/zoneinfo/Etc/GMT-14") else { throw XCTSkip("no tzdata") }
+        let offset: Int64 = 14 * 3600
+        let now = Int64(Date().timeIntervalSince1970)
+        let midnight = (now + offset - 2 * 3600) / 86_400 * 86_400 - offset   // a local midnight two hours ago or more
+        try add("activity", "Steps", RFC3339.utc(midnight - 1800), value: "100", unit: "count")
+        try add("activity", "Steps", RFC3339.utc(midnight + 1800), value: "200", unit: "count")
+        let result = try ok(withPassword(["timeline", "--page", "week"]), env: ["TZ": "Etc/GMT-14"])
+        let activity = try XCTUnwrap(try json(result)["activity"] as? [[String: Any]])
+        XCTAssertEqual(activity.map { $0["total"] as! Double }, [100, 200], "two local days")
+    }
+
     /// Compact pages are written straight out (no tree): the CLI's bytes are the tree's bytes
     /// (`JSONValue.serialized()`, read in process) with DEL and C1 controls replaced as everything
     /// printed is; the web's are the tree's exactly. Hostile text, awkward numbers, vitals from a

@@ -4,18 +4,22 @@ import HReaderStore
 /// The zone a timeline counts its days and pages in.
 ///
 /// An RFC 3339 time states a fixed offset from UTC, and the timeline's times mostly do (`--at` with an
-/// offset, or none: now, in UTC). For a fixed offset the calendar arithmetic is done here. Foundation's
-/// Calendar would first build the zone through ICU (its canonical zone id), half a millisecond of a
-/// short command (docs/cli.md, "Start-up"). A named zone (the local one, with its summer time) goes to
-/// Calendar, and so does any date before 1583: Foundation's Gregorian calendar is Julian before
-/// 15 October 1582, which the arithmetic here is not. DayCalendarTests hold both ways to the same answers.
+/// offset). For a fixed offset the calendar arithmetic is done here. Foundation's Calendar would first
+/// build the zone through ICU (its canonical zone id), half a millisecond of a short command
+/// (docs/cli.md, "Start-up"). The local zone (a bare date, or now) is read through the C library
+/// (LocalClock), with its summer time, also without ICU. Another named zone goes to Calendar, and so
+/// does any date before 1583: Foundation's Gregorian calendar is Julian before 15 October 1582, which
+/// the arithmetic here is not. DayCalendarTests hold the ways to the same answers.
 public enum DayZone: Equatable, Sendable {
     case fixed(secondsFromGMT: Int)
+    /// The process's local zone.
+    case local
     case named(TimeZone)
 
     public var timeZone: TimeZone {
         switch self {
         case let .fixed(offset): return TimeZone(secondsFromGMT: offset) ?? TimeZone(identifier: "UTC")!
+        case .local: return .current
         case let .named(zone): return zone
         }
     }
@@ -30,12 +34,12 @@ struct DayCalendar {
 
     /// The day holding `epoch`: its first second, the first second of the next day, and its date ("2012-05-01").
     mutating func day(containing epoch: Int64) -> (start: Int64, end: Int64, text: String) {
-        if case let .fixed(offset) = zone {
-            let day = Self.floorDivide(epoch + Int64(offset), 86_400)
+        if let clock = WallClock(zone), let wall = clock.wall(at: epoch) {
+            let day = Self.floorDivide(wall, 86_400)
             let civil = CivilDays.date(Int(day))
-            if civil.year >= Self.firstGregorianYear {
-                let start = day * 86_400 - Int64(offset)
-                return (start, start + 86_400, RFC3339.date(year: civil.year, month: civil.month, day: civil.day))
+            if civil.year >= Self.firstGregorianYear, let start = clock.instant(ofWall: day * 86_400),
+               let end = clock.instant(ofWall: (day + 1) * 86_400) {
+                return (start, end, RFC3339.date(year: civil.year, month: civil.month, day: civil.day))
             }
         }
         let calendar = self.calendar()
@@ -50,31 +54,62 @@ struct DayCalendar {
     /// as Calendar's `date(byAdding:)` counts (the same time of day; the 31st a month earlier is the
     /// month's last day).
     mutating func start(of page: TimelinePage, endingAt epoch: Int64) -> Int64 {
-        if case let .fixed(offset) = zone {
-            switch page {
-            case .day: return epoch - 86_400
-            case .week: return epoch - 7 * 86_400
-            case .month, .year, .decade:
-                let local = epoch + Int64(offset)
-                let day = Self.floorDivide(local, 86_400)
-                let secondOfDay = local - day * 86_400
-                let civil = CivilDays.date(Int(day))
-                var year = civil.year, month = civil.month
-                switch page {
-                case .month: if month == 1 { year -= 1; month = 12 } else { month -= 1 }
-                case .year: year -= 1
-                default: year -= 10
-                }
-                if year >= Self.firstGregorianYear {
-                    let dayOfMonth = min(civil.day, CivilDays.daysIn(month: month, of: year))
-                    return Int64(CivilDays.days(year, month, dayOfMonth)) * 86_400 + secondOfDay - Int64(offset)
-                }
+        if let clock = WallClock(zone), let wall = clock.wall(at: epoch) {
+            let day = Self.floorDivide(wall, 86_400)
+            if let earlier = Self.day(day, before: page),
+               let start = clock.instant(ofWall: earlier * 86_400 + (wall - day * 86_400), adding: true) {
+                return start
             }
         }
         let calendar = self.calendar()
         let end = Date(timeIntervalSince1970: TimeInterval(epoch))
         let start = calendar.date(byAdding: page.span, to: end) ?? end
         return Int64(start.timeIntervalSince1970.rounded(.down))
+    }
+
+    /// The day (days since 1970-01-01) a page ending on `day` starts on; nil before 1583.
+    static func day(_ day: Int64, before page: TimelinePage) -> Int64? {
+        let civil = CivilDays.date(Int(day))
+        var year = civil.year, month = civil.month
+        switch page {
+        case .day: return civil.year > firstGregorianYear ? day - 1 : nil
+        case .week: return civil.year > firstGregorianYear ? day - 7 : nil
+        case .month: if month == 1 { year -= 1; month = 12 } else { month -= 1 }
+        case .year: year -= 1
+        case .decade: year -= 10
+        }
+        guard year >= firstGregorianYear else { return nil }
+        return Int64(CivilDays.days(year, month, min(civil.day, CivilDays.daysIn(month: month, of: year))))
+    }
+
+    /// A zone's wall clock without Foundation: a fixed offset, or the local zone through the C library.
+    private enum WallClock {
+        case fixed(Int64)
+        case local
+
+        init?(_ zone: DayZone) {
+            switch zone {
+            case let .fixed(offset): self = .fixed(Int64(offset))
+            case .local: self = .local
+            case .named: return nil
+            }
+        }
+
+        /// The clock's reading at `epoch`, as seconds since its own 1970-01-01T00:00.
+        func wall(at epoch: Int64) -> Int64? {
+            switch self {
+            case let .fixed(offset): return epoch + offset
+            case .local: return LocalClock.wall(at: epoch)
+            }
+        }
+
+        /// The instant the clock reads `wall` (see LocalClock for times read twice or never).
+        func instant(ofWall wall: Int64, adding: Bool = false) -> Int64? {
+            switch self {
+            case let .fixed(offset): return wall - offset
+            case .local: return LocalClock.instant(ofWall: wall, adding: adding)
+            }
+        }
     }
 
     private mutating func calendar() -> Calendar {

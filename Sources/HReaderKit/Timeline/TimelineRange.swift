@@ -43,12 +43,14 @@ public struct TimelineRange: Equatable, Sendable {
         self.zone = zone
     }
 
-    /// The page ending at `at`. The offset written in `at` (e.g. "+02:00") sets the time zone in which
-    /// "one month earlier" is counted; a bare date or no offset uses the local zone.
-    public static func page(_ page: TimelinePage, at: ClinicalTime) -> TimelineRange {
-        let zone = dayZone(of: at.text)
+    /// The page ending at `at`, now when nil. The offset written in `at` (e.g. "+02:00") sets the time
+    /// zone in which "one month earlier" and its days are counted; a bare date, no offset or now, the
+    /// local zone.
+    public static func page(_ page: TimelinePage, at: ClinicalTime?, now: Date = Date()) -> TimelineRange {
+        let zone = at.map { dayZone(of: $0.text) } ?? .local
+        let end = at?.epoch ?? Int64(now.timeIntervalSince1970.rounded(.down))
         var calendar = DayCalendar(zone)
-        return TimelineRange(start: calendar.start(of: page, endingAt: at.epoch), end: at.epoch, zone: zone)
+        return TimelineRange(start: calendar.start(of: page, endingAt: end), end: end, zone: zone)
     }
 
     /// The range from `from` to `to` (`--from`/`--to`). Its days are counted in the offset both times
@@ -59,19 +61,19 @@ public struct TimelineRange: Equatable, Sendable {
         if case .fixed = zone, dayZone(of: from.text) == zone {
             return TimelineRange(start: from.epoch, end: to.epoch, zone: zone)
         }
-        return TimelineRange(start: from.epoch, end: to.epoch, zone: .named(.current))
+        return TimelineRange(start: from.epoch, end: to.epoch, zone: .local)
     }
 
     /// The zone of an RFC 3339 offset ("Z", "+02:00", "-0530"); local when there is none.
     static func dayZone(of text: String) -> DayZone {
-        guard text.contains("T") else { return .named(.current) }
+        guard text.contains("T") else { return .local }
         if text.hasSuffix("Z") || text.hasSuffix("z") { return .fixed(secondsFromGMT: 0) }
         guard let signIndex = text.lastIndex(where: { $0 == "+" || $0 == "-" }),
-              text.distance(from: text.firstIndex(of: "T")!, to: signIndex) > 0 else { return .named(.current) }
+              text.distance(from: text.firstIndex(of: "T")!, to: signIndex) > 0 else { return .local }
         let digits = text[text.index(after: signIndex)...].filter(\.isNumber)
-        guard digits.count == 4, let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)) else { return .named(.current) }
+        guard digits.count == 4, let hours = Int(digits.prefix(2)), let minutes = Int(digits.suffix(2)) else { return .local }
         let seconds = (hours * 3600 + minutes * 60) * (text[signIndex] == "-" ? -1 : 1)
         // What TimeZone(secondsFromGMT:) accepts; beyond it the local zone, as before.
-        return abs(seconds) <= 18 * 3600 ? .fixed(secondsFromGMT: seconds) : .named(.current)
+        return abs(seconds) <= 18 * 3600 ? .fixed(secondsFromGMT: seconds) : .local
     }
 }

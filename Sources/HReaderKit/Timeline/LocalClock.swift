@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HReaderStore
+
+/// The process's local time zone as the C library reads it (TZ, else /etc/localtime: tzdata, what `date`
+/// shows), for the timeline's local days and pages. Foundation's `TimeZone.current` would load ICU's
+/// zone data and build a Calendar first, about a millisecond of a short command.
+///
+/// Wall-clock times that happen twice (summer time ending) or never (it starting) are resolved as
+/// Foundation's Calendar resolves them: the first of the two, and a missing time moved forward by the
+/// gap. DayCalendarTests hold the two to the same answers in zones with such days.
+enum LocalClock {
+    /// The local wall clock at `epoch`, as seconds since 1970-01-01T00:00 of that clock; nil when the C
+    /// library cannot say.
+    static func wall(at epoch: Int64) -> Int64? {
+        guard let offset = offset(at: epoch) else { return nil }
+        return epoch + offset
+    }
+
+    /// The offset from UTC in effect at `epoch`, in seconds.
+    static func offset(at epoch: Int64) -> Int64? {
+        prepared
+        var time = time_t(epoch)
+        var parts = tm()
+        guard localtime_r(&time, &parts) != nil else { return nil }
+        return Int64(parts.tm_gmtoff)
+    }
+
+    /// The instant the local clock shows `wall`, as Foundation's Calendar finds it: for a day's start,
+    /// the first of a time shown twice (summer time ending), and for a time the clock skips, the moment
+    /// of the change (the time read under the offset before it). With `adding`, as Calendar's
+    /// `date(byAdding:)` finds a page's start: the second of two, and a time in a whole skipped day
+    /// (Samoa, 30 December 2011) the same time the day before.
+    static func instant(ofWall wall: Int64, adding: Bool = false) -> Int64? {
+        // The offsets well before and after: a clock changes at most once in that span where it matters.
+        guard let before = offset(at: wall - 86_400 - 14 * 3600), let after = offset(at: wall + 86_400 + 14 * 3600) else { return nil }
+        var shown: [Int64] = []
+        for candidate in [wall - before, wall - after] where self.wall(at: candidate) == wall {
+            shown.append(candidate)
+        }
+        if let first = shown.min(), let last = shown.max() { return adding ? last : first }
+        return adding && after - before >= 86_400 ? wall - after : wall - before
+    }
+
+    /// Reads TZ once, before the first conversion (localtime_r need not).
+    private static let prepared: Void = tzset()
+}

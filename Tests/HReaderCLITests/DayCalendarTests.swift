@@ -54,6 +54,9 @@ final class DayCalendarTests: XCTestCase {
     func testTheLocalZoneThroughTheCLibraryIsFoundations() throws {
         let zones = ["America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "America/Havana", "America/Santiago",
                      "Asia/Kathmandu", "Pacific/Apia", "Africa/Casablanca", "UTC"]
+        // Foundation keeps the zone it first finds as the process's: find it before TZ changes, so that
+        // the Calendars made here, and the tests after this one, keep the machine's.
+        _ = TimeZone.current
         let saved = ProcessInfo.processInfo.environment["TZ"]
         defer {
             if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") }

@@ -30,21 +30,28 @@ final class DayCalendarTests: XCTestCase {
             case 2: epoch = Int64.random(in: -12_900_000_000 ... -11_900_000_000, using: &generator)   // 1561 to 1592
             default: break
             }
-            let calendar = foundation(offset)
             var ours = DayCalendar(.fixed(secondsFromGMT: offset))
-            for page in TimelinePage.allCases {
-                let end = Date(timeIntervalSince1970: TimeInterval(epoch))
-                let expected = Int64(calendar.date(byAdding: page.span, to: end)!.timeIntervalSince1970.rounded(.down))
-                XCTAssertEqual(ours.start(of: page, endingAt: epoch), expected, "\(page) page ending at \(epoch), offset \(offset)")
-            }
-            let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(epoch)))
-            let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
-            let next = calendar.startOfDay(for: calendar.date(byAdding: .day, value: 1, to: dayStart)!)
-            let day = ours.day(containing: epoch)
-            XCTAssertEqual(day.start, Int64(dayStart.timeIntervalSince1970), "day of \(epoch), offset \(offset)")
-            XCTAssertEqual(day.end, Int64(next.timeIntervalSince1970), "day of \(epoch), offset \(offset)")
-            XCTAssertEqual(day.text, RFC3339.date(year: parts.year!, month: parts.month!, day: parts.day!), "day of \(epoch), offset \(offset)")
+            assertFoundations(&ours, foundation(offset), at: epoch, "offset \(offset)")
         }
+    }
+
+    /// The pages ending at `epoch` and the day holding it, ours against `calendar`'s; `skipping` leaves
+    /// out a page whose Foundation start it is given.
+    private func assertFoundations(_ ours: inout DayCalendar, _ calendar: Calendar, at epoch: Int64, _ zone: String,
+                                   skipping: (TimelinePage, Int64) -> Bool = { _, _ in false }) {
+        for page in TimelinePage.allCases {
+            let end = Date(timeIntervalSince1970: TimeInterval(epoch))
+            let expected = Int64(calendar.date(byAdding: page.span, to: end)!.timeIntervalSince1970.rounded(.down))
+            if skipping(page, expected) { continue }
+            XCTAssertEqual(ours.start(of: page, endingAt: epoch), expected, "\(page) page ending at \(epoch), \(zone)")
+        }
+        let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(epoch)))
+        let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
+        let next = calendar.startOfDay(for: calendar.date(byAdding: .day, value: 1, to: dayStart)!)
+        let day = ours.day(containing: epoch)
+        XCTAssertEqual(day.start, Int64(dayStart.timeIntervalSince1970), "day of \(epoch), \(zone)")
+        XCTAssertEqual(day.end, Int64(next.timeIntervalSince1970), "day of \(epoch), \(zone)")
+        XCTAssertEqual(day.text, RFC3339.date(year: parts.year!, month: parts.month!, day: parts.day!), "day of \(epoch), \(zone)")
     }
 
     /// The local zone through the C library against Foundation's Calendar in the same named zone: the
@@ -79,22 +86,12 @@ final class DayCalendarTests: XCTestCase {
             }
             var ours = DayCalendar(.local)
             for epoch in instants {
-                for page in TimelinePage.allCases {
-                    let end = Date(timeIntervalSince1970: TimeInterval(epoch))
-                    let expected = Int64(calendar.date(byAdding: page.span, to: end)!.timeIntervalSince1970.rounded(.down))
-                    // Samoa skipped 30 December 2011. Foundation counts a week across it as 168 hours (eight
-                    // dates), and a month or years back onto the missing date give the day after; here a week
-                    // is seven dates and the missing date gives the day before. The day page agrees.
-                    if name == "Pacific/Apia", page != .day, abs(expected - 1_325_239_200) < 8 * 86_400 { continue }
-                    XCTAssertEqual(ours.start(of: page, endingAt: epoch), expected, "\(page) page ending at \(epoch) in \(name)")
+                // Samoa skipped 30 December 2011. Foundation counts a week across it as 168 hours (eight
+                // dates), and a month or years back onto the missing date give the day after; here a week
+                // is seven dates and the missing date gives the day before. The day page agrees.
+                assertFoundations(&ours, calendar, at: epoch, name) { page, start in
+                    name == "Pacific/Apia" && page != .day && abs(start - 1_325_239_200) < 8 * 86_400
                 }
-                let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(epoch)))
-                let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)
-                let next = calendar.startOfDay(for: calendar.date(byAdding: .day, value: 1, to: dayStart)!)
-                let day = ours.day(containing: epoch)
-                XCTAssertEqual(day.start, Int64(dayStart.timeIntervalSince1970), "day of \(epoch) in \(name)")
-                XCTAssertEqual(day.end, Int64(next.timeIntervalSince1970), "day of \(epoch) in \(name)")
-                XCTAssertEqual(day.text, RFC3339.date(year: parts.year!, month: parts.month!, day: parts.day!), "day of \(epoch) in \(name)")
                 compared += 1
             }
         }

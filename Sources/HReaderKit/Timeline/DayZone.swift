@@ -67,19 +67,24 @@ struct DayCalendar {
         return Int64(start.timeIntervalSince1970.rounded(.down))
     }
 
-    /// The day (days since 1970-01-01) a page ending on `day` starts on; nil before 1583.
+    /// The day (days since 1970-01-01) a page ending on `day` starts on; nil when that is before 1583.
     static func day(_ day: Int64, before page: TimelinePage) -> Int64? {
         let civil = CivilDays.date(Int(day))
         var year = civil.year, month = civil.month
+        let earlier: Int64
         switch page {
-        case .day: return civil.year > firstGregorianYear ? day - 1 : nil
-        case .week: return civil.year > firstGregorianYear ? day - 7 : nil
-        case .month: if month == 1 { year -= 1; month = 12 } else { month -= 1 }
-        case .year: year -= 1
-        case .decade: year -= 10
+        case .day: earlier = day - 1
+        case .week: earlier = day - 7
+        case .month, .year, .decade:
+            switch page {
+            case .month: if month == 1 { year -= 1; month = 12 } else { month -= 1 }
+            case .year: year -= 1
+            default: year -= 10
+            }
+            // The 31st a month earlier is the month's last day.
+            earlier = Int64(CivilDays.days(year, month, min(civil.day, CivilDays.daysIn(month: month, of: year))))
         }
-        guard year >= firstGregorianYear else { return nil }
-        return Int64(CivilDays.days(year, month, min(civil.day, CivilDays.daysIn(month: month, of: year))))
+        return CivilDays.date(Int(earlier)).year >= firstGregorianYear ? earlier : nil
     }
 
     /// A zone's wall clock without Foundation: a fixed offset, or the local zone through the C library.

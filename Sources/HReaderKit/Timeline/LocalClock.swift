@@ -3,15 +3,14 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import HReaderStore
 
 /// The process's local time zone as the C library reads it (TZ, else /etc/localtime: tzdata, what `date`
 /// shows), for the timeline's local days and pages. Foundation's `TimeZone.current` would load ICU's
 /// zone data and build a Calendar first, about a millisecond of a short command.
 ///
 /// Wall-clock times that happen twice (summer time ending) or never (it starting) are resolved as
-/// Foundation's Calendar resolves them: the first of the two, and a missing time moved forward by the
-/// gap. DayCalendarTests hold the two to the same answers in zones with such days.
+/// Foundation's Calendar resolves them (`instant(ofWall:adding:)`). DayCalendarTests hold the two to
+/// the same answers in zones with such days.
 enum LocalClock {
     /// The local wall clock at `epoch`, as seconds since 1970-01-01T00:00 of that clock; nil when the C
     /// library cannot say.

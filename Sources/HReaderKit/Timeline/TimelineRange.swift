@@ -33,8 +33,10 @@ public struct TimelineRange: Equatable, Sendable {
 
     public var timeZone: TimeZone { zone.timeZone }
 
-    public init(start: Int64, end: Int64, timeZone: TimeZone = .current) {
-        self.init(start: start, end: end, zone: .named(timeZone))
+    /// Days counted in `timeZone`; without one, in the local zone (the same `.local` the CLI and the web
+    /// use, not Foundation's `TimeZone.current`, which would be a second way to the same zone).
+    public init(start: Int64, end: Int64, timeZone: TimeZone? = nil) {
+        self.init(start: start, end: end, zone: timeZone.map(DayZone.named) ?? .local)
     }
 
     public init(start: Int64, end: Int64, zone: DayZone) {

@@ -216,6 +216,23 @@ final class TimelineTests: CLITestCase {
         XCTAssertEqual(try days(["--from", "2024-05-01", "--to", "2024-05-03"]), ["2024-05-01"], "dates: the local zone")
     }
 
+    /// The web view's `from`/`to` count their days as `--from`/`--to` do: in the offset both state, else
+    /// in the server's local zone.
+    func testTheWebViewCountsARangesDaysAsTheCommandDoes() throws {
+        try add("activity", "Steps", "2024-05-01T23:30:00Z", value: "500", unit: "count")   // 01:30 on 2 May at +02:00
+        let served = try serve(env: ["TZ": "UTC"])
+        defer { stop(served) }
+        func days(_ query: String) throws -> [String] {
+            let response = try served.bearer("/timeline.json?patient=1&" + query)
+            XCTAssertEqual(response.status, 200, response.body)
+            let payload = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(response.body.utf8)) as? [String: Any])
+            return ((payload["activity"] as? [[String: Any]]) ?? []).map { $0["day"] as! String }
+        }
+        XCTAssertEqual(try days("from=2024-05-01T00:00:00%2B02:00&to=2024-05-03T00:00:00%2B02:00"), ["2024-05-02"])
+        XCTAssertEqual(try days("page=day&at=2024-05-03T00:00:00%2B02:00"), ["2024-05-02"])
+        XCTAssertEqual(try days("from=2024-05-01&to=2024-05-03"), ["2024-05-01"], "dates: the server's zone (UTC here)")
+    }
+
     /// A page ending now counts its days in the local zone (TZ), not in UTC: two activity entries an hour
     /// apart around a local midnight at +14:00 fall on two local days, though on one UTC day.
     func testAPageEndingNowCountsItsDaysInTheLocalZone() throws {

@@ -61,6 +61,27 @@ if [ -f "$("$clang" -print-file-name=libstdc++.a 2>/dev/null)" ]; then
   ok "libstdc++ linked from its archive"
 fi
 
+# The start-up code is laid out first (.ci/hreader.order): the first thousand functions the order names
+# lie, by their median, in the first quarter of .text (as compiled they spread over all of it). Read
+# from the build's binary: the package's is stripped.
+built="${BUILD_DIR:-.build}/release/hreader"
+python3 - "$built" .ci/hreader.order <<'PYTHON' || fail "the order file is not applied to $built"
+import statistics, subprocess, sys
+binary, order = sys.argv[1:3]
+text = next(line.split() for line in subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True).stdout.splitlines() if " .text " in line)
+start, size = int(text[text.index(".text") + 2], 16), int(text[text.index(".text") + 4], 16)
+address = {}
+for line in subprocess.run(["readelf", "-sW", binary], capture_output=True, text=True).stdout.splitlines():
+    fields = line.split()
+    if len(fields) >= 8 and fields[3] == "FUNC" and fields[6] != "UND":
+        address.setdefault(fields[7], int(fields[1], 16))
+names = [line.strip() for line in open(order)][:1000]
+offsets = [address[name] - start for name in names if name in address]
+print(f"deb-test: {len(offsets)} of the order's first {len(names)} functions, median offset {statistics.median(offsets) / 1e6:.1f} MB of {size / 1e6:.1f} MB")
+sys.exit(0 if len(offsets) > 500 and statistics.median(offsets) < size / 4 else 1)
+PYTHON
+ok "the start-up code is laid out first (.ci/hreader.order)"
+
 # SQLCipher, libcrypto and libxml2 are loaded on first use (Sources/CDynamicLibrary): not NEEDED, not
 # loaded by --version, and each loaded by the first command that calls it.
 ! grep -Eq 'sqlcipher|crypto|xml2' <<<"$needed" || fail "the binary links a library it should load on first use: $needed"

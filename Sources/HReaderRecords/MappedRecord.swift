@@ -31,9 +31,9 @@ public struct MappedPatient: Sendable {
     public var identifiers: [String] = []
     public var fhirID: String?
     public var fullUrlBase: String?
-    /// The id the source document gives itself (an RHEx record's `_id`), which a server's answer
-    /// for another id must not contradict.
-    public var statedID: String?
+    /// The ids the source document gives itself (an RHEx record's `_id`, `id` and medical record
+    /// number), which a server's answer for one id must not share with another (`RHExRecordCheck`).
+    public var statedIDs: [String] = []
 
     public init(remoteID: String, content: NewPatient) {
         self.remoteID = remoteID; self.content = content

@@ -8,6 +8,10 @@ public struct RHExFeedEntry: Sendable, Equatable {
     public var title: String
     public var alternate: String?
 
+    public init(id: String, title: String, alternate: String?) {
+        self.id = id; self.title = title; self.alternate = alternate
+    }
+
     /// "Last, First" split as hReader did; a title without a comma is all family name.
     public var name: (first: String, last: String) {
         let parts = title.split(separator: ",", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }

@@ -79,7 +79,7 @@ public struct RHExMapper: Sendable {
             race: Self.category(document["race"]), ethnicity: Self.category(document["ethnicity"]),
             remoteID: id, raw: raw)
         var patient = MappedPatient(remoteID: id, content: content)
-        patient.statedID = Self.id(document)
+        patient.statedIDs = Self.statedIDs(document)
         return patient
     }
 
@@ -141,14 +141,21 @@ public struct RHExMapper: Sendable {
 
     /// `_id` or `id`: a string, a number, or MongoDB's `{"$oid": "…"}`.
     static func id(_ object: JSONObject) -> String? {
-        for key in ["_id", "id"] {
-            switch object[key] {
-            case .object(let oid)?: if let text = Lenient.text(oid["$oid"]) { return text }
-            case let value?: if let text = Lenient.text(value) { return text }
-            case nil: continue
-            }
+        ["_id", "id"].lazy.compactMap { key in object[key].flatMap(Self.idText) }.first
+    }
+
+    /// Every id a record gives itself: `_id`, `id` and its medical record number, each once.
+    static func statedIDs(_ document: JSONObject) -> [String] {
+        var ids: [String] = []
+        for value in [document["_id"], document["id"], document["medical_record_number"]] {
+            if let text = value.flatMap(Self.idText), !ids.contains(text) { ids.append(text) }
         }
-        return nil
+        return ids
+    }
+
+    private static func idText(_ value: JSONValue) -> String? {
+        if case .object(let oid) = value { return Lenient.text(oid["$oid"]) }
+        return Lenient.text(value)
     }
 
     // MARK: - Entries

@@ -241,22 +241,8 @@ public struct FactGrouping {
         return CodesJSON.decode(text).flatMap { system, values in values.map { "\(system)|\($0)" } }
     }
 
-    /// Lowercased, accents and punctuation folded, runs of spaces as one.
-    static func normalisedName(_ text: String) -> String {
-        let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
-        var out = ""
-        var space = false
-        for scalar in folded.unicodeScalars {
-            if CharacterSet.alphanumerics.contains(scalar) || scalar == "." {
-                if space, !out.isEmpty { out.append(" ") }
-                out.unicodeScalars.append(scalar)
-                space = false
-            } else {
-                space = true
-            }
-        }
-        return out
-    }
+    /// Lowercased, accents and punctuation folded, runs of spaces as one (`FoldedText`).
+    static func normalisedName(_ text: String) -> String { FoldedText.of(text) }
 }
 
 /// Disjoint sets over entry ids, for grouping.

@@ -7,6 +7,8 @@ struct Options: Sendable {
     var entriesPerPatient = 24
     var seed: UInt64 = 1
     var rhexRecordsDirectory: String?
+    /// What the RHEx feed calls each record (`--rhex-feed-ids`).
+    var rhexFeedIDs = RHExFeedIDs.record
     var requireAuth = false
     var refreshTokenFile: String?
     var tokenLifetime = 3600
@@ -29,7 +31,8 @@ struct Options: Sendable {
 
     static let usage = """
         usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
-                                     [--rhex-records DIR] [--require-auth] [--refresh-token-file F]
+                                     [--rhex-records DIR] [--rhex-feed-ids record|file]
+                                     [--require-auth] [--refresh-token-file F]
                                      [--token-lifetime SECONDS] [--basic-credentials-file F]
                                      [--delay-ms N] [--faults] [--redirect-target URL] [--verbose] [--documents [--other-host URL]]
                                      [--bulk-notes N]
@@ -42,6 +45,9 @@ struct Options: Sendable {
           and plain create only (If-None-Exist ignored, no Bundles, no $everything, undeclared search
           parameters refused), 20 entries a page, no total, cursor next links. readonly is read,
           search and $everything, and refuses every write with 405. The CapabilityStatement says which.
+        --rhex-feed-ids (RHEx): record (default) names each record in the feed and its URLs by the record's
+          own _id; file by a name of its own (the file's name with --rhex-records, else the person's
+          initials), as a server that keeps its records as files does: the feed ids are then not the _ids.
         --smart: a SMART App Launch authorization server for the test patient --smart-patient (default
           p1) and the public client --smart-client-id (default hreader): /fhir/.well-known/smart-configuration,
           GET /oauth/authorize (approves at once and redirects with a code; sample_decision=deny in the
@@ -95,6 +101,12 @@ struct Options: Sendable {
                 guard let seed = UInt64(text) else { throw UsageError(message: "--seed: expected a non-negative integer, got '\(text)'") }
                 options.seed = seed
             case "--rhex-records": options.rhexRecordsDirectory = try value(argument)
+            case "--rhex-feed-ids":
+                let text = try value(argument)
+                guard let ids = RHExFeedIDs(rawValue: text) else {
+                    throw UsageError(message: "--rhex-feed-ids: expected record or file, got '\(text)'")
+                }
+                options.rhexFeedIDs = ids
             case "--require-auth": options.requireAuth = true
             case "--refresh-token-file": options.refreshTokenFile = try value(argument)
             case "--token-lifetime": options.tokenLifetime = try integer(argument, 0...315_360_000)

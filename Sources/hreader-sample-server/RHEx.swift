@@ -14,6 +14,10 @@ struct RHExRecord: Sendable {
     /// "Last, First" for the feed; the id when the record names nobody.
     var title: String { first.isEmpty && last.isEmpty ? id : "\(last), \(first)" }
 
+    init(id: String, first: String, last: String, updated: String, bytes: [UInt8]) {
+        self.id = id; self.first = first; self.last = last; self.updated = updated; self.bytes = bytes
+    }
+
     init(id: String, json: JSONValue?, bytes: [UInt8]) {
         self.id = id
         first = json?["first"]?.string ?? ""
@@ -25,6 +29,13 @@ struct RHExRecord: Sendable {
         }
         self.bytes = bytes
     }
+}
+
+/// What the feed (and the record URLs) call a record: its `_id`, or a name of its own, as a server
+/// that keeps each record in a file (`hs.json`) names it by the file.
+enum RHExFeedIDs: String, Sendable {
+    case record
+    case file
 }
 
 struct RHExStore: Sendable {
@@ -44,9 +55,23 @@ struct RHExStore: Sendable {
 
     func record(_ id: String) -> RHExRecord? { positions[id].map { records[$0] } }
 
-    /// Every `*.json` in `directory`, by file name; id = the `_id` string member, else the file name.
+    /// The same records named by their file names: `jd` for Jane Doe (a number added when two share
+    /// initials), whatever their `_id`.
+    func namedAsFiles() -> RHExStore {
+        var used: [String: Int] = [:]
+        return RHExStore(records: records.map { record in
+            let initials = [record.first, record.last].compactMap(\.first).map { String($0).lowercased() }.joined()
+            let stem = initials.isEmpty ? "record" : initials
+            used[stem, default: 0] += 1
+            let name = used[stem]! == 1 ? stem : "\(stem)\(used[stem]!)"
+            return RHExRecord(id: name, first: record.first, last: record.last, updated: record.updated, bytes: record.bytes)
+        })
+    }
+
+    /// Every `*.json` in `directory`, by file name; id = the `_id` string member, else the file name
+    /// (`feedIDs` .file: always the file name).
     /// A file that is not valid JSON is still served as it is (clients must cope with such servers).
-    static func load(directory: String) throws(Options.UsageError) -> RHExStore {
+    static func load(directory: String, feedIDs: RHExFeedIDs = .record) throws(Options.UsageError) -> RHExStore {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
@@ -61,7 +86,8 @@ struct RHExStore: Sendable {
             }
             let bytes = [UInt8](data)
             let json = try? JSONParser.parse(bytes)
-            let id = json?["_id"]?.string ?? String(name.dropLast(".json".count))
+            let fileName = String(name.dropLast(".json".count))
+            let id = feedIDs == .file ? fileName : json?["_id"]?.string ?? fileName
             records.append(RHExRecord(id: id, json: json, bytes: bytes))
         }
         return RHExStore(records: records)

@@ -19,7 +19,7 @@ enum Main {
                 options = parsed
             }
             secrets = try Secrets.load(options)
-            rhexDirectory = try options.rhexRecordsDirectory.map { (directory) throws(Options.UsageError) in try RHExStore.load(directory: directory) }
+            rhexDirectory = try options.rhexRecordsDirectory.map { (directory) throws(Options.UsageError) in try RHExStore.load(directory: directory, feedIDs: options.rhexFeedIDs) }
         } catch {
             writeStandardError("hreader-sample-server: \(error.message)" + (error.showUsage ? "\n" + Options.usage : ""))
             return 2
@@ -91,7 +91,8 @@ enum Main {
         if let rhexDirectory { return (fhir(), rhexDirectory) }
         async let records = SyntheticRHEx.make(count: options.patients, seed: options.seed)
         let store = fhir()
-        return (store, RHExStore(records: await records))
+        let rhex = RHExStore(records: await records)
+        return (store, options.rhexFeedIDs == .file ? rhex.namedAsFiles() : rhex)
     }
 }
 

@@ -106,15 +106,66 @@ final class ServerPatientCheckTests: ServerCLITestCase {
         XCTAssertEqual(patients.count, 0)
     }
 
-    /// RHEx: the record document of one id answers with another patient's record (its `_id` says
-    /// so). Exit 6, named, and nothing filed.
+    /// RHEx: the record document of one id answers with another patient's record (its `_id` is
+    /// another entry's feed id). Exit 6, named, and nothing filed.
     func testRHExRecordOfAnotherPatientIsRefused() throws {
         let base = server.base.absoluteString + "/faults/ignore-patient-search/rhex"
         let result = try cli(["import", "--server", base, "--kind", "rhex", "--all"])
         XCTAssertEqual(result.status, 6, result.stderr)
-        XCTAssertTrue(result.stderr.contains("the server answered with the record of another patient"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("with the record of another patient (the record names itself "), result.stderr)
+        XCTAssertTrue(result.stderr.contains("another patient of the server's feed); it was not imported"), result.stderr)
         XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
         let patients = try json(try cli(["patients", "list", "--json"]))["patients"] as? [[String: Any]] ?? []
         XCTAssertEqual(patients.count, 0)
+    }
+
+    /// A server that names its records by their file names (feed ids `hs`, `js`, … while each
+    /// record's `_id` is its database key), as real RHEx servers do: every record imports under its
+    /// feed id, as hReader kept them, and a sync finds them again; nothing is refused.
+    func testRHExServerWhoseFeedIDsAreNotTheRecordIDsImportsEveryRecord() throws {
+        let files = try SampleServer(["--rhex-feed-ids", "file", "--patients", "3", "--seed", "11"], workDir: workDir)
+        defer { files.stop() }
+        let ids = try remoteIDs(files)
+        XCTAssertEqual(ids.count, 3)
+        XCTAssertTrue(ids.allSatisfy { $0.count <= 3 }, "file names, not the records' _ids: \(ids)")
+        let result = try cli(["import", "--server", files.base.absoluteString + "/rhex", "--kind", "rhex", "--all"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let patients = try json(try cli(["patients", "list", "--json"]))["patients"] as? [[String: Any]] ?? []
+        XCTAssertEqual(patients.count, 3, result.stderr)
+        for patient in patients {
+            let entries = try json(try cli(["entries", "list", "--patient", "\(patient["id"]!)", "--json"]))["entries"] as? [[String: Any]] ?? []
+            XCTAssertGreaterThan(entries.count, 5)
+        }
+        // Again, and one by one: the records read before are the same patients, kept under the
+        // feed's ids (a record kept under its _id would be a fourth patient here).
+        let sync = try cli(["sync"])
+        XCTAssertEqual(sync.status, 0, sync.stderr)
+        for id in ids {
+            let one = try cli(["import", "--server", files.base.absoluteString + "/rhex", "--kind", "rhex", "--patient", id])
+            XCTAssertEqual(one.status, 0, one.stderr)
+        }
+        XCTAssertEqual((try json(try cli(["patients", "list", "--json"]))["patients"] as? [[String: Any]] ?? []).count, 3)
+    }
+
+    /// The same server answering each record's request with the next patient's record: the `_id`s
+    /// say nothing (database keys), but the feed lists the id as someone else. Refused, nothing filed.
+    func testRHExServerWithFileNamedRecordsAnsweringWithAnotherPatientIsRefused() throws {
+        let files = try SampleServer(["--faults", "--rhex-feed-ids", "file", "--patients", "3", "--seed", "11"], workDir: workDir)
+        defer { files.stop() }
+        let base = files.base.absoluteString + "/faults/ignore-patient-search/rhex"
+        for arguments in [["--all"], ["--patient", try XCTUnwrap(remoteIDs(files).last)]] {
+            let result = try cli(["import", "--server", base, "--kind", "rhex"] + arguments)
+            XCTAssertEqual(result.status, 6, result.stderr)
+            XCTAssertTrue(result.stderr.contains("with the record of another patient (the feed lists "), result.stderr)
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        }
+        let patients = try json(try cli(["patients", "list", "--json"]))["patients"] as? [[String: Any]] ?? []
+        XCTAssertEqual(patients.count, 0)
+    }
+
+    /// The feed's record ids (the last segment of each alternate link).
+    private func remoteIDs(_ server: SampleServer) throws -> [String] {
+        let feed = try server.text("/rhex/records")
+        return feed.components(separatedBy: "/records/").dropFirst().compactMap { $0.split(separator: "\"").first.map(String.init) }
     }
 }

@@ -103,6 +103,11 @@ public final class SampleServer {
         return result!
     }
 
+    /// The body of a GET, as text (an Atom feed, a page).
+    public func text(_ path: String) throws -> String {
+        String(decoding: try request(path).1, as: UTF8.self)
+    }
+
     public func json(_ path: String, method: String = "GET", body: Data? = nil, headers: [String: String] = [:]) throws -> [String: Any] {
         let (_, data) = try request(path, method: method, body: body, headers: headers)
         return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]

@@ -33,6 +33,8 @@ struct SourceConnection: Sendable {
     let authenticator: Authenticator
     /// The FHIR server's CapabilityStatement, read once for the run by whichever client asks first.
     let capabilities = FHIRCapabilityCache()
+    /// An RHEx server's feed and the records read from it, to check each answer against.
+    let rhexRecords = RHExRecordLedger()
 
     func fhir() throws -> FHIRClient { try FHIRClient(base: server.url, auth: authenticator, capabilities: capabilities) }
     func rhex() throws -> RHExClient { try RHExClient(base: server.url, auth: authenticator) }

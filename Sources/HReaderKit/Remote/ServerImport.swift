@@ -53,7 +53,9 @@ extension SourceConnection {
             return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: fetched.resources,
                                  strategy: fetched.strategy, notes: fetched.notes, rejected: fetched.rejected)
         case .rhex:
-            let (record, _) = try await rhex().record(id: remoteID)
+            let client = try rhex()
+            let (record, _) = try await client.record(id: remoteID)
+            try await rhexRecords.admit(record, askedFor: remoteID, client: client, server: server)
             let count = record.entries.count + record.skipped.count + 1
             return FetchedRecord(sourceID: sourceID, remoteID: remoteID, record: record, resources: count)
         }
@@ -63,7 +65,10 @@ extension SourceConnection {
     func allPatientIDs() async throws -> [String] {
         switch kind {
         case .fhir: return try await fhir().searchPatients([("_count", "100")]).records.map(\.patient.remoteID)
-        case .rhex: return try await rhex().patients().map(\.id)
+        case .rhex:
+            let feed = try await rhex().patients()
+            rhexRecords.use(feed: feed)
+            return feed.map(\.id)
         }
     }
 }
@@ -104,6 +109,7 @@ extension OpenVault {
             let sourceID = try guarded.run { vault in
                 try vault.read { try SourceRepository(vault.db).stored(kind: connection.kind.sourceKind, baseURL: server.description)!.id }
             }
+            if connection.kind == .rhex { connection.rhexRecords.remember(try guarded.run { try $0.rhexIdentities(sourceID: sourceID) }) }
             let ids: [String]
             switch selection {
             case .all: ids = try await connection.allPatientIDs()
@@ -166,6 +172,7 @@ extension OpenVault {
         var connections: [Int64: SourceConnection] = [:]
         for (source, ids) in targets {
             let connection = try connection(sourceID: source.id, guarded: guarded)
+            if connection.kind == .rhex { connection.rhexRecords.remember(try rhexIdentities(sourceID: source.id)) }
             connections[source.id] = connection
             let origin = Origin(connection.server.url)!
             for id in ids { lanes[origin, default: []].append((connection, source.id, id)) }

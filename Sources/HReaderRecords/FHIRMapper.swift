@@ -45,22 +45,44 @@ public struct FHIRMapper: Sendable {
     /// Several files read as one input (a Bulk Data export's one file per type): a Patient in one
     /// file is the patient of the resources in another that reference it.
     public func map(files: [(name: String, data: Data, format: FHIRFileFormat)]) throws -> MappedBatch {
+        var input = FileInput()
+        for file in files { try input.add(file.data, name: file.name, format: file.format) }
+        return map(input)
+    }
+
+    /// Several files read as one input, added one at a time: each file's bytes (and a CDA
+    /// document's tree) can be let go before the next is read, as a package's documents are.
+    ///
+    ///     var input = FHIRMapper.FileInput()
+    ///     for member in package.members { try input.add(try package.read(member), name: member.name, format: .ccda) }
+    ///     let batch = FHIRMapper().map(input)
+    public struct FileInput {
         var input = FHIRInput()
         var documents: [(name: String, document: CCDADocument)] = []
-        for file in files {
-            switch file.format {
-            case .json: try Self.addDocument(file.data, into: &input, what: file.name)
-            case .ndjson: try Self.addNDJSON(file.data, into: &input, what: file.name)
-            case .xml: try Self.addXML(file.data, into: &input, what: file.name)
-            case .ccda: documents.append((file.name, try Self.addCCDA(file.data, into: &input, what: file.name)))
+
+        public init() {}
+
+        public mutating func add(_ data: Data, name: String, format: FHIRFileFormat) throws {
+            switch format {
+            case .json: try FHIRMapper.addDocument(data, into: &input, what: name)
+            case .ndjson: try FHIRMapper.addNDJSON(data, into: &input, what: name)
+            case .xml: try FHIRMapper.addXML(data, into: &input, what: name)
+            case .ccda: documents.append((name, try FHIRMapper.addCCDA(data, into: &input, what: name)))
             }
         }
+    }
+
+    public func map(_ files: consuming FileInput) -> MappedBatch {
+        // The input alone holds the resources, so the mapping lets each go once mapped.
+        var files = files
+        let input = files.input
+        files.input = FHIRInput()
         var batch = map(consume input)
-        batch.documents = documents
+        batch.documents = files.documents
         return batch
     }
 
-    private static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
+    fileprivate static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
         let json = try JSONParser.parse(data, what: name.map { "\($0) (FHIR JSON)" } ?? "FHIR JSON", duplicateNames: .refused)
         guard let object = json.object else {
             throw RecordsError.malformed("\(name.map { "\($0): " } ?? "")FHIR JSON is \(json.kindDescription), expected a Bundle or a resource (an object)")
@@ -69,7 +91,7 @@ public struct FHIRMapper: Sendable {
         try input.add(object, path: name.map { "\($0): \(path)" } ?? path, fullUrl: nil)
     }
 
-    private static func addNDJSON(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
+    fileprivate static func addNDJSON(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
         for (number, line) in Array(data).split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
             let what = (name.map { "\($0) " } ?? "") + "NDJSON line \(number + 1)"
             guard line.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { continue }

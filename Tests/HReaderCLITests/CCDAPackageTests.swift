@@ -199,4 +199,99 @@ final class CCDAPackageTests: CLITestCase {
         XCTAssertTrue(result.stdout.contains("record.html"), result.stdout)
         XCTAssertEqual(try patients().first?["last_name"] as? String, "Abernathy")
     }
+
+    // MARK: Memory bombs (security review 3, M-1)
+
+    /// Metadata naming one document many times, as `count` ExtrinsicObjects.
+    static func metadata(listing uri: String, times count: Int) -> String {
+        let objects = (0..<count).map { i in
+            #"<rim:ExtrinsicObject id="d\#(i)" mimeType="text/xml"><rim:Slot name="URI"><rim:ValueList><rim:Value>\#(uri)</rim:Value></rim:ValueList></rim:Slot></rim:ExtrinsicObject>"#
+        }
+        return #"<lcm:SubmitObjectsRequest xmlns:lcm="urn:oasis:names:tc:ebxml-regrep:xsd:lcm:3.0" xmlns:rim="urn:oasis:names:tc:ebxml-regrep:xsd:rim:3.0"><rim:RegistryObjectList>"#
+            + objects.joined() + "</rim:RegistryObjectList></lcm:SubmitObjectsRequest>"
+    }
+
+    /// `bytes` of text that deflate about 150 times (under the 250 a member may inflate): a little
+    /// random text, then one letter repeated.
+    static func compressibleText(_ bytes: Int) -> Data {
+        var random = SystemRandomNumberGenerator()
+        let noise = (0..<(bytes / 200)).map { _ in UInt8(ascii: "a") + UInt8(random.next() % 26) }
+        return Data(noise + [UInt8](repeating: UInt8(ascii: "y"), count: bytes - noise.count))
+    }
+
+    /// The review's package: a small zip whose METADATA.XML names one 8 MiB member 40 times. Each
+    /// copy was inflated and kept (320 MiB from a zip of under 100 KB); a member listed twice now
+    /// refuses the package before anything is inflated.
+    func testXDMMetadataListingOneDocumentManyTimesIsRefused() throws {
+        let member = Self.compressibleText(8 << 20)
+        let package = try zip("listed-40-times.zip", [("IHE_XDM/SUBSET01/METADATA.XML", Data(Self.metadata(listing: "DOC0001.XML", times: 40).utf8)),
+                                                      ("IHE_XDM/SUBSET01/DOC0001.XML", member)])
+        XCTAssertLessThan(try FileManager.default.attributesOfItem(atPath: package)[.size] as? Int ?? 0, 200_000)
+        let (result, peakMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", package]))
+        XCTAssertEqual(result.status, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("METADATA.XML lists DOC0001.XML twice; refusing the package"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertLessThan(peakMB, 100, "a package of \(member.count >> 20) MiB listed 40 times took \(peakMB) MB")
+        XCTAssertEqual(try patients().count, 0)
+    }
+
+    /// One document under two names: two files with the same bytes, or two central-directory
+    /// records pointing at one local file (a zip written by hand) refuse the package.
+    func testXDMOneDocumentUnderTwoNamesIsRefused() throws {
+        let document = Data(Self.document().utf8)
+        let twice = try zip("twice.zip", [("IHE_XDM/SUBSET01/DOC0001.XML", document), ("IHE_XDM/SUBSET01/DOC0002.XML", document)])
+        let result = try hreader(withPassword(["import", "--file", twice]))
+        XCTAssertEqual(result.status, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("DOC0001.XML and IHE_XDM/SUBSET01/DOC0002.XML hold the same data"), result.stderr)
+
+        // The central directory's one record copied under another name of the same length.
+        let single = try Data(contentsOf: URL(fileURLWithPath: try zip("single.zip", [("IHE_XDM/SUBSET01/DOC0001.XML", document)])))
+        let crafted = try Self.duplicatingCentralRecord(single, renaming: "DOC0001.XML", to: "DOC0009.XML")
+        let url = workDir.appendingPathComponent("one-local-file-two-names.zip")
+        try crafted.write(to: url)
+        let refused = try hreader(withPassword(["import", "--file", url.path]))
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("hold the same data (one file listed twice); refusing the package"), refused.stderr)
+        XCTAssertEqual(try patients().count, 0)
+    }
+
+    /// All of a package's documents are bounded together (HREADER_PACKAGE_MAX_BYTES, 256 MiB by
+    /// default): two documents that fit one by one but not together refuse it, nothing written.
+    func testXDMPackageBeyondItsTotalLimitIsRefused() throws {
+        var padded = Self.document()
+        padded = padded.replacingOccurrences(of: "<title>Continuity of Care Document</title>",
+                                             with: "<title>Continuity of Care Document</title><!--" + String(repeating: "x", count: 40_000) + "-->")
+        let second = padded.replacingOccurrences(of: "XDM-1001", with: "XDM-1002")
+        let package = try zip("two.zip", [("IHE_XDM/SUBSET01/DOC0001.XML", Data(padded.utf8)), ("IHE_XDM/SUBSET01/DOC0002.XML", Data(second.utf8))])
+        let refused = try hreader(withPassword(["import", "--file", package]), env: ["HREADER_PACKAGE_MAX_BYTES": "64K"])
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("two.zip inflates to more than 64 KiB in all; refusing it"), refused.stderr)
+        XCTAssertEqual(try patients().count, 0)
+        // Under the default, both people import.
+        try ok(withPassword(["import", "--file", package]))
+        XCTAssertEqual(try patients().count, 2, "two people (their record numbers differ)")
+    }
+
+    /// A zip with its central directory's first record repeated, the copy naming `to` instead of
+    /// `renaming` (of the same length), the end record's counts and sizes mended.
+    static func duplicatingCentralRecord(_ zip: Data, renaming old: String, to new: String) throws -> Data {
+        let bytes = [UInt8](zip)
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+        let end = try XCTUnwrap((0...(bytes.count - 22)).reversed().first { u32($0) == 0x0605_4b50 })
+        let directory = u32(end + 16), size = u32(end + 12)
+        XCTAssertEqual(u32(directory), 0x0201_4b50)
+        let recordLength = 46 + u16(directory + 28) + u16(directory + 30) + u16(directory + 32)
+        var copy = Array(bytes[directory..<(directory + recordLength)])
+        let name = String(decoding: copy[46..<(46 + u16(directory + 28))], as: UTF8.self)
+        copy.replaceSubrange(46..<(46 + name.utf8.count), with: Array(name.replacingOccurrences(of: old, with: new).utf8))
+        var out = Array(bytes[..<(directory + size)]) + copy + Array(bytes[(directory + size)...])
+        let newEnd = end + copy.count
+        func put16(_ value: Int, _ at: Int) { out[at] = UInt8(value & 0xff); out[at + 1] = UInt8(value >> 8) }
+        put16(u16(end + 8) + 1, newEnd + 8)
+        put16(u16(end + 10) + 1, newEnd + 10)
+        let newSize = size + copy.count
+        for i in 0..<4 { out[newEnd + 12 + i] = UInt8((newSize >> (8 * i)) & 0xff) }
+        return Data(out)
+    }
 }

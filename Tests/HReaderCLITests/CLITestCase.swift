@@ -109,8 +109,8 @@ class CLITestCase: XCTestCase {
     }
 
     /// Runs hreader and samples its peak resident memory (the kernel's `VmHWM`) while it runs, in MB.
-    func hreaderMeasuringMemory(_ arguments: [String]) throws -> (CLIResult, Double) {
-        let running = try start(arguments)
+    func hreaderMeasuringMemory(_ arguments: [String], env extra: [String: String] = [:]) throws -> (CLIResult, Double) {
+        let running = try start(arguments, env: extra)
         let pid = running.process.processIdentifier
         var peakKB = 0
         let deadline = Date().addingTimeInterval(120)

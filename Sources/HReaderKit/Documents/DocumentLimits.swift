@@ -1,13 +1,15 @@
 import Foundation
 
 /// How much document data hreader keeps: per document and per import (the bytes fetched or decoded
-/// by one `import` or `sync`). Set by the environment, for a person or a test:
-/// `HREADER_DOCUMENT_MAX_BYTES` and `HREADER_DOCUMENTS_MAX_IMPORT_BYTES`, sizes such as `64M`,
+/// by one `import` or `sync`), and how much one package of documents (an XDM zip) may inflate to in
+/// all. Set by the environment, for a person or a test: `HREADER_DOCUMENT_MAX_BYTES`,
+/// `HREADER_DOCUMENTS_MAX_IMPORT_BYTES` and `HREADER_PACKAGE_MAX_BYTES`, sizes such as `64M`,
 /// `512K` or `1G` (or plain bytes). A document over the first, or beyond the second, is kept as a
-/// reference with the reason, never cut short.
+/// reference with the reason, never cut short; a package beyond the third is refused.
 public struct DocumentLimits: Sendable, Equatable {
     public var perDocument: Int64 = 64 << 20
     public var perImport: Int64 = 512 << 20
+    public var perPackage: Int64 = 256 << 20
 
     public init() {}
 
@@ -26,7 +28,19 @@ public struct DocumentLimits: Sendable, Equatable {
             guard let bytes = size(text) else { throw HReaderError.usage("HREADER_DOCUMENTS_MAX_IMPORT_BYTES takes a size such as 512M or 2G") }
             limits.perImport = bytes
         }
+        if let text = environment["HREADER_PACKAGE_MAX_BYTES"] {
+            guard let bytes = size(text) else { throw HReaderError.usage("HREADER_PACKAGE_MAX_BYTES takes a size such as 256M or 1G") }
+            limits.perPackage = bytes
+        }
         return limits
+    }
+
+    /// A limit as people write it: `256 MiB`, `512 KiB`, `1000 bytes`.
+    static func describe(_ bytes: Int64) -> String {
+        for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] where bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift) \(unit)"
+        }
+        return "\(bytes) bytes"
     }
 
     /// `64M`, `512K`, `1G`, or bytes.

@@ -34,8 +34,38 @@ public enum RecordFileFormat: String, Sendable {
 /// One file of an import, read and told apart.
 struct RecordFile {
     let name: String
-    let data: Data
     let format: RecordFileFormat
+    private let content: Content
+
+    private enum Content {
+        case bytes(Data)
+        /// A package's document, inflated when the import comes to it (and let go after).
+        case member(DocumentPackage.XDM.Member, of: DocumentPackage.XDM)
+    }
+
+    init(name: String, data: Data, format: RecordFileFormat) {
+        self.name = name; self.format = format; content = .bytes(data)
+    }
+
+    private init(_ member: DocumentPackage.XDM.Member, of package: DocumentPackage.XDM) {
+        name = member.name; format = .ccda; content = .member(member, of: package)
+    }
+
+    /// The file's bytes; nil for a package's member that turns out to be no CDA document (then
+    /// said in `passedOver`).
+    func data(passedOver: inout [String]) throws -> Data? {
+        switch content {
+        case let .bytes(data):
+            return data
+        case let .member(member, package):
+            let data = try package.read(member)
+            guard CCDADocument.recognizes(data) else {
+                passedOver.append("\(member.name): not a CDA document")
+                return nil
+            }
+            return data
+        }
+    }
 
     static let extensions: Set<String> = ["json", "ndjson", "xml", "ccd", "cda"]
 
@@ -43,15 +73,20 @@ struct RecordFile {
     /// every `.json`, `.ndjson`, `.xml`, `.ccd` and `.cda` file directly inside a directory (a Bulk
     /// Data export's one file per type, a folder of clinical documents), in name order. In a directory, a file that is no record (its
     /// manifest) is passed over and said so; given alone, it is an error. A file may also be a
-    /// package of clinical documents (`DocumentPackage`): an IHE XDM zip, or a Blue Button page.
-    static func read(_ url: URL, passedOver: inout [String], notes: inout [String]) throws -> [RecordFile] {
+    /// package of clinical documents (`DocumentPackage`): an IHE XDM zip, whose documents are read
+    /// one at a time as the import comes to them, or a Blue Button page.
+    static func read(_ url: URL, limits: DocumentLimits, passedOver: inout [String], notes: inout [String]) throws -> [RecordFile] {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
             throw HReaderError.usage("cannot read \(url.path)")
         }
         guard isDirectory.boolValue else {
             let data = try contents(url)
-            if DocumentPackage.isZip(data) { return try package(url, passedOver: &passedOver, notes: &notes) }
+            if DocumentPackage.isZip(data) {
+                let package = try DocumentPackage.XDM(url, maxBytes: limits.perPackage)
+                passedOver += package.passedOver
+                return package.members.map { RecordFile($0, of: package) }
+            }
             if BlueButtonPage.isHTML(data) {
                 guard let document = DocumentPackage.page(url, data: data), CCDADocument.recognizes(document.data) else {
                     throw HReaderError.badInput("\(url.lastPathComponent) is an HTML page that carries no clinical document "
@@ -80,23 +115,9 @@ struct RecordFile {
         return files
     }
 
-    /// The clinical documents of an IHE XDM zip, named by their path in it.
-    private static func package(_ url: URL, passedOver: inout [String], notes: inout [String]) throws -> [RecordFile] {
-        let unpacked = try DocumentPackage.xdm(url)
-        passedOver += unpacked.passedOver
-        var files: [RecordFile] = []
-        for document in unpacked.documents {
-            guard CCDADocument.recognizes(document.data) else {
-                passedOver.append("\(document.name): not a CDA document")
-                continue
-            }
-            files.append(RecordFile(name: document.name, data: document.data, format: .ccda))
-        }
-        guard !files.isEmpty else {
-            throw HReaderError.badInput("\(url.lastPathComponent) is an XDM package without a clinical document to import")
-        }
-        notes.append("an IHE XDM package: read " + files.map(\.name).joined(separator: ", "))
-        return files
+    /// Whether the files are an XDM package's documents.
+    static func arePackaged(_ files: [RecordFile]) -> Bool {
+        files.contains { if case .member = $0.content { true } else { false } }
     }
 
     private static func contents(_ url: URL) throws -> Data {
@@ -133,33 +154,46 @@ extension OpenVault {
                            progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
         var summary = ImportSummary()
         var passedOver: [String] = [], notes: [String] = []
-        let files = try RecordFile.read(url, passedOver: &passedOver, notes: &notes)
-        summary.notes = notes + passedOver.map { "passed over \($0)" }
+        let limits = try DocumentLimits.fromEnvironment()
+        let files = try RecordFile.read(url, limits: limits, passedOver: &passedOver, notes: &notes)
         let name = url.lastPathComponent
 
         var records: [MappedRecord] = []
         var loose: [UnattachedEntry] = []
+        var documentNames: [String] = []
         do {
-            let fhir = files.compactMap { file -> (name: String, data: Data, format: FHIRFileFormat)? in
+            // One file at a time: a package's document is inflated, parsed and mapped, then let go.
+            var fhir = FHIRMapper.FileInput()
+            var anyFHIR = false
+            for file in files {
+                guard let data = try file.data(passedOver: &passedOver) else { continue }
+                documentNames.append(file.name)
                 switch file.format {
-                case .fhirJSON: (file.name, file.data, .json)
-                case .fhirNDJSON: (file.name, file.data, .ndjson)
-                case .fhirXML: (file.name, file.data, .xml)
-                case .ccda: (file.name, file.data, .ccda)
-                case .rhex: nil
+                case .fhirJSON: try fhir.add(data, name: file.name, format: .json)
+                case .fhirNDJSON: try fhir.add(data, name: file.name, format: .ndjson)
+                case .fhirXML: try fhir.add(data, name: file.name, format: .xml)
+                case .ccda: try fhir.add(data, name: file.name, format: .ccda)
+                case .rhex: records.append(try RHExMapper().map(data)); continue
                 }
+                anyFHIR = true
             }
-            if !fhir.isEmpty {
-                let batch = try FHIRMapper().map(files: fhir)
-                records = batch.records
+            if anyFHIR {
+                let batch = FHIRMapper().map(fhir)
+                records = batch.records + records
                 loose = batch.unattached
                 for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
                 for (fileName, document) in batch.documents { Self.describe(document, name: fileName, files: files.count, into: &summary) }
             }
-            for file in files where file.format == .rhex { records.append(try RHExMapper().map(file.data)) }
         } catch let error as RecordsError {
             throw HReaderError.badInput(error.description.hasPrefix(name) ? error.description : "\(name): \(error.description)")
         }
+        if RecordFile.arePackaged(files) {
+            guard !documentNames.isEmpty else {
+                throw HReaderError.badInput("\(name) is an XDM package without a clinical document to import")
+            }
+            notes.append("an IHE XDM package: read " + documentNames.joined(separator: ", "))
+        }
+        summary.notes = notes + passedOver.map { "passed over \($0)" } + summary.notes
 
         let sourceID = try write {
             try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file:", displayName: "Imported files",
@@ -167,7 +201,7 @@ extension OpenVault {
         }
         let importer = RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false)
         // Inline attachments (a DocumentReference's data, a C-CDA's nonXMLBody) become documents; urls stay references.
-        let documents = DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: try DocumentLimits.fromEnvironment(), server: nil)
+        let documents = DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil)
         var budget = documents.limits.perImport
         func store(_ batch: RecordImporter.Batch, relationship: Relationship?) throws {
             if let patientID = try importer.store(batch, relationship: relationship, summary: &summary) {

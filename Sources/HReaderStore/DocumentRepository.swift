@@ -41,7 +41,11 @@ public struct StoredDocument: Sendable, Equatable {
 
 /// The metadata a caller sets (everything but ids, bytes and timestamps).
 public struct DocumentDraft: Sendable, Equatable {
+    /// The person it is shown under.
     public var patientID: Int64
+    /// The patient row of the record it came with (schema 8), when not `patientID` itself: an
+    /// unmerge gives it back to that record's person. Set when it is stored; never changed after.
+    public var recordID: Int64?
     public var sourceID: Int64
     public var origin: String?
     public var url: String?
@@ -142,11 +146,11 @@ public struct DocumentRepository {
         let stamp = Timestamps.now(now)
         try db.execute("""
             INSERT INTO documents (uuid, patient_id, source_id, origin, url, title, content_type, date_text, date_epoch,
-                                   declared_size, declared_hash, etag, version, state, reason, attempts, created, updated)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   declared_size, declared_hash, etag, version, state, reason, attempts, created, updated, source_patient_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [try SecureRandom.uuidString(), draft.patientID, draft.sourceID, draft.origin, draft.url, draft.title, draft.contentType,
                   draft.date?.text, draft.date?.epoch, draft.declaredSize, draft.declaredHash, draft.etag, draft.version,
-                  draft.state.rawValue, draft.reason, Int64(draft.attempts), stamp, stamp])
+                  draft.state.rawValue, draft.reason, Int64(draft.attempts), stamp, stamp, draft.recordID ?? draft.patientID])
         return db.lastInsertRowID
     }
 

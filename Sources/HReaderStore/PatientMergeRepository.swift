@@ -3,11 +3,13 @@ import Foundation
 /// Joining two patients who are one person, and undoing it (migration 5, docs/reconciliation.md).
 ///
 /// A patient row is one source's record of a person. A merge makes OTHER's rows part of KEEP
-/// (`merged_into`) and shows everything OTHER holds under KEEP: entries (their record stays in
-/// `source_patient_id`, so re-imports and sync of OTHER's sources find them and file what they
-/// bring under KEEP), timeline items, Apple Health sample series and documents, and the selection.
+/// (`merged_into`) and shows everything OTHER holds under KEEP: entries, documents and Apple Health
+/// sample series (each keeps its record in `source_patient_id`, so re-imports and sync of OTHER's
+/// sources find them and file what they bring under KEEP), timeline items, and the selection.
 /// OTHER's identities, applet choices and applet data stay on OTHER's row, unused while merged. An
-/// unmerge puts back exactly what the merge recorded. Callers run both inside a transaction.
+/// unmerge gives OTHER's records back everything whose record is theirs (what was imported from
+/// their sources while merged included) and the timeline items the merge moved. Callers run both
+/// inside a transaction.
 public struct PatientMergeRepository {
     let db: Database
 
@@ -21,9 +23,13 @@ public struct PatientMergeRepository {
         public var undoneAt: String?
     }
 
-    /// Tables whose rows belong to a person with no record of their own: a merge moves OTHER's to
-    /// KEEP and remembers which, an unmerge moves those back (what was added under KEEP since stays).
-    static let movedTables = ["timeline_items", "sample_series", "documents"]
+    /// Tables whose rows know their record (`source_patient_id`): an unmerge gives back every row
+    /// whose record is one of OTHER's.
+    static let recordTables = ["entries", "documents", "sample_series"]
+    /// Tables whose rows belong to a person with no record of their own (what the user posted): a
+    /// merge moves OTHER's to KEEP and remembers which, an unmerge moves those back (what was added
+    /// under KEEP since stays).
+    static let movedTables = ["timeline_items"]
 
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case samePerson
@@ -56,7 +62,9 @@ public struct PatientMergeRepository {
             moved[table] = try db.query("SELECT id FROM \(table) WHERE patient_id = ? ORDER BY id", [otherID]) { $0.int64(0)! }
             try db.execute("UPDATE \(table) SET patient_id = ? WHERE patient_id = ?", [keepID, otherID])
         }
-        try db.execute("UPDATE entries SET patient_id = ? WHERE patient_id = ?", [keepID, otherID])
+        for table in Self.recordTables {
+            try db.execute("UPDATE \(table) SET patient_id = ? WHERE patient_id = ?", [keepID, otherID])
+        }
         try db.execute("UPDATE patients SET merged_into = ? WHERE id = ? OR merged_into = ?", [keepID, otherID, otherID])
         let selected = try db.scalarString("SELECT value FROM settings WHERE key = 'selected_patient'") == String(otherID)
         if selected { try db.execute("UPDATE settings SET value = ? WHERE key = 'selected_patient'", [String(keepID)]) }
@@ -72,8 +80,8 @@ public struct PatientMergeRepository {
     }
 
     /// Undoes a merge: OTHER's records are their own person again (those merged into OTHER before,
-    /// into OTHER again), with every entry their sources stated (also those imported since the
-    /// merge), the items moved, and the selection. Returns the merge.
+    /// into OTHER again), with every entry, document and sample series their sources brought (also
+    /// those imported since the merge), the items moved, and the selection. Returns the merge.
     @discardableResult
     public func unmerge(_ mergeID: Int64, now: Date = Date()) throws -> Merge {
         guard let merge = try get(mergeID) else { throw Failure.noMerge(mergeID) }
@@ -88,7 +96,10 @@ public struct PatientMergeRepository {
             """, [undo]) { ($0.int64(0)!, $0.int64(1)) }
         let recordIDs = records.map(\.0)
         let list = recordIDs.map(String.init).joined(separator: ",")
-        try db.execute("UPDATE entries SET patient_id = ? WHERE patient_id = ? AND source_patient_id IN (\(list))", [merge.otherID, merge.keepID])
+        for table in Self.recordTables {
+            try db.execute("UPDATE \(table) SET patient_id = ? WHERE patient_id = ? AND source_patient_id IN (\(list))",
+                           [merge.otherID, merge.keepID])
+        }
         for (id, into) in records {
             try db.execute("UPDATE patients SET merged_into = ? WHERE id = ?", [into, id])
         }

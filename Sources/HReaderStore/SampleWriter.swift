@@ -13,7 +13,7 @@ public struct SeriesMapping: Sendable {
 /// short row per sample, clustered by series and time, with the series written once. Prepared
 /// statements are reused; per sample there is no JSON, no uuid and no lookup unless the row exists.
 ///
-///     let writer = try SampleWriter(db, patientID: 1, sourceID: 2)
+///     let writer = try SampleWriter(db, patientID: 1, recordID: 1, sourceID: 2)
 ///     if let (outcome, type) = try writer.add(attributes: a, metadata: m, mapping: map) { … } else { /* store as an entry */ }
 ///     try writer.finish()
 public final class SampleWriter {
@@ -23,6 +23,9 @@ public final class SampleWriter {
     private let db: Database
     private let patientID: Int64
     private let sourceID: Int64
+    /// The patient row of the record the samples came with (schema 8: an unmerge gives its series
+    /// back); nil only for the schema-3 migration, which runs before the column exists.
+    private let recordID: Int64?
     /// A series by its strings and its layout (`SampleLayout`).
     private struct SeriesKey: Hashable {
         var type, sourceName, sourceVersion, device, unit: String
@@ -63,12 +66,15 @@ public final class SampleWriter {
     private let insert: Statement
     private let update: Statement
 
-    /// `dayTotals: false` for the schema-3 migration, which runs before `sample_days` exists (schema 7
-    /// totals what it wrote).
-    public init(_ db: Database, patientID: Int64, sourceID: Int64, dayTotals: Bool = true) throws {
+    /// `recordID`: the record the samples came with (`patientID`, the person they are shown under,
+    /// when the person is their own record). `dayTotals: false` and `recordID: nil` for the schema-3
+    /// migration, which runs before `sample_days` and the series' record exist (schemas 7 and 8 fill
+    /// them in).
+    public init(_ db: Database, patientID: Int64, recordID: Int64?, sourceID: Int64, dayTotals: Bool = true) throws {
         self.db = db
         self.keepsDayTotals = dayTotals
         self.patientID = patientID
+        self.recordID = recordID
         self.sourceID = sourceID
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
         insert = try db.prepare("""
@@ -120,9 +126,9 @@ public final class SampleWriter {
                 let m = mapping(record.type)
                 try db.execute("""
                     INSERT INTO sample_series (patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type,
-                        description, codes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        description, codes\(recordID == nil ? "" : ", source_patient_id")) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?\(recordID == nil ? "" : ", ?"))
                     """, [patientID, sourceID, record.type, record.sourceName, record.sourceVersion, record.device, record.unit,
-                          SampleLayout.text(record.layout), m.type.rawValue, m.description, CodesJSON.encode(m.codes)])
+                          SampleLayout.text(record.layout), m.type.rawValue, m.description, CodesJSON.encode(m.codes)] + (recordID.map { [$0] } ?? []))
                 found = KnownSeries(id: db.lastInsertRowID, type: m.type, span: 0, storedSpan: 0)
             }
             found.span = max(found.span, endEpoch - start.epoch)

@@ -358,6 +358,57 @@ final class DocumentsTests: ServerCLITestCase {
         XCTAssertEqual(try documents(["--patient", "2"]).map { $0["title"] as? String }, ["b"])
     }
 
+    /// Security review 3, M-3: a document and Apple Health samples that come with the other
+    /// person's record while two people are merged go back with them on unmerge: nothing of the
+    /// other person is listed, searched or exported under the one kept, and a re-import finds what
+    /// it brought before (no second copy).
+    func testUnmergeGivesBackWhatTheOtherRecordBroughtWhileMerged() throws {
+        func bundle(_ id: String, _ given: String, _ family: String, _ resources: String = "") -> String {
+            #"{"resourceType":"Bundle","type":"collection","entry":[{"resource":{"resourceType":"Patient","id":"\#(id)","#
+                + #""identifier":[{"system":"urn:oid:1.2.3","value":"\#(id)"}],"name":[{"family":"\#(family)","given":["\#(given)"]}],"birthDate":"1980-01-01"}}"#
+                + #",{"resource":{"resourceType":"Condition","id":"c-\#(id)","subject":{"reference":"Patient/\#(id)"},"code":{"text":"Asthma of \#(given)"}}}"#
+                + resources + "]}"
+        }
+        let letter = Data("Bob Baker: HIV-1 antibody test REACTIVE".utf8).base64EncodedString()
+        let bobDocument = bundle("bob", "Bob", "Baker", #",{"resource":{"resourceType":"DocumentReference","id":"d1","status":"current","subject":{"reference":"Patient/bob"},"description":"Bob lab letter","content":[{"attachment":{"contentType":"text/plain","data":"\#(letter)","title":"Bob lab letter"}}]}}"#)
+        func health(_ type: String, _ unit: String, _ value: String) throws -> String {
+            try file("export-\(type).xml", """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <HealthData locale="en_US"><ExportDate value="2024-05-01 10:00:00 -0400"/>
+                <Record type="HKQuantityTypeIdentifier\(type)" sourceName="Bob's Watch" unit="\(unit)" creationDate="2024-05-01 09:00:00 -0400" startDate="2024-05-01 09:00:00 -0400" endDate="2024-05-01 09:00:00 -0400" value="\(value)"/>
+                </HealthData>
+                """)
+        }
+        try ok(withPassword(["import", "--file", try file("alice.json", bundle("alice", "Alice", "Able"))]))
+        try ok(withPassword(["import", "--file", try file("bob.json", bundle("bob", "Bob", "Baker"))]))
+        try ok(withPassword(["import", "--apple-health", try health("HeartRate", "count/min", "61"), "--patient", "2"]))
+        try ok(withPassword(["patients", "merge", "1", "2"]))
+        // While merged: Bob's record brings a document and a new series of samples.
+        try ok(withPassword(["import", "--file", try file("bob-doc.json", bobDocument)]))
+        try ok(withPassword(["import", "--apple-health", try health("BodyMass", "kg", "81"), "--patient", "2"]))
+        XCTAssertEqual(try documents(["--patient", "1"]).count, 1)
+        XCTAssertEqual(try entries(patient: "1", type: "vital_sign").count, 2)
+        try ok(withPassword(["patients", "unmerge", "1"]))
+
+        XCTAssertEqual(try documents(["--patient", "1"]).count, 0, "Alice keeps nothing of Bob's")
+        XCTAssertEqual(try documents(["--patient", "2"]).map { $0["title"] as? String }, ["Bob lab letter"])
+        XCTAssertEqual(try entries(patient: "1", type: "vital_sign").count, 0)
+        XCTAssertEqual(try entries(patient: "2", type: "vital_sign").count, 2)
+        let hits = try json(try ok(withPassword(["search", "HIV", "--json"])))["hits"] as? [[String: Any]] ?? []
+        XCTAssertEqual(hits.map { $0["patient_id"] as? Int }, [2])
+        let exported = workDir.appendingPathComponent("alice-export.json")
+        try ok(withPassword(["export", "--patient", "1", "--out", exported.path, "--with-documents"]))
+        let text = try String(contentsOf: exported, encoding: .utf8)
+        XCTAssertFalse(text.contains("DocumentReference") || text.contains("Baker") || text.contains(letter), "Alice's export holds Bob's letter")
+        // The same document again: found where it went, not a second copy.
+        try ok(withPassword(["import", "--file", workDir.appendingPathComponent("bob-doc.json").path]))
+        XCTAssertEqual(try documents().count, 1)
+    }
+
+    func entries(patient: String, type: String) throws -> [[String: Any]] {
+        try json(try ok(withPassword(["entries", "list", "--patient", patient, "--type", type, "--json"])))["entries"] as? [[String: Any]] ?? []
+    }
+
     /// A file that starts as a PDF does, then `bytes` bytes of a pattern (no text to find in it).
     private func pdfFile(_ name: String, bytes count: Int, step: Int) throws -> (URL, Data) {
         var bytes = Data("%PDF-1.4\n".utf8)

@@ -83,7 +83,11 @@ final class SamplesTests: XCTestCase {
         XCTAssertEqual(partial.map(\.readings), partialSamples.map(\.readings))
         XCTAssertTrue(partial.allSatisfy { $0.points.count <= 100 })
 
-        // A vault from before schema 7 gets its totals when it is opened.
+        // A vault from before schema 7 gets its totals when it is opened (schema 8 taken out first).
+        for table in ["documents", "sample_series"] {
+            try vault.db.execute("DROP INDEX \(table == "documents" ? "documents_record" : "sample_series_record")")
+            try vault.db.execute("ALTER TABLE \(table) DROP COLUMN source_patient_id")
+        }
         try vault.db.execute("DROP TABLE sample_days")
         try vault.db.execute("PRAGMA user_version = 6")
         vault = try VaultService(vault: Vault(root: root.appendingPathComponent("vault")))

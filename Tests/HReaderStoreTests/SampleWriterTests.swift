@@ -57,7 +57,7 @@ final class SampleWriterTests: XCTestCase {
         let mapping = { (_: String) in SeriesMapping(type: .vitalSign, description: "Heart rate", codes: [:]) }
         for pass in 0..<2 {
             try db.transaction {
-                let writer = try SampleWriter(db, patientID: patientID, sourceID: sourceID)
+                let writer = try SampleWriter(db, patientID: patientID, recordID: patientID, sourceID: sourceID)
                 for record in all {
                     let (outcome, type) = try writer.add(record, mapping: mapping)
                     XCTAssertEqual(outcome, pass == 0 ? .inserted : .unchanged)
@@ -79,7 +79,7 @@ final class SampleWriterTests: XCTestCase {
         // statement, longer ones the per-series merge; both must give what a scan of every sample says.
         let mapping = { (_: String) in SeriesMapping(type: .vitalSign, description: "Heart rate", codes: [:]) }
         try db.transaction {
-            let writer = try SampleWriter(db, patientID: patientID, sourceID: sourceID)
+            let writer = try SampleWriter(db, patientID: patientID, recordID: patientID, sourceID: sourceID)
             for record in records(sources: 12, rounds: 9) { _ = try writer.add(record, mapping: mapping) }
             try writer.finish()
         }

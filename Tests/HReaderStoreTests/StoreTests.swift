@@ -208,6 +208,45 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try db.integrityProblems(), [])
     }
 
+    /// Schema 8 gives a vault's documents and sample series their record: a document that of the
+    /// entry whose attachment it is, else that of the first merge that moved it; a series the
+    /// patient its Apple Health source is keyed by; anything else the person it is shown under.
+    func testASchemaSevenVaultGivesDocumentsAndSeriesTheirRecord() throws {
+        let key = try SecretBytes.random(count: 32)
+        let db = try Database.open(path: dbPath, key: key, create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version <= 7 }).migrate(db)
+        let t = "'2024-01-01T00:00:00Z'"
+        try db.execute("""
+            INSERT INTO sources (id, uuid, kind, base_url, display_name, created, updated) VALUES
+                (2, 's-2', 'fhir', 'https://a.example/fhir', 'A', \(t), \(t)),
+                (3, 's-3', 'apple-health', 'apple-health:p-3', 'Apple Health', \(t), \(t));
+            INSERT INTO patients (id, uuid, source_id, remote_id, created, updated) VALUES
+                (1, 'p-1', 2, 'keep', \(t), \(t)), (2, 'p-2', 2, 'other', \(t), \(t)), (3, 'p-3', 1, 'third', \(t), \(t));
+            UPDATE patients SET merged_into = 1 WHERE id IN (2, 3);
+            -- Imported under KEEP while merged, from OTHER's record.
+            INSERT INTO entries (id, uuid, patient_id, source_patient_id, source_id, remote_id, type, created, updated)
+            VALUES (1, 'e-1', 1, 2, 2, 'DocumentReference/d1', 'observation', \(t), \(t));
+            INSERT INTO documents (id, uuid, patient_id, source_id, origin, title, state, created, updated) VALUES
+                (1, 'd-1', 1, 2, 'DocumentReference/d1#content[0]', 'imported while merged', 'fetched', \(t), \(t)),
+                (2, 'd-2', 1, 1, NULL, 'moved by the merge', 'fetched', \(t), \(t)),
+                (3, 'd-3', 1, 1, NULL, 'KEEP''s own', 'fetched', \(t), \(t));
+            INSERT INTO patient_merges (keep_id, other_id, undo, merged_at)
+            VALUES (1, 2, '{"records":[{"id":2,"merged_into":null}],"moved":{"documents":[2],"sample_series":[2]},"selected":false}', \(t));
+            INSERT INTO sample_series (id, patient_id, source_id, hk_type, layout, type, description, codes) VALUES
+                (1, 1, 3, 'HKQuantityTypeIdentifierHeartRate', 'type', 'vital_sign', 'Heart rate', '{}'),
+                (2, 1, 1, 'HKQuantityTypeIdentifierBodyMass', 'type', 'vital_sign', 'Body mass', '{}'),
+                (3, 1, 1, 'HKQuantityTypeIdentifierStepCount', 'type', 'activity', 'Steps', '{}');
+            """)
+        _ = try Migrator().migrate(db)
+        XCTAssertEqual(try db.query("SELECT id, source_patient_id FROM documents ORDER BY id") { [$0.int64(0)!, $0.int64(1)!] }, [[1, 2], [2, 2], [3, 1]])
+        XCTAssertEqual(try db.query("SELECT id, source_patient_id FROM sample_series ORDER BY id") { [$0.int64(0)!, $0.int64(1)!] }, [[1, 3], [2, 2], [3, 1]])
+        // The unmerge now gives OTHER back both documents and its series.
+        try PatientMergeRepository(db).unmerge(1)
+        XCTAssertEqual(try db.query("SELECT id FROM documents WHERE patient_id = 2 ORDER BY id") { $0.int64(0)! }, [1, 2])
+        XCTAssertEqual(try db.query("SELECT id FROM sample_series WHERE patient_id = 2 ORDER BY id") { $0.int64(0)! }, [2])
+        XCTAssertEqual(try db.integrityProblems(), [])
+    }
+
     func testASchemaOneVaultGainsPatientIdentitiesAndOneFileSourceInPlace() throws {
         let key = try SecretBytes.random(count: 32)
         let db = try Database.open(path: dbPath, key: key, create: true)

@@ -178,7 +178,7 @@ extension OpenVault {
                 run = nil
             }
             func storeSample(_ record: SampleRecord) throws {
-                if samples == nil { samples = try SampleWriter(db, patientID: try owner().personID, sourceID: try sourceID()) }
+                if samples == nil { samples = try SampleWriter(db, patientID: try owner().personID, recordID: try owner().id, sourceID: try sourceID()) }
                 let (outcome, entryType) = try samples!.add(record, mapping: AppleHealthMapper.seriesMapping)
                 if let r = run, r.strings === record.strings, r.entryType == entryType {
                     // the same series as the sample before: the same run

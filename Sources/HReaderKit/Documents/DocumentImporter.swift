@@ -41,11 +41,11 @@ struct DocumentImporter {
         case fetch(URL, DocumentDraft, existing: StoredDocument?)
     }
 
-    /// Every attachment of the entries, filed under `patientID`. `budget` is what is left of the
-    /// import's byte limit.
-    func run(entries: [MappedEntry], patientID: Int64, counts: inout DocumentImportCounts, budget: inout Int64) async throws {
+    /// Every attachment of the entries, filed with them (`filed`: the person and the record). `budget`
+    /// is what is left of the import's byte limit.
+    func run(entries: [MappedEntry], filed: RecordImporter.Filed, counts: inout DocumentImportCounts, budget: inout Int64) async throws {
         for attachment in attachments(of: entries) {
-            let step = try plan(attachment, patientID: patientID, budget: budget)
+            let step = try plan(attachment, filed: filed, budget: budget)
             switch step {
             case .unchanged, .refresh, .keep:
                 try settle(step, counts: &counts, budget: &budget)
@@ -94,9 +94,9 @@ struct DocumentImporter {
     }
 
     /// The same for an input without a server (a file): inline data is kept, urls are references.
-    func runLocal(entries: [MappedEntry], patientID: Int64, counts: inout DocumentImportCounts, budget: inout Int64) throws {
+    func runLocal(entries: [MappedEntry], filed: RecordImporter.Filed, counts: inout DocumentImportCounts, budget: inout Int64) throws {
         for attachment in attachments(of: entries) {
-            try settle(try plan(attachment, patientID: patientID, budget: budget), counts: &counts, budget: &budget)
+            try settle(try plan(attachment, filed: filed, budget: budget), counts: &counts, budget: &budget)
         }
     }
 
@@ -123,13 +123,14 @@ struct DocumentImporter {
         }
     }
 
-    func plan(_ attachment: FHIRAttachments.Attachment, patientID: Int64, budget: Int64) throws -> Step {
+    func plan(_ attachment: FHIRAttachments.Attachment, filed: RecordImporter.Filed, budget: Int64) throws -> Step {
         let existing = try guarded.run { vault in
-            try vault.read { try vault.documentStore.find(patientID: patientID, sourceID: sourceID, origin: attachment.origin) }
+            try vault.read { try vault.documentStore.find(patientID: filed.person, sourceID: sourceID, origin: attachment.origin) }
         }
-        var draft = DocumentDraft(patientID: patientID, sourceID: sourceID, origin: attachment.origin, url: attachment.url,
+        var draft = DocumentDraft(patientID: filed.person, sourceID: sourceID, origin: attachment.origin, url: attachment.url,
                                   title: attachment.title, contentType: attachment.contentType,
                                   date: attachment.date.flatMap { ClinicalTime.parse($0) }, state: .fetched)
+        draft.recordID = filed.record
         draft.declaredSize = attachment.size
         draft.declaredHash = attachment.hash
         draft.version = attachment.version
@@ -144,7 +145,8 @@ struct DocumentImporter {
             kept.attempts = 0
             kept.etag = existing.etag
             if kept.contentType == nil { kept.contentType = existing.contentType }
-            let stored = DocumentDraft(existing)
+            var stored = DocumentDraft(existing)
+            stored.recordID = kept.recordID   // set once, when it was stored
             return kept == stored ? .unchanged : .refresh(kept, existing: existing.id)
         }
         func reference(_ reason: String) -> Step {

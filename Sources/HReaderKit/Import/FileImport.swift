@@ -204,8 +204,8 @@ extension OpenVault {
         let documents = DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil)
         var budget = documents.limits.perImport
         func store(_ batch: RecordImporter.Batch, relationship: Relationship?) throws {
-            if let patientID = try importer.store(batch, relationship: relationship, summary: &summary) {
-                try documents.runLocal(entries: batch.entries, patientID: patientID, counts: &summary.documents, budget: &budget)
+            if let filed = try importer.store(batch, relationship: relationship, summary: &summary) {
+                try documents.runLocal(entries: batch.entries, filed: filed, counts: &summary.documents, budget: &budget)
             }
         }
         if let patient {

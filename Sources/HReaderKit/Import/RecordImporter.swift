@@ -106,17 +106,24 @@ struct RecordImporter {
 
     var matcher: PatientMatcher { PatientMatcher(db: vault.db, sourceID: sourceID, scope: scope) }
 
-    /// The id of the person the batch was filed under (the record's own patient, or the one it was
-    /// merged into); nil when it was not stored (an ambiguous patient).
+    /// Who a batch was filed under: the person it is shown under (the record's own patient, or the
+    /// one it was merged into) and the source's record of them (the patient row whose source stated
+    /// it, which an unmerge gives it back to).
+    struct Filed: Equatable {
+        let person: Int64
+        let record: Int64
+    }
+
+    /// Who the batch was filed under; nil when it was not stored (an ambiguous patient).
     @discardableResult
-    func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws -> Int64? {
+    func store(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws -> Filed? {
         // 16 MiB of page cache: a 12,000-entry C-CDA stores 50 ms faster (of 190) for 16 MB more
         // resident; 32 MiB gained 10 ms more.
         try vault.db.withPageCache(kibibytes: 16 << 10) { try storeInTransaction(batch, relationship: relationship, summary: &summary) }
     }
 
-    private func storeInTransaction(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws -> Int64? {
-        try vault.write { () -> Int64? in
+    private func storeInTransaction(_ batch: Batch, relationship: Relationship?, summary: inout ImportSummary) throws -> Filed? {
+        try vault.write { () -> Filed? in
             let identities = vault.identities
             let patient: Patient
             switch batch.owner {
@@ -169,7 +176,7 @@ struct RecordImporter {
             }
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
-            return person
+            return Filed(person: person, record: patient.id)
         }
     }
 

@@ -126,11 +126,11 @@ extension OpenVault {
                 resources += fetched.resources
                 for note in fetched.notes where !summary.notes.contains(note) { summary.notes.append(note) }
                 summary.rejected += fetched.rejected
-                let patientID = try guarded.run { _ in
+                let filed = try guarded.run { _ in
                     try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
                 }
-                if let patientID {
-                    try await documents.run(entries: fetched.record.entries, patientID: patientID, counts: &summary.documents, budget: &budget)
+                if let filed {
+                    try await documents.run(entries: fetched.record.entries, filed: filed, counts: &summary.documents, budget: &budget)
                 }
             }
             try guarded.run { vault in
@@ -215,14 +215,14 @@ extension OpenVault {
                 summary.imports.rejected += fetched.rejected
                 let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, scope: scope, isSnapshot: true)
                 do {
-                    let patientID = try guarded.run { _ in
+                    let filed = try guarded.run { _ in
                         try importer.store(RecordImporter.Batch(fetched.record), relationship: nil, summary: &summary.imports)
                     }
                     synced.insert(fetched.sourceID)
-                    if let patientID, let connection = connections[fetched.sourceID] {
+                    if let filed, let connection = connections[fetched.sourceID] {
                         let documents = DocumentImporter(guarded: guarded, sourceID: fetched.sourceID, limits: limits,
                                                          server: connection.kind == .fhir ? try connection.fhir() : nil)
-                        try await documents.run(entries: fetched.record.entries, patientID: patientID,
+                        try await documents.run(entries: fetched.record.entries, filed: filed,
                                                 counts: &summary.imports.documents, budget: &budget)
                     }
                 } catch {

@@ -12,7 +12,11 @@ extension FHIRMapper {
             try input.add(resource, path: "\(name): \(resource["resourceType"]?.string ?? "resource")[\(i)]", fullUrl: nil)
         }
         if let patient = document.resources.first?["id"]?.string {
-            for note in document.notes { input.notes.append(("Patient/\(patient)", noteEntry(note))) }
+            for note in document.notes {
+                var entry = noteEntry(note)
+                entry.input = input.file
+                input.notes.append(("Patient/\(patient)", entry))
+            }
         }
         document.resources = []
         return document

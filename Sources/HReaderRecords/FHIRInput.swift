@@ -9,6 +9,8 @@ struct FHIRInput {
         let path: String
         /// Its Bundle entry's fullUrl, by which other entries of the Bundle may reference it.
         let fullUrl: String?
+        /// Which file of the input it came from (`FHIRMapper.FileInput`; 0 for one document).
+        let file: Int
 
         var reader: JSONReader {
             JSONReader(object, resourceAt: path, type: type, id: object["id"]?.string)
@@ -16,6 +18,8 @@ struct FHIRInput {
     }
 
     private(set) var resources: [Resource] = []
+    /// The file the resources added now come from.
+    var file = 0
     /// Bundle entries without a resource (a transaction's DELETE, a search entry with only a URL).
     private(set) var skipped: [Skip] = []
     /// Medication resources by `Medication/<id>` and by fullUrl.
@@ -37,7 +41,7 @@ struct FHIRInput {
             return
         }
         guard type == "Bundle" else {
-            resources.append(Resource(object: object, type: type, path: path, fullUrl: fullUrl))
+            resources.append(Resource(object: object, type: type, path: path, fullUrl: fullUrl, file: file))
             if type == "Medication" {
                 if let id = object["id"]?.string { medications["Medication/\(id)"] = object }
                 if let fullUrl { medications[fullUrl] = object }

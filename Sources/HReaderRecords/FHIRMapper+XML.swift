@@ -9,11 +9,13 @@ extension FHIRMapper {
         return map(consume input)
     }
 
-    static func addXML(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
+    @discardableResult
+    static func addXML(_ data: Data, into input: inout FHIRInput, what name: String?) throws -> String? {
         guard let object = try FHIRXML.parse(data).object else {
             throw RecordsError.malformed("\(name.map { "\($0): " } ?? "")the FHIR XML holds no resource")
         }
         let path = object["resourceType"]?.string == "Bundle" ? "Bundle" : "resource"
         try input.add(object, path: name.map { "\($0): \(path)" } ?? path, fullUrl: nil)
+        return FHIRDocumentAuthor.name(of: object)
     }
 }

@@ -59,16 +59,24 @@ public struct FHIRMapper: Sendable {
     public struct FileInput {
         var input = FHIRInput()
         var documents: [(name: String, document: CCDADocument)] = []
+        /// Each file added, with who wrote it when it says.
+        public private(set) var files: [(name: String, author: String?)] = []
 
         public init() {}
 
         public mutating func add(_ data: Data, name: String, format: FHIRFileFormat) throws {
+            input.file = files.count
+            let author: String?
             switch format {
-            case .json: try FHIRMapper.addDocument(data, into: &input, what: name)
-            case .ndjson: try FHIRMapper.addNDJSON(data, into: &input, what: name)
-            case .xml: try FHIRMapper.addXML(data, into: &input, what: name)
-            case .ccda: documents.append((name, try FHIRMapper.addCCDA(data, into: &input, what: name)))
+            case .json: author = try FHIRMapper.addDocument(data, into: &input, what: name)
+            case .ndjson: try FHIRMapper.addNDJSON(data, into: &input, what: name); author = nil
+            case .xml: author = try FHIRMapper.addXML(data, into: &input, what: name)
+            case .ccda:
+                let document = try FHIRMapper.addCCDA(data, into: &input, what: name)
+                documents.append((name, document))
+                author = document.producer
             }
+            files.append((name, author))
         }
     }
 
@@ -79,16 +87,20 @@ public struct FHIRMapper: Sendable {
         files.input = FHIRInput()
         var batch = map(consume input)
         batch.documents = files.documents
+        batch.inputs = files.files
         return batch
     }
 
-    fileprivate static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
+    /// Adds a Bundle or a resource; returns who wrote it when it says (`FHIRDocumentAuthor`).
+    @discardableResult
+    fileprivate static func addDocument(_ data: Data, into input: inout FHIRInput, what name: String?) throws -> String? {
         let json = try JSONParser.parse(data, what: name.map { "\($0) (FHIR JSON)" } ?? "FHIR JSON", duplicateNames: .refused)
         guard let object = json.object else {
             throw RecordsError.malformed("\(name.map { "\($0): " } ?? "")FHIR JSON is \(json.kindDescription), expected a Bundle or a resource (an object)")
         }
         let path = object["resourceType"]?.string == "Bundle" ? "Bundle" : "resource"
         try input.add(object, path: name.map { "\($0): \(path)" } ?? path, fullUrl: nil)
+        return FHIRDocumentAuthor.name(of: object)
     }
 
     fileprivate static func addNDJSON(_ data: Data, into input: inout FHIRInput, what name: String?) throws {
@@ -136,6 +148,7 @@ public struct FHIRMapper: Sendable {
             do {
                 let content = try FHIRPatientMapping.content(resource.reader, remoteID: remoteID, raw: resource.object.json.serialized())
                 var patient = MappedPatient(remoteID: remoteID, content: content)
+                patient.input = resource.file
                 patient.identifiers = Self.identifiers(of: resource.object)
                 patient.fhirID = fhirID
                 if let fullUrl = resource.fullUrl, let fhirID, case let .reference(base?, id)? = Self.patientKey(fullUrl), id == fhirID {
@@ -180,12 +193,14 @@ public struct FHIRMapper: Sendable {
                     content.raw = resource.object.json.serialized()
                     content.description = FHIREntryMapping.describingNegation(content)
                     entry = MappedEntry(remoteID: remoteID, content: content)
+                    entry.input = resource.file
                 } else if resource.type != "Medication", subject != nil {
                     // About a patient but of a type without a mapping (CarePlan, Goal, …): kept, raw
                     // and all, as an `observation` entry, and said so; never dropped silently.
                     var content = entries.unmapped(resource.reader, type: resource.type)
                     content.raw = resource.object.json.serialized()
                     entry = MappedEntry(remoteID: remoteID, content: content, unmappedType: resource.type)
+                    entry.input = resource.file
                 } else {
                     let skip = Skip(kind: resource.type, remoteID: remoteID, reason: resource.type == "Medication"
                         ? "Medication resources are read only through the medication entries that reference them"

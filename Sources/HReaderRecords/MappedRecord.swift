@@ -31,6 +31,8 @@ public struct MappedPatient: Sendable {
     public var identifiers: [String] = []
     public var fhirID: String?
     public var fullUrlBase: String?
+    /// Which file of the input described the patient (`MappedBatch.inputs`).
+    public var input = 0
     /// The ids the source document gives itself (an RHEx record's `_id`, `id` and medical record
     /// number), which a server's answer for one id must not share with another (`RHExRecordCheck`).
     public var statedIDs: [String] = []
@@ -67,6 +69,9 @@ public struct MappedEntry: Equatable, Sendable {
     /// within the record when the source repeats an id (`<id>#<section>`, `<id>#<section>#2`).
     public var remoteID: String
     public var content: EntryContent
+    /// Which file of the input it came from (`MappedBatch.inputs`), so that each document's entries
+    /// can be filed under the source that wrote it.
+    public var input = 0
     /// The resource type when it has no mapping and was kept as an `observation` entry with its raw
     /// resource, so the summary can say so.
     public var unmappedType: String?
@@ -116,6 +121,9 @@ public struct MappedBatch: Sendable {
     /// The CDA documents of the input (file name and what it is, its producer and its sections'
     /// counts; their resources are in the records).
     public var documents: [(name: String, document: CCDADocument)] = []
+    /// The files of the input, in the order they were added (`MappedEntry.input` counts in it), each
+    /// with who wrote it when it says (`FHIRDocumentAuthor`, a CDA document's custodian).
+    public var inputs: [(name: String, author: String?)] = []
 
     public init(records: [MappedRecord] = [], unattached: [UnattachedEntry] = [], skipped: [Skip] = []) {
         self.records = records; self.unattached = unattached; self.skipped = skipped

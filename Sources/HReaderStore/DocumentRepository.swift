@@ -154,6 +154,13 @@ public struct DocumentRepository {
         return db.lastInsertRowID
     }
 
+    /// Gives a person's document of one source (by its origin) to another source, which brings it
+    /// now, unless that source has one of that origin already.
+    public func move(patientID: Int64, origin: String, from: Int64, to: Int64) throws {
+        guard try find(patientID: patientID, sourceID: to, origin: origin) == nil else { return }
+        try db.execute("UPDATE documents SET source_id = ? WHERE patient_id = ? AND source_id = ? AND origin = ?", [to, patientID, from, origin])
+    }
+
     /// Sets the metadata (the bytes, size and hash stay as they are).
     public func update(id: Int64, _ draft: DocumentDraft, now: Date = Date()) throws {
         try db.execute("""

@@ -37,6 +37,11 @@ extension SourceRepository {
         return db.lastInsertRowID
     }
 
+    /// Names a source anew (an Apple Health export's devices and apps, as its latest import found them).
+    public func setDisplayName(id: Int64, _ name: String, now: String) throws {
+        try db.execute("UPDATE sources SET display_name = ?, updated = ? WHERE id = ? AND display_name <> ?", [name, now, id, name])
+    }
+
     public func touchLastSync(id: Int64, now: String) throws {
         try db.execute("UPDATE sources SET last_sync = ?, updated = ? WHERE id = ?", [now, now, id])
     }

@@ -81,6 +81,13 @@ extension EntryRepository {
 }
 
 extension EntryRepository {
+    /// Gives the entry one source knows by `remoteID` in a record to another source (which states it
+    /// now), unless that source has it already. Ids, groupings, the user's fields stay.
+    public func move(recordID: Int64, remoteID: String, from: Int64, to: Int64) throws {
+        try db.execute("UPDATE OR IGNORE entries SET source_id = ? WHERE source_patient_id = ? AND source_id = ? AND remote_id = ?",
+                       [to, recordID, from, remoteID])
+    }
+
     /// Removes the entry a source knows by `remoteID` (within the caller's transaction): for an
     /// import that finds out later in the same file that a row repeats another.
     public func removeFromSource(recordID: Int64, sourceID: Int64, remoteID: String) throws {

@@ -263,7 +263,7 @@ struct EntriesCommand: ParsableCommand {
             if listCopies, let shown = copies.first, shown.entryID != entry { return "copy of \(shown.entryID)" }
             var names: [String] = []
             for copy in copies where !names.contains(copy.sourceName) { names.append(copy.sourceName) }
-            // Imported files share one source: say how many copies it holds.
+            // One source may state a fact more than once (a document that lists it twice): say how many copies.
             return names.joined(separator: ", ") + (copies.count > names.count ? " (\(copies.count) copies)" : "")
         }
     }

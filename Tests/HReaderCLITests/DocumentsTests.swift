@@ -382,6 +382,9 @@ final class DocumentsTests: ServerCLITestCase {
         try ok(withPassword(["import", "--file", try file("alice.json", bundle("alice", "Alice", "Able"))]))
         try ok(withPassword(["import", "--file", try file("bob.json", bundle("bob", "Bob", "Baker"))]))
         try ok(withPassword(["import", "--apple-health", try health("HeartRate", "count/min", "61"), "--patient", "2"]))
+        let sources = try json(try ok(withPassword(["sources", "list", "--json"])))["sources"] as? [[String: Any]] ?? []
+        XCTAssertEqual(sources.compactMap { $0["name"] as? String }.sorted(), ["Apple Health (Bob's Watch)", "alice.json", "bob.json"],
+                       "each file by its name, the export by the device that wrote it")
         try ok(withPassword(["patients", "merge", "1", "2"]))
         // While merged: Bob's record brings a document and a new series of samples.
         try ok(withPassword(["import", "--file", try file("bob-doc.json", bobDocument)]))

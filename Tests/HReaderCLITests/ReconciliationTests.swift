@@ -246,7 +246,7 @@ final class ReconciliationTests: ServerCLITestCase {
         let differences = try XCTUnwrap(row["differences"] as? [String], "\(row)")
         XCTAssertEqual(differences.count, 1)
         XCTAssertTrue(differences[0].hasPrefix("status: "), differences[0])
-        XCTAssertTrue(differences[0].contains("resolved (Imported files)"), differences[0])
+        XCTAssertTrue(differences[0].contains("resolved (gp7.json)"), differences[0])
         let table = try cli(["entries", "list", "--patient", "\(ids[0])", "--type", "condition"]).stdout
         XCTAssertTrue(table.contains("they differ: status"), table)
         let shown = try json(try cli(["entries", "show", "\(row["id"]!)", "--json"]))

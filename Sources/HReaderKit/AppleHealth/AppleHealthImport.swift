@@ -290,6 +290,10 @@ extension OpenVault {
             if !summary.imports.patientIDs.contains(owner.personID) { summary.imports.patientIDs.append(owner.personID) }
             if factsChanged { try FactGrouping(db).regroup(patientID: owner.personID) }
             try sources.touchLastSync(id: try sourceID(), now: now)
+            try sources.setDisplayName(id: try sourceID(), Self.sourceName(devices: try db.query("""
+                SELECT source_name FROM sample_series WHERE source_id = ? AND source_name <> ''
+                GROUP BY source_name ORDER BY count(*) DESC, source_name LIMIT 4
+                """, [try sourceID()]) { $0.string(0)! }), now: now)
             try audit.record("import.apple-health", subject: owner.uuid,
                              detail: "\(summary.imports.inserted) new, \(summary.imports.updated) updated, \(summary.imports.unchanged) unchanged entries")
         } }
@@ -391,6 +395,14 @@ extension OpenVault {
             default: false
             }
         }
+    }
+
+    /// An export's source as people name it: "Apple Health (Ada's Apple Watch, Ada's iPhone)", the
+    /// devices and apps that wrote most of its series first, at most three ("and more" after).
+    static func sourceName(devices: [String]) -> String {
+        guard !devices.isEmpty else { return "Apple Health" }
+        let shown = devices.prefix(3).map { String($0.prefix(60)) }.joined(separator: ", ")
+        return "Apple Health (\(shown)\(devices.count > 3 ? " and more" : ""))"
     }
 
     /// The source under which `--as me` first creates the patient of an export's <Me>, before its

@@ -31,6 +31,9 @@ struct DocumentImporter {
     let limits: DocumentLimits
     /// The source's FHIR server; nil for a file, whose urls are never fetched.
     let server: FHIRClient?
+    /// The one file source of earlier versions, whose documents this source takes over when it
+    /// brings them again (`FileSources`).
+    var takingOverFrom: Int64? = nil
 
     /// What to do with one attachment.
     enum Step {
@@ -124,6 +127,11 @@ struct DocumentImporter {
     }
 
     func plan(_ attachment: FHIRAttachments.Attachment, filed: RecordImporter.Filed, budget: Int64) throws -> Step {
+        if let legacy = takingOverFrom, legacy != sourceID {
+            try guarded.run { vault in
+                try vault.write { try vault.documentStore.move(patientID: filed.person, origin: attachment.origin, from: legacy, to: sourceID) }
+            }
+        }
         let existing = try guarded.run { vault in
             try vault.read { try vault.documentStore.find(patientID: filed.person, sourceID: sourceID, origin: attachment.origin) }
         }

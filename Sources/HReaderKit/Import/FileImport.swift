@@ -140,8 +140,9 @@ struct RecordFile {
 
 extension OpenVault {
     /// `hreader import --file`: FHIR Bundles, resources and NDJSON (a file, or a directory of them
-    /// read as one input), and RHEx c32 records. Files are one source whatever their path, so the
-    /// same download from another folder changes nothing.
+    /// read as one input), and RHEx c32 records. Each document is filed under the source of who wrote
+    /// it, a file that names nobody under its own name (`FileSources`), whatever its path: the same
+    /// download from another folder changes nothing.
     ///
     /// Who each record is about is never guessed: a Patient of the input is found in the vault by
     /// its identifiers or id (`PatientMatcher`) or created; a resource names its patient by its
@@ -161,10 +162,11 @@ extension OpenVault {
         var records: [MappedRecord] = []
         var loose: [UnattachedEntry] = []
         var documentNames: [String] = []
+        var inputs: [(name: String, author: String?)] = []
         do {
             // One file at a time: a package's document is inflated, parsed and mapped, then let go.
             var fhir = FHIRMapper.FileInput()
-            var anyFHIR = false
+            var rhex: [(name: String, data: Data)] = []
             for file in files {
                 guard let data = try file.data(passedOver: &passedOver) else { continue }
                 documentNames.append(file.name)
@@ -173,16 +175,23 @@ extension OpenVault {
                 case .fhirNDJSON: try fhir.add(data, name: file.name, format: .ndjson)
                 case .fhirXML: try fhir.add(data, name: file.name, format: .xml)
                 case .ccda: try fhir.add(data, name: file.name, format: .ccda)
-                case .rhex: records.append(try RHExMapper().map(data)); continue
+                case .rhex: rhex.append((file.name, data))
                 }
-                anyFHIR = true
             }
-            if anyFHIR {
+            if !fhir.files.isEmpty {
                 let batch = FHIRMapper().map(fhir)
-                records = batch.records + records
+                records = batch.records
                 loose = batch.unattached
+                inputs = batch.inputs
                 for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
                 for (fileName, document) in batch.documents { Self.describe(document, name: fileName, files: files.count, into: &summary) }
+            }
+            for file in rhex {
+                var record = try RHExMapper().map(file.data)
+                record.patient.input = inputs.count
+                for i in record.entries.indices { record.entries[i].input = inputs.count }
+                inputs.append((file.name, nil))
+                records.append(record)
             }
         } catch let error as RecordsError {
             throw HReaderError.badInput(error.description.hasPrefix(name) ? error.description : "\(name): \(error.description)")
@@ -195,52 +204,81 @@ extension OpenVault {
         }
         summary.notes = notes + passedOver.map { "passed over \($0)" } + summary.notes
 
-        let sourceID = try write {
-            try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file:", displayName: "Imported files",
-                                                  now: RFC3339.utc(Int64(Date().timeIntervalSince1970)))
+        // A file that names no writer is named by what was imported: itself, or its directory or package.
+        var sources = try FileSources(inputs: inputs, fallback: name, vault: self)
+        var made: [Int64: (records: RecordImporter, documents: DocumentImporter)] = [:]
+        func importers(ofInput input: Int) throws -> (records: RecordImporter, documents: DocumentImporter) {
+            let sourceID = try sources.sourceID(ofInput: input, in: self)
+            if let found = made[sourceID] { return found }
+            // Inline attachments (a DocumentReference's data, a C-CDA's nonXMLBody) become documents; urls stay references.
+            let pair = (RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false,
+                                       takingOverFrom: sources.legacy),
+                        DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil,
+                                         takingOverFrom: sources.legacy))
+            made[sourceID] = pair
+            return pair
         }
-        let importer = RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false)
-        // Inline attachments (a DocumentReference's data, a C-CDA's nonXMLBody) become documents; urls stay references.
-        let documents = DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil)
-        var budget = documents.limits.perImport
-        func store(_ batch: RecordImporter.Batch, relationship: Relationship?) throws {
-            if let filed = try importer.store(batch, relationship: relationship, summary: &summary) {
-                try documents.runLocal(entries: batch.entries, filed: filed, counts: &summary.documents, budget: &budget)
+        var budget = limits.perImport
+        // A batch's entries under each one's source, the patient's own file first (its source keeps the patient's row).
+        func store(_ batch: RecordImporter.Batch, relationship: Relationship?, ownInput: Int? = nil) throws {
+            var parts: [(input: Int, entries: [MappedEntry])] = []
+            if let ownInput { parts.append((ownInput, [])) }
+            for entry in batch.entries {
+                let key = try sources.sourceID(ofInput: entry.input, in: self)
+                if let i = try parts.firstIndex(where: { try sources.sourceID(ofInput: $0.input, in: self) == key }) {
+                    parts[i].entries.append(entry)
+                } else {
+                    parts.append((entry.input, [entry]))
+                }
+            }
+            if parts.isEmpty { parts.append((ownInput ?? 0, [])) }
+            var owner = batch.owner
+            for (n, part) in parts.enumerated() {
+                let (recordImporter, documentImporter) = try importers(ofInput: part.input)
+                let piece = RecordImporter.Batch(owner: owner, entries: part.entries, skipped: n == 0 ? batch.skipped : [])
+                guard let filed = try recordImporter.store(piece, relationship: relationship, summary: &summary) else { return }
+                try documentImporter.runLocal(entries: part.entries, filed: filed, counts: &summary.documents, budget: &budget)
+                if n == 0, let record = try read({ try patients.get(id: filed.record) }) { owner = .existing(record, aliases: []) }
             }
         }
+        // Who the input is about is decided before anything is written (a source is created when it stores).
+        let matcher = PatientMatcher(db: db, sourceID: try sources.existingSourceID(ofInput: records.first?.patient.input ?? 0, in: self) ?? -1,
+                                     scope: PatientMatcher.fileScope)
         if let patient {
-            let batch = try read { try Self.batch(for: patient, records: records, loose: loose, matcher: importer.matcher, name: name) }
+            let batch = try read { try Self.batch(for: patient, records: records, loose: loose, matcher: matcher, name: name) }
             progress("\(batch.entries.count) entries")
-            try store(batch, relationship: relationship)
+            try store(batch, relationship: relationship, ownInput: records.first?.patient.input)
             return (Self.describe(files), summary)
         }
 
         // Resources that name no one belong to the input's only patient; with several or none, to nobody.
-        var batches = records.map { RecordImporter.Batch($0) }
+        var batches = records.map { (batch: RecordImporter.Batch($0), input: $0.patient.input) }
         let unnamed = loose.filter { $0.subject == nil }.map(\.entry)
         if !unnamed.isEmpty {
             if batches.count == 1 {
-                batches[0].entries += unnamed
+                batches[0].batch.entries += unnamed
             } else {
                 summary.skipped["a resource that names no patient, in an input about \(batches.count) patients (use --patient)", default: 0]
                     += unnamed.count
             }
         }
-        for (index, batch) in batches.enumerated() {
-            progress("patient \(index + 1) of \(batches.count): \(batch.entries.count) entries")
-            try store(batch, relationship: relationship)
+        for (index, item) in batches.enumerated() {
+            progress("patient \(index + 1) of \(batches.count): \(item.batch.entries.count) entries")
+            try store(item.batch, relationship: relationship, ownInput: item.input)
         }
         // Resources about patients the input does not describe: the vault's patients, now including
         // those just stored, or else they wait.
         let groups = Dictionary(grouping: loose.filter { $0.subject != nil }, by: { $0.subject! })
         for key in groups.keys.sorted(by: { $0.description < $1.description }) {
             let entries = groups[key]!.map(\.entry)
-            switch try read({ try importer.matcher.resolve(key) }) {
+            switch try read({ try matcher.resolve(key) }) {
             case let .patient(owner):
                 progress("\(entries.count) entries about \(key)")
                 try store(RecordImporter.Batch(owner: .existing(owner, aliases: []), entries: entries), relationship: nil)
             case let .waiting(identity):
-                try importer.park(entries, waitingFor: identity, summary: &summary)
+                for (input, waiting) in Dictionary(grouping: entries, by: \.input).sorted(by: { $0.key < $1.key }) {
+                    try importers(ofInput: input).records.park(waiting, waitingFor: identity, summary: &summary)
+                }
             case let .ambiguous(ids):
                 summary.skipped["a resource about \(key), who could be any of patients \(ids.map(String.init).joined(separator: ", ")) "
                                 + "of the vault (not filed)", default: 0] += entries.count

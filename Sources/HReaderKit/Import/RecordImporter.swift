@@ -79,6 +79,9 @@ struct RecordImporter {
     /// A full snapshot of each patient's record (a server's record, not a partial file): entries the
     /// source no longer has are marked missing (never deleted).
     let isSnapshot: Bool
+    /// The one file source of earlier versions ("Imported files"), whose entries this source takes
+    /// over when it states them again (`FileSources`).
+    var takingOverFrom: Int64? = nil
 
     /// Whose record a batch of entries is.
     enum Owner {
@@ -195,6 +198,9 @@ struct RecordImporter {
 
     private func store(_ entry: MappedEntry, sourceID: Int64, record: Patient, takingBackWaiting: Bool,
                        summary: inout ImportSummary) throws {
+        if let legacy = takingOverFrom, legacy != sourceID {
+            try vault.entries.move(recordID: record.id, remoteID: entry.remoteID, from: legacy, to: sourceID)
+        }
         switch try vault.entries.upsert(patientID: record.personID, recordID: record.id, sourceID: sourceID,
                                         remoteID: entry.remoteID, content: entry.content) {
         case .inserted: summary.inserted += 1

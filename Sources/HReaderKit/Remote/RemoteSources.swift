@@ -61,7 +61,9 @@ extension OpenVault {
     public func sourcesList() throws -> [SourceInfo] {
         try read {
             try SourceRepository(db).allStored().filter { $0.kind != .manual }.map {
-                var info = SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: $0.baseURL, name: $0.displayName, auth: $0.authKind,
+                // A file source's key (`file:<name>`) and an export's (`apple-health:<uuid>`) are no address.
+                let url = $0.kind == .fhir || $0.kind == .rhex ? $0.baseURL : nil
+                var info = SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: url, name: $0.displayName, auth: $0.authKind,
                                       patients: $0.patientCount, lastSync: $0.lastSync)
                 if case let .oauth2(tokens)? = try? StoredCredentials.decode(kind: $0.authKind, json: $0.credentials) {
                     info.smart = tokens.smart == true

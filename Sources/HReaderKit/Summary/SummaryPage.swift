@@ -81,7 +81,8 @@ public enum SummaryPage {
             case .file: kind = "Files"
             case .manual: kind = "Typed in"
             }
-            let place = source.baseURL.flatMap { $0.isEmpty || $0 == "file:" ? nil : $0 }
+            // Only servers have an address; a file source's key and an export's are not one.
+            let place = source.kind == .fhir || source.kind == .rhex ? source.baseURL.flatMap { $0.isEmpty ? nil : $0 } : nil
             return "<tr class=\"source\"><td class=\"what\">\(escape(source.name.isEmpty ? kind : source.name))</td>"
                 + "<td class=\"detail\">\(escape(kind))\(place.map { ": <span class=\"address\">\(escape($0))</span>" } ?? "")</td>"
                 + "<td class=\"date\">\(escape(source.lastSync.map { String($0.prefix(16)).replacingOccurrences(of: "T", with: " ") } ?? "never synced"))</td></tr>"

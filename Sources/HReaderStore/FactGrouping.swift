@@ -12,8 +12,12 @@ import Foundation
 ///
 /// A refuted or not-done statement is grouped only with its like, one entered in error never.
 ///
-/// Rules (two entries of one type, never struck; one source's record may state a fact twice too, as
-/// all imported files share one source, but two undated entries of one record are two facts):
+/// Rules (two entries of one type, never struck; one source's record may state a fact twice too, but
+/// two undated entries of one record are two facts). A code is a `system|code` token; a placeholder
+/// value (`Unknown`, `UNK`, `NI`, `0`, …: `CodeSystems.isPlaceholder`) is no code. Two entries whose
+/// descriptions differ are one fact only when they share a code of a standard terminology (SNOMED CT,
+/// RxNorm, LOINC, CVX, UNII, NDC, ICD, CPT: `CodeSystems.isTerminology`); a shared local code alone
+/// joins only entries that also say the same thing:
 /// - condition: a shared code (system|code) and onset on the same day as written, or both without;
 /// - allergy: a shared substance code;
 /// - medication: a shared code, or the same normalised name when neither has codes, and
@@ -50,6 +54,8 @@ public struct FactGrouping {
         let unit: String?
         let missing: Bool
         let codes: [String]
+        /// The codes of standard terminologies among `codes`.
+        let terminologyCodes: [String]
         let remoteID: String
         /// Lowercased: a refuted or not-done statement meets only its like, an entered-in-error one nothing.
         let status: String?
@@ -92,6 +98,17 @@ public struct FactGrouping {
         }
         counts = [:]
         candidates.sort { $0.id < $1.id }
+        // What they say, for those that meet on a local code only (read from the rows, these few).
+        let describe = try db.prepare("SELECT description FROM entries WHERE id = ?")
+        var descriptions: [Int64: String] = [:]
+        func description(_ c: Candidate) throws -> String {
+            if let known = descriptions[c.id] { return known }
+            try describe.bind([c.id])
+            let text = try describe.step() ? FoldedText.of(describe.string(0) ?? "") : ""
+            describe.reset()
+            descriptions[c.id] = text
+            return text
+        }
 
         var groups = UnionFind(candidates.map(\.id))
         var buckets: [String: [Int]] = [:]
@@ -101,7 +118,12 @@ public struct FactGrouping {
         for members in buckets.values where members.count > 1 {
             for (i, a) in members.enumerated() {
                 for b in members[(i + 1)...] where Self.sameFact(candidates[a], candidates[b]) {
-                    groups.union(candidates[a].id, candidates[b].id)
+                    let (x, y) = (candidates[a], candidates[b])
+                    if !Self.shareTerminologyCode(x, y), !(x.codes.isEmpty && y.codes.isEmpty) {
+                        let (dx, dy) = (try description(x), try description(y))
+                        guard dx == dy else { continue }
+                    }
+                    groups.union(x.id, y.id)
                 }
             }
         }
@@ -156,11 +178,13 @@ public struct FactGrouping {
             let type = EntryType(rawValue: s.string(3)!) ?? .observation
             // A condition's day is its onset's (start), others' their date's: the first ten characters as written.
             let dayText = type == .condition ? (s.string(5) ?? s.string(4)) : type == .immunization ? (s.string(4) ?? s.string(5)) : nil
+            let codes = Self.codeTokens(s.string(13))
             try body(Candidate(id: id, record: (s.int64(1)!, s.int64(2)!), type: type, name: type == .medication ? names[id] ?? "" : "",
                                day: dayText.map { String($0.prefix(10)) },
                                instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6), end: s.int64(8),
                                valueNumber: s.double(9), valueText: s.string(10), unit: s.string(11), missing: s.string(12) != nil,
-                               codes: Self.codeTokens(s.string(13)), remoteID: s.string(14) ?? "", status: s.string(15)))
+                               codes: codes, terminologyCodes: codes.filter(Self.isTerminologyToken),
+                               remoteID: s.string(14) ?? "", status: s.string(15)))
         }
     }
 
@@ -235,10 +259,23 @@ public struct FactGrouping {
         }
     }
 
-    /// The `codes` column ({"LOINC":["29463-7"],…}, as CodesJSON writes it) as system|code tokens.
+    /// The `codes` column ({"LOINC":["29463-7"],…}, as CodesJSON writes it) as system|code tokens,
+    /// placeholders (`Unknown`, `UNK`, …) left out: vaults written before they were kept out.
     static func codeTokens(_ text: String?) -> [String] {
         guard let text, text != "{}" else { return [] }
-        return CodesJSON.decode(text).flatMap { system, values in values.map { "\(system)|\($0)" } }
+        return CodesJSON.decode(text).flatMap { system, values in
+            values.filter { !CodeSystems.isPlaceholder($0) }.map { "\(system)|\($0)" }
+        }
+    }
+
+    static func isTerminologyToken(_ token: String) -> Bool {
+        guard let bar = token.firstIndex(of: "|") else { return false }
+        return CodeSystems.isTerminology(String(token[..<bar]))
+    }
+
+    /// Whether two entries share a code of a standard terminology.
+    static func shareTerminologyCode(_ a: Candidate, _ b: Candidate) -> Bool {
+        a.terminologyCodes.contains { b.terminologyCodes.contains($0) }
     }
 
     /// Lowercased, accents and punctuation folded, runs of spaces as one (`FoldedText`).

@@ -93,6 +93,49 @@ final class FactGroupingTests: XCTestCase {
         XCTAssertFalse(try pairs(condition("38341003", onset: "2019-05-01"), other), "a code is its system and value")
     }
 
+    /// A placeholder code (`Unknown` in UNII, as a vendor CCD gives four of its five allergies) is no
+    /// code: ragweed, latex, cheese and birds are four allergies. A shared local code joins only
+    /// entries that also say the same thing; a standard terminology's code joins whatever they say.
+    func testPlaceholderAndLocalCodesNeverJoinEntriesThatSayDifferentThings() throws {
+        func allergy(_ name: String, _ codes: [String: [String]]) -> EntryContent {
+            EntryContent(type: .allergy, description: name, codes: codes)
+        }
+        var s = try makeStore()
+        try store(["Ragweed", "Latex", "Cheese", "Birds"].map {
+            Stated(source: "Portal", remoteID: $0, content: allergy($0, ["http://fdasis.nlm.nih.gov": ["Unknown"]]))
+        } + [Stated(source: "Portal", remoteID: "codeine", content: allergy("Acetaminophen / codeine", ["RxNorm": ["2670"]]))], in: &s)
+        XCTAssertEqual(try groups(s).count, 5, "five allergies, not \"Ragweed (4 copies)\"")
+
+        XCTAssertFalse(try pairs(allergy("Penicillin", ["urn:oid:1.2.3.99": ["A17"]]), allergy("Peanuts", ["urn:oid:1.2.3.99": ["A17"]])),
+                       "a local code alone")
+        XCTAssertTrue(try pairs(allergy("Penicillin", ["urn:oid:1.2.3.99": ["A17"]]), allergy("PENICILLIN", ["urn:oid:1.2.3.99": ["A17"]])),
+                      "a local code and the same words")
+        XCTAssertTrue(try pairs(allergy("Penicillin G", ["RxNorm": ["7980"]]), allergy("Penicillins", ["RxNorm": ["7980"], "Unknown": ["x"]])),
+                      "a terminology's code, whatever the words")
+
+        // Random pairs of distinct facts that share only a placeholder: never one fact.
+        var random = SystemRandomNumberGenerator()
+        let placeholders = ["Unknown", "UNK", "unk", "NI", "NA", "N/A", "0", "000", " ", "none", "NullFlavor", "ASKU", "-"]
+        let systems = ["http://fdasis.nlm.nih.gov", "SNOMED-CT", "RxNorm", "Unknown", "urn:oid:2.16.840.1.113883.6.96", "LOINC"]
+        let kinds: [(EntryType, EntryContent)] = [
+            (.allergy, EntryContent(type: .allergy, description: "")),
+            (.condition, EntryContent(type: .condition, description: "", start: time("2020-02-02"))),
+            (.immunization, EntryContent(type: .immunization, description: "", date: time("2020-02-02"))),
+            (.medication, EntryContent(type: .medication, description: "", start: time("2020-01-01"))),
+            (.procedure, EntryContent(type: .procedure, description: "", start: time("2020-02-02T10:00:00Z"))),
+        ]
+        for round in 0..<40 {
+            let (_, template) = kinds[Int(random.next() % UInt64(kinds.count))]
+            let code = [systems[Int(random.next() % UInt64(systems.count))]: [placeholders[Int(random.next() % UInt64(placeholders.count))]]]
+            var a = template, b = template
+            a.description = "Fact \(round) A \(random.next() % 1000)"
+            b.description = "Fact \(round) B \(random.next() % 1000)"
+            a.codes = code
+            b.codes = [code.keys.first!: [placeholders[Int(random.next() % UInt64(placeholders.count))]]]
+            XCTAssertFalse(try pairs(a, b), "\(a.description) and \(b.description) share only \(code)")
+        }
+    }
+
     /// "No latex allergy" and "latex allergy" are never one fact; two sources that both refute it state one.
     func testARefutedOrNotDoneStatementMeetsOnlyItsLike() throws {
         var refuted = condition("73211009", onset: "2011-06-01", status: "refuted")

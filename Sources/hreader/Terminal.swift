@@ -61,6 +61,14 @@ enum Terminal {
     /// A person is looking at the output (a browser may be started for them).
     static var stdoutIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
 
+    /// The terminal's width in characters: what it says, else `COLUMNS`, else 80.
+    static var columns: Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let text = getenv("COLUMNS").map({ String(cString: $0) }), let n = Int(text), n > 0 { return n }
+        return 80
+    }
+
     /// Reads a line with echo off from the terminal. Fails at once when there is no terminal.
     static func readSecret(prompt: String) throws -> SecretBytes {
         try readLine(prompt: prompt, echo: false)
@@ -123,14 +131,39 @@ enum Output {
         print(text)
     }
 
+    /// Aligned columns, one line per row: a cell's line breaks (a narrative note's) become spaces,
+    /// and on a terminal the widest columns are cut (with "…") so each row fits its width
+    /// (`COLUMNS` when the terminal does not say). Piped output keeps whole cells.
     static func table(_ rows: [[String]]) {
-        guard let width = rows.map(\.count).max() else { return }
-        var widths = [Int](repeating: 0, count: width)
+        let flat = rows.map { $0.map(oneLine) }
+        for line in tableLines(flat, width: Terminal.stdoutIsTerminal ? Terminal.columns : nil) { print(line) }
+    }
+
+    /// The lines `table` prints, fitted to `width` columns when given.
+    static func tableLines(_ rows: [[String]], width: Int?) -> [String] {
+        guard let count = rows.map(\.count).max() else { return [] }
+        var widths = [Int](repeating: 0, count: count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
-        for row in rows {
-            let cells = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
-            print(cells.joined(separator: "  "))
+        if let width {
+            // Narrow the widest column until the row fits (each column keeps at least 6 characters).
+            let separators = 2 * (count - 1)
+            while widths.reduce(separators, +) > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 6 {
+                widths[widest] -= 1
+            }
         }
+        return rows.map { row in
+            row.enumerated().map { i, cell in
+                let fitted = cell.count > widths[i] ? String(cell.prefix(max(0, widths[i] - 1))) + "…" : cell
+                return i == row.count - 1 ? fitted : fitted.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+    }
+
+    /// A cell on one line: line breaks and tabs as single spaces, runs of spaces around them folded.
+    static func oneLine(_ cell: String) -> String {
+        guard cell.contains(where: { $0.isNewline || $0 == "\t" }) else { return cell }
+        return cell.split(whereSeparator: { $0.isNewline || $0 == "\t" }).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: " ")
     }
 }
 

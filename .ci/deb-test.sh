@@ -29,6 +29,8 @@ for entry in "-rwxr-xr-x root/root .* ./usr/bin/hreader" \
   grep -Eq -- "^$entry\$" <<<"$listing" || fail "the package lacks: $entry"$'\n'"$listing"
 done
 [ "$(grep -c '^-' <<<"$listing")" -eq 9 ] || fail "unexpected files in the package:"$'\n'"$listing"
+# The root entry too: dpkg-deb -x onto / applies its mode to / itself.
+grep -Eq '^drwxr-xr-x root/root .* \./$' <<<"$listing" || fail "the package's root directory is not drwxr-xr-x: $(grep -E ' \./$' <<<"$listing")"
 ok "files and modes"
 
 if command -v lintian >/dev/null; then

@@ -23,6 +23,9 @@ version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/hreader/Comm
 arch=$(dpkg --print-architecture)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+# mktemp makes the staging root 0700, and it is the package's "./": extracted with dpkg-deb -x onto /
+# (as container builds do) it would make / itself 0700.
+chmod 0755 "$root"
 umask 022
 
 install -D -m 0755 "$binary" "$root/usr/bin/hreader"

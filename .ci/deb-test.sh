@@ -50,10 +50,10 @@ dpkg-deb -x "$deb" "$work/root"
 bin="$work/root/usr/bin/hreader"
 needed=$(objdump -p "$bin" | awk '/NEEDED/ { print $2 }')
 ! grep -Eq 'swift|Foundation|dispatch|BlocksRuntime|_FoundationICU' <<<"$needed" || fail "the binary needs toolchain libraries: $needed"
-# SwiftPM may give the executable a run path of its own directory ($ORIGIN, harmless: /usr/bin);
-# anything else (the toolchain's lib directory) would make it depend on the build machine.
-! objdump -p "$bin" | grep -E 'RUNPATH|RPATH' | grep -vq '[[:space:]]\$ORIGIN$' \
-  || fail "the binary carries a run path: $(objdump -p "$bin" | grep -E 'RUNPATH|RPATH')"
+# No run path at all: the toolchain's lib directory would tie it to the build machine, and $ORIGIN (which
+# SwiftPM gives executables; release-build.sh links without it) would let a libsqlcipher.so.1 beside a
+# copy of the binary be loaded in place of the system's.
+! objdump -p "$bin" | grep -Eq 'RUNPATH|RPATH' || fail "the binary carries a run path: $(objdump -p "$bin" | grep -E 'RUNPATH|RPATH')"
 ! ldd "$bin" | grep -q '/opt/swift\|not found' || fail "ldd: $(ldd "$bin")"
 ok "no toolchain library needed (NEEDED: $(tr '\n' ' ' <<<"$needed"))"
 # libstdc++ comes from its archive when the build machine has one (.ci/ld-shipped).
@@ -62,6 +62,20 @@ if [ -f "$("$clang" -print-file-name=libstdc++.a 2>/dev/null)" ]; then
   ! grep -q 'libstdc++' <<<"$needed" || fail "libstdc++ is linked as a shared library although its archive is installed: $needed"
   ok "libstdc++ linked from its archive"
 fi
+# Libraries come from the system's directories only: a copy of the binary with a libsqlcipher.so.1 and a
+# libcrypto.so.3 beside it (a download folder) loads neither; their constructors would leave a file.
+plant=$work/plant
+mkdir -p "$plant"
+cp "$bin" "$plant/hreader"
+cat > "$plant/planted.c" <<C
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) { FILE *f = fopen("$plant/loaded", "w"); if (f) fclose(f); }
+C
+for name in libsqlcipher.so.1 libcrypto.so.3; do "$clang" -shared -fPIC -o "$plant/$name" "$plant/planted.c"; done
+status=0; "$plant/hreader" version >/dev/null 2>&1 || status=$?
+[ ! -e "$plant/loaded" ] || fail "a library planted beside the binary was loaded"
+[ "$status" = 0 ] || fail "hreader version exits $status beside planted libraries"
+ok "libraries beside the binary are not loaded"
 
 # The start-up code is laid out first (.ci/hreader.order): the first thousand functions the order names
 # lie, by their median, in the first quarter of .text (as compiled they spread over all of it). Read

@@ -63,9 +63,10 @@ printf 'hreader (%s) unstable; urgency=medium\n\n  * Built from the repository.\
   | gzip -9n > "$root/usr/share/doc/hreader/changelog.gz"
 
 # Depends: the Debian package of every shared library the binary needs (none of the toolchain's): those it
-# links (NEEDED) and those it loads on first use, each the first name its loader tries (Sources/C*/loader.c).
+# links (NEEDED) and those it loads on first use, each the first name its loader tries on Linux (Sources/C*/loader.c;
+# the other list there is macOS's dylibs).
 loaded=$(for loader in Sources/CSQLCipher/loader.c Sources/COpenSSL/loader.c Sources/CLibXML2/loader.c; do
-  grep -o 'names\[\] = { "[^"]*"' "$loader" | sed 's/.*"\(.*\)"/\1/'
+  grep -o 'names\[\] = { "[^"]*\.so[.0-9]*"' "$loader" | sed 's/.*"\(.*\)"/\1/'
 done)
 [ "$(wc -w <<<"$loaded")" -eq 3 ] || { echo "deb: cannot read the libraries the loaders open: $loaded" >&2; exit 1; }
 depends=()

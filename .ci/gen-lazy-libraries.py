@@ -29,9 +29,10 @@ LIBRARIES = [
         "what": "SQLCipher",
         "hint": "install SQLCipher 4.5 or newer (Debian: libsqlcipher1)",
         # The soname of a normal install first (deb.sh names its package in Depends), then other systems'
-        # names and Homebrew's paths.
-        "sonames": ["libsqlcipher.so.1", "libsqlcipher.so.0", "libsqlcipher.so", "libsqlcipher.0.dylib",
-                    "/opt/homebrew/opt/sqlcipher/lib/libsqlcipher.0.dylib", "/usr/local/opt/sqlcipher/lib/libsqlcipher.0.dylib"],
+        # names; on macOS the dylib and Homebrew's paths.
+        "sonames": ["libsqlcipher.so.1", "libsqlcipher.so.0", "libsqlcipher.so"],
+        "apple": ["libsqlcipher.0.dylib", "/opt/homebrew/opt/sqlcipher/lib/libsqlcipher.0.dylib",
+                  "/usr/local/opt/sqlcipher/lib/libsqlcipher.0.dylib"],
         "loader_includes": ["COpenSSL.h"],
         "before": """    // hreader's OpenSSL first, so that it is initialised as COpenSSL's loader does it (SQLCipher
     // loads the same libcrypto).
@@ -65,8 +66,9 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
         "prefix": "openssl",
         "what": "OpenSSL's libcrypto",
         "hint": "install OpenSSL 3 (Debian: libssl3)",
-        "sonames": ["libcrypto.so.3", "libcrypto.so", "libcrypto.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib",
-                    "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib"],
+        "sonames": ["libcrypto.so.3", "libcrypto.so"],
+        "apple": ["libcrypto.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib",
+                  "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib"],
         "loader_includes": [],
         "before": "",
         "after": """    // Before anything else initialises OpenSSL (SQLCipher loads it too, and calls it later): no
@@ -93,7 +95,8 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
         "prefix": "libxml2",
         "what": "libxml2",
         "hint": "install libxml2 (Debian: libxml2)",
-        "sonames": ["libxml2.so.2", "libxml2.so", "libxml2.2.dylib", "/usr/lib/libxml2.2.dylib"],
+        "sonames": ["libxml2.so.2", "libxml2.so"],
+        "apple": ["libxml2.2.dylib", "/usr/lib/libxml2.2.dylib"],
         "loader_includes": [],
         "before": "",
         "after": "",
@@ -181,9 +184,13 @@ def header(lib):
     return "\n".join(lines)
 
 
+def names_line(names):
+    """The C array of names a loader tries, as loader.c spells it (check() looks for the same text)."""
+    return "static const char *const names[] = { " + ", ".join(f'"{n}"' for n in names) + ", 0 };"
+
+
 def loader(lib):
     p, t = lib["prefix"], lib["target"]
-    names = ", ".join(f'"{n}"' for n in lib["sonames"])
     includes = "".join(f'#include "{h}"\n' for h in lib["loader_includes"])
     before = lib["before"] + "\n" if lib["before"] else ""
     after = lib["after"] + "\n" if lib["after"] else ""
@@ -198,7 +205,14 @@ const struct hreader_{p}_functions *hreader_{p}_table;
 static struct hreader_{p}_functions functions;
 
 static void load(void) {{
-    static const char *const names[] = {{ {names}, 0 }};
+    // Each system's own names only. On Linux, bare sonames: the binary that ships has no run path
+    // (deb-test), so the loader finds them only where the system keeps its libraries, never beside
+    // the binary ($ORIGIN).
+#if defined(__APPLE__)
+    {names_line(lib["apple"])}
+#else
+    {names_line(lib["sonames"])}
+#endif
     static const char what[] = "{lib['what']}", hint[] = "{lib['hint']}";
 {before}    void *library = hreader_open_library(what, hint, names);
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
@@ -239,8 +253,7 @@ def check():
             problems.append(f"{lib['target']}: include/{lib['target']}.h lists other functions than the script "
                             f"(missing: {' '.join(sorted(set(wanted) - set(listed))) or '-'}; "
                             f"extra: {' '.join(sorted(set(listed) - set(wanted))) or '-'})")
-        names = ", ".join(f'"{n}"' for n in lib["sonames"])
-        if f"{{ {names}, 0 }}" not in loader_text:
+        if names_line(lib["sonames"]) not in loader_text or names_line(lib["apple"]) not in loader_text:
             problems.append(f"{lib['target']}: loader.c names other libraries than the script")
     for problem in problems:
         print(f"gen-lazy-libraries: {problem}; run .ci/gen-lazy-libraries.py and commit its output", file=sys.stderr)
@@ -255,6 +268,9 @@ def main():
         os.makedirs(os.path.join(directory, "include"), exist_ok=True)
         for path, text in [(os.path.join(directory, "include", lib["target"] + ".h"), header(lib)),
                            (os.path.join(directory, "loader.c"), loader(lib))]:
+            # Unchanged files keep their time stamps, so a build recompiles only what changed.
+            if os.path.exists(path) and open(path).read() == text:
+                continue
             with open(path, "w") as f:
                 f.write(text)
             print(path)

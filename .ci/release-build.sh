@@ -8,6 +8,10 @@
 #   relocations are a 25 kB bitmap instead of a 3 MB table the loader walks at every start;
 # - --no-export-dynamic: no dynamic symbol table of 37,000 Swift symbols, which every symbol lookup of
 #   the shared libraries and the runtime's dladdr at start-up would search.
+# - no run path (--disable-local-rpath: SwiftPM gives executables $ORIGIN): the libraries loaded on first
+#   use are opened by soname, and a run path of the binary's own directory would load a libsqlcipher.so.1
+#   planted beside a binary run from ~/Downloads into the process that holds the data key (deb-test fails
+#   on any RUNPATH or RPATH);
 # - --as-needed ahead of the libraries (.ci/ld-shipped): SQLCipher, libcrypto and libxml2 are loaded on
 #   first use (Sources/CDynamicLibrary), not at start;
 # - libstdc++ linked from its archive (.ci/ld-shipped), when the GCC installation has one: one shared
@@ -30,12 +34,12 @@ if [ "$(uname -s)" = Linux ]; then
   else
     echo "release-build: no libstdc++.a (Debian: libstdc++-12-dev); libstdc++ stays a shared library" >&2
   fi
-  flags=(--static-swift-stdlib -Xswiftc -use-ld=lld -Xswiftc "-ld-path=$PWD/.ci/ld-shipped"
+  flags=(--static-swift-stdlib --disable-local-rpath -Xswiftc -use-ld=lld -Xswiftc "-ld-path=$PWD/.ci/ld-shipped"
          -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --no-export-dynamic
          -Xlinker "--symbol-ordering-file=$PWD/.ci/hreader.order" -Xlinker --no-warn-symbol-ordering)
-  # Inputs of the link that SwiftPM does not track: a newer order file or linker wrapper relinks.
+  # Inputs of the link that SwiftPM does not track: a newer order file, linker wrapper or this script relinks.
   binary="$BUILD_DIR/release/hreader"
-  if [ -e "$binary" ] && { [ .ci/hreader.order -nt "$binary" ] || [ .ci/ld-shipped -nt "$binary" ]; }; then
+  if [ -e "$binary" ] && { [ .ci/hreader.order -nt "$binary" ] || [ .ci/ld-shipped -nt "$binary" ] || [ .ci/release-build.sh -nt "$binary" ]; }; then
     rm -f "$binary"
   fi
 fi

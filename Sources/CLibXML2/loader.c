@@ -9,7 +9,14 @@ const struct hreader_libxml2_functions *hreader_libxml2_table;
 static struct hreader_libxml2_functions functions;
 
 static void load(void) {
-    static const char *const names[] = { "libxml2.so.2", "libxml2.so", "libxml2.2.dylib", "/usr/lib/libxml2.2.dylib", 0 };
+    // Each system's own names only. On Linux, bare sonames: the binary that ships has no run path
+    // (deb-test), so the loader finds them only where the system keeps its libraries, never beside
+    // the binary ($ORIGIN).
+#if defined(__APPLE__)
+    static const char *const names[] = { "libxml2.2.dylib", "/usr/lib/libxml2.2.dylib", 0 };
+#else
+    static const char *const names[] = { "libxml2.so.2", "libxml2.so", 0 };
+#endif
     static const char what[] = "libxml2", hint[] = "install libxml2 (Debian: libxml2)";
     void *library = hreader_open_library(what, hint, names);
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);

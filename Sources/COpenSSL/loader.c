@@ -9,7 +9,14 @@ const struct hreader_openssl_functions *hreader_openssl_table;
 static struct hreader_openssl_functions functions;
 
 static void load(void) {
-    static const char *const names[] = { "libcrypto.so.3", "libcrypto.so", "libcrypto.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib", "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib", 0 };
+    // Each system's own names only. On Linux, bare sonames: the binary that ships has no run path
+    // (deb-test), so the loader finds them only where the system keeps its libraries, never beside
+    // the binary ($ORIGIN).
+#if defined(__APPLE__)
+    static const char *const names[] = { "libcrypto.3.dylib", "/opt/homebrew/opt/openssl@3/lib/libcrypto.3.dylib", "/usr/local/opt/openssl@3/lib/libcrypto.3.dylib", 0 };
+#else
+    static const char *const names[] = { "libcrypto.so.3", "libcrypto.so", 0 };
+#endif
     static const char what[] = "OpenSSL's libcrypto", hint[] = "install OpenSSL 3 (Debian: libssl3)";
     void *library = hreader_open_library(what, hint, names);
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);

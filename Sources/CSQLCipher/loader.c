@@ -10,7 +10,14 @@ const struct hreader_sqlcipher_functions *hreader_sqlcipher_table;
 static struct hreader_sqlcipher_functions functions;
 
 static void load(void) {
-    static const char *const names[] = { "libsqlcipher.so.1", "libsqlcipher.so.0", "libsqlcipher.so", "libsqlcipher.0.dylib", "/opt/homebrew/opt/sqlcipher/lib/libsqlcipher.0.dylib", "/usr/local/opt/sqlcipher/lib/libsqlcipher.0.dylib", 0 };
+    // Each system's own names only. On Linux, bare sonames: the binary that ships has no run path
+    // (deb-test), so the loader finds them only where the system keeps its libraries, never beside
+    // the binary ($ORIGIN).
+#if defined(__APPLE__)
+    static const char *const names[] = { "libsqlcipher.0.dylib", "/opt/homebrew/opt/sqlcipher/lib/libsqlcipher.0.dylib", "/usr/local/opt/sqlcipher/lib/libsqlcipher.0.dylib", 0 };
+#else
+    static const char *const names[] = { "libsqlcipher.so.1", "libsqlcipher.so.0", "libsqlcipher.so", 0 };
+#endif
     static const char what[] = "SQLCipher", hint[] = "install SQLCipher 4.5 or newer (Debian: libsqlcipher1)";
     // hreader's OpenSSL first, so that it is initialised as COpenSSL's loader does it (SQLCipher
     // loads the same libcrypto).

@@ -206,7 +206,7 @@ public final class PendingResponse: @unchecked Sendable {
 
 /// Follows redirects the way credentials require: the credential goes only to the origin it was
 /// given for; a hop to another origin is followed without it (and without it from then on), and a
-/// hop from https to http is refused.
+/// hop from https to http is refused. A request with a `redirectScope` is not followed out of it.
 struct RedirectPolicy {
     let transport: HTTPTransport
     let maxHops: Int
@@ -227,6 +227,9 @@ struct RedirectPolicy {
             hops += 1
             guard hops <= maxHops else { throw NetError.tooManyRedirects(url: original.url.redactedForDisplay) }
             guard let nextOrigin = Origin(next) else { throw NetError.invalidURL(next.redactedForDisplay) }
+            if let scope = original.redirectScope, !scope.contains(next) {
+                throw NetError.redirectNotFollowed(url: request.url.redactedForDisplay, reason: scope.redirectRefusal(next))
+            }
             if request.url.scheme?.lowercased() == "https", nextOrigin.scheme == "http" {
                 throw NetError.insecureRedirect(from: request.url.redactedForDisplay, to: next.redactedForDisplay)
             }

@@ -4,7 +4,8 @@ import HReaderRecords
 /// An attachment's bytes, fetched from the FHIR server itself (issue 26): a `url` relative to the
 /// base (`Binary/7`) or absolute under it. A url on any other origin, or outside the base's path, is
 /// never requested (`attachmentURL` answers nil), so the source's credentials never reach another
-/// host; redirects are followed only within the origin (APIClient).
+/// host; nor is a redirect followed out of the base's origin and path (`NetError.redirectNotFollowed`):
+/// a server must not make hreader fetch, and keep as the source's, what another host serves.
 extension FHIRClient {
     public struct AttachmentResponse: Sendable {
         /// The server said the bytes are those it sent before (304 to `If-None-Match`).
@@ -27,25 +28,24 @@ extension FHIRClient {
         } else {
             resolved = URL(string: base.absoluteString + "/" + trimmed)
         }
-        guard let url = resolved, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              Origin(url) == Origin(base) else { return nil }
-        let basePath = base.path.hasSuffix("/") ? base.path : base.path + "/"
-        guard url.path.hasPrefix(basePath) || base.path.isEmpty || base.path == "/", !url.path.contains("/../") else { return nil }
+        guard let url = resolved, URLScope(base)?.contains(url) == true else { return nil }
         return url
     }
 
     /// Fetches `url` (from `attachmentURL`), asking for `contentType` first and a FHIR `Binary` as
     /// well; a `Binary` answer is decoded to its bytes. `etag`, when given, makes the request
-    /// conditional. Throws `NetError` for failures (the caller records them and tries again later).
+    /// conditional. Throws `NetError` for failures (the caller records them and tries again later),
+    /// `redirectNotFollowed` for a redirect out of the base (the caller keeps a reference).
     public func attachment(_ url: URL, contentType: String?, etag: String?) async throws -> AttachmentResponse {
-        guard Origin(url) == Origin(base) else {
-            throw NetError.unexpectedResponse(url: url.redactedForDisplay, reason: "an attachment on another server is never fetched with this server's credentials")
+        guard let scope = URLScope(base), scope.contains(url) else {
+            throw NetError.unexpectedResponse(url: url.redactedForDisplay, reason: "an attachment outside this server's FHIR base is never fetched with its credentials")
         }
         var accept = "application/fhir+json;q=0.9, */*;q=0.1"
         if let contentType = DocumentContentType.mediaType(contentType), !contentType.contains(","), !contentType.contains("\n") {
             accept = contentType + ", " + accept
         }
         var request = HTTPRequest(url: url, headers: ["Accept": accept])
+        request.redirectScope = scope
         if let etag { request.setHeader("If-None-Match", etag) }
         let response = try await client.send(request, auth: auth)
         if response.status == 304 { return AttachmentResponse(notModified: true, bytes: [], contentType: nil, etag: etag) }

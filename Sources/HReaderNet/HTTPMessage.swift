@@ -7,6 +7,10 @@ public struct HTTPRequest: Sendable {
     /// Header names are compared without regard to case; the last value set wins.
     public var headers: [String: String]
     public var body: Data?
+    /// Where redirects may lead besides `RedirectPolicy`'s rules for every request: nil, anywhere
+    /// they allow; a scope ends the request at the first hop outside it (`NetError.redirectNotFollowed`),
+    /// so what is fetched stays on the server and under the path it was asked of (an attachment).
+    public var redirectScope: URLScope?
 
     public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method

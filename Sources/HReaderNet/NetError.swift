@@ -13,6 +13,8 @@ public enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
     case unauthorized(url: String, detail: String?)
     case tooManyRedirects(url: String)
     case insecureRedirect(from: String, to: String)
+    /// A redirect outside the request's `redirectScope`; `reason` says where it led.
+    case redirectNotFollowed(url: String, reason: String)
     case retryAfterTooLong(url: String, seconds: Int)
     /// A blocking call made from the client's own queue, which would wait for itself forever.
     case reentrantBlockingCall(origin: String)
@@ -51,6 +53,7 @@ public enum NetError: Error, Sendable, Equatable, CustomStringConvertible {
             return "the server refused the credentials (401) for \(url)" + (detail.map { ": \($0)" } ?? "") + "; run 'hreader sources login'"
         case let .tooManyRedirects(url): return "too many redirects starting at \(url)"
         case let .insecureRedirect(from, to): return "refusing a redirect from \(from) to the insecure \(to)"
+        case let .redirectNotFollowed(url, reason): return "\(url) \(reason)"
         case let .retryAfterTooLong(url, seconds): return "the server asks to retry \(url) after \(seconds) s; try again later"
         case let .reentrantBlockingCall(origin): return "internal error: a blocking request to \(origin) was made from that host's own queue (it would wait for itself)"
         case let .authentication(why): return why

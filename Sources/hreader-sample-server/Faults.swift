@@ -15,6 +15,9 @@ enum FaultMode: String, CaseIterable, Sendable {
     case stall
     case redirect
     case sameOriginRedirect = "same-origin-redirect"
+    /// Like `redirect`, for reads of a `Binary` only (an attachment's bytes); everything else answers
+    /// as the normal base does. `--redirect-target /fhir` keeps the hop on this origin, out of the base.
+    case redirectBinary = "redirect-binary"
     case outcome
     case noEverything = "no-everything"
     /// No CapabilityStatement (404), `$everything` refused with a plain 400, and one type's search
@@ -64,6 +67,8 @@ final class Faults: Sendable {
             return hugeBundle(route: route, base: base, api: api, withLength: mode == .hugeLength)
         case .stall where route.isListing:
             return HTTPResponse(status: .ok, body: .never(holdSeconds: Self.stallSeconds))
+        case .redirectBinary:
+            if case .read(type: "Binary", _) = route { return redirected(request, kind: "fhir", mode: mode) }
         case .loop:
             return api.execute(route, request: request, base: base, paging: .loop)
         case .failOnce:
@@ -184,9 +189,7 @@ final class Faults: Sendable {
     // MARK: Modes that answer every request the same way
 
     private func common(_ mode: FaultMode, request: HTTPRequest, kind: String, secureBase: String) -> HTTPResponse? {
-        let query = request.rawQuery.map { "?" + $0 } ?? ""
-        let prefix = "/faults/\(mode.rawValue)/\(kind)"
-        let rest = request.path.hasPrefix(prefix) ? String(request.path.dropFirst(prefix.count)) : ""
+        let (rest, query) = Self.rest(of: request, kind: kind, mode: mode)
         switch mode {
         case .html:
             return HTTPResponse(status: .ok, contentType: "text/html; charset=utf-8", text: "<html><body><h1>Please sign in</h1></body></html>")
@@ -197,13 +200,25 @@ final class Faults: Sendable {
             return isFirst ? error(kind, 429, "throttled", "Too many requests (simulated)", headers: [("Retry-After", "1")]) : nil
         case .redirect:
             // Another origin (usually): a client must not send this server's credentials there.
-            let target = redirectTarget ?? "\(request.origin)/\(kind)"
-            return HTTPResponse(status: .found, headers: [("Location", target + rest + query)])
+            return redirected(request, kind: kind, mode: mode)
         case .sameOriginRedirect:
             return HTTPResponse(status: .temporaryRedirect, headers: [("Location", request.origin + secureBase + rest + query)])
         default:
             return nil
         }
+    }
+
+    /// 302 to `--redirect-target` (else this origin's normal base) with the rest of the path and the query.
+    private func redirected(_ request: HTTPRequest, kind: String, mode: FaultMode) -> HTTPResponse {
+        let (rest, query) = Self.rest(of: request, kind: kind, mode: mode)
+        let target = redirectTarget ?? "\(request.origin)/\(kind)"
+        return HTTPResponse(status: .found, headers: [("Location", target + rest + query)])
+    }
+
+    /// The path after `/faults/<mode>/<kind>`, and the query with its `?`.
+    private static func rest(of request: HTTPRequest, kind: String, mode: FaultMode) -> (path: String, query: String) {
+        let prefix = "/faults/\(mode.rawValue)/\(kind)"
+        return (request.path.hasPrefix(prefix) ? String(request.path.dropFirst(prefix.count)) : "", request.rawQuery.map { "?" + $0 } ?? "")
     }
 
     private func error(_ kind: String, _ status: Int, _ code: String, _ text: String, headers: [(String, String)]) -> HTTPResponse {

@@ -159,6 +159,38 @@ final class DocumentsTests: ServerCLITestCase {
         assertNoPlaintext(["Quillfeather", "Brambleworth", "Marigoldine", "Thistlewaite", "Ravenhollow", "Scriptwhistle"])
     }
 
+    /// An attachment's fetch does not follow a redirect out of the source's FHIR base, to another origin
+    /// (another server on this machine, as an intranet page would be) or to another path of its own
+    /// server: the document is kept as a reference with the reason, and nothing is asked there, so
+    /// nothing of what is served there is kept as the source's (security review 3, L-2).
+    func testAttachmentRedirectsOutOfTheBaseAreNotFollowed() throws {
+        let other = try SampleServer(["--documents"], workDir: workDir)
+        let server = try SampleServer(["--documents", "--faults", "--redirect-target", other.fhir], workDir: workDir)
+        let imported = try cli(["import", "--server", server.base.absoluteString + "/faults/redirect-binary/fhir", "--patient", "p1"])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        var byOrigin = Dictionary(uniqueKeysWithValues: try documents().map { ($0["origin"] as! String, $0) })
+        XCTAssertEqual(byOrigin["DocumentReference/doc-inline#content[0]"]?["state"] as? String, "fetched", "inline data is not fetched")
+        for origin in ["DocumentReference/doc-text#content[0]", "DocumentReference/doc-pdf#content[0]"] {
+            XCTAssertEqual(byOrigin[origin]?["state"] as? String, "reference", "\(byOrigin[origin] ?? [:])")
+            XCTAssertEqual(byOrigin[origin]?["reason"] as? String, "redirected to another origin (http://127.0.0.1:\(other.port)); not followed")
+            XCTAssertTrue(byOrigin[origin]?["sha256"] is NSNull)
+        }
+        XCTAssertEqual(try other.json("/probe/stats")["requests"] as? Int, 0, "the other origin is never asked")
+        XCTAssertEqual((try json(try cli(["search", "brambleworth", "--json"]))["hits"] as? [Any])?.count, 0, "its text is not kept")
+
+        // A hop to another path of the same server (out of the base, where the source's credentials would go too).
+        let sameHost = try SampleServer(["--documents", "--faults", "--redirect-target", "/fhir"], workDir: workDir)
+        let vault = try makeVault("same-host")
+        let again = try cli(["import", "--server", sameHost.base.absoluteString + "/faults/redirect-binary/fhir", "--patient", "p1"], vault: vault)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        byOrigin = Dictionary(uniqueKeysWithValues: try documents(vault: vault).map { ($0["origin"] as! String, $0) })
+        XCTAssertEqual(byOrigin["DocumentReference/doc-text#content[0]"]?["state"] as? String, "reference")
+        XCTAssertEqual(byOrigin["DocumentReference/doc-text#content[0]"]?["reason"] as? String,
+                       "redirected outside /faults/redirect-binary/fhir/ on its server (http://127.0.0.1:\(sameHost.port)/fhir/Binary/bin-text); not followed")
+        let log = try sameHost.json("/probe/stats")["log"] as? [String] ?? []
+        XCTAssertFalse(log.contains { $0.hasPrefix("GET /fhir/Binary/") }, "\(log)")
+    }
+
     /// A new version of a DocumentReference whose attachment gives no size or hash: the Binary is asked
     /// again with the ETag it had (304 keeps the bytes); an unchanged one is not asked at all.
     func testANewVersionIsAskedAgainWithItsETag() throws {

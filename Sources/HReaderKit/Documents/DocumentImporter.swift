@@ -76,6 +76,13 @@ struct DocumentImporter {
                         try apply(fetched, existing: existing?.id, bytes: nil, counts: &counts, budget: &budget)
                         continue
                     }
+                    // Another place's bytes are not this source's document: a reference, asked again at the next sync.
+                    if case let .redirectNotFollowed(_, reason) = error {
+                        fetched.state = .reference
+                        fetched.reason = reason
+                        try apply(fetched, existing: existing?.id, bytes: nil, counts: &counts, budget: &budget)
+                        continue
+                    }
                     // Failed: kept (with what it had, if anything) and tried again at the next import or sync.
                     counts.failed += 1
                     counts.failures.append("\(draft.origin ?? "a document"): \(error.description)")

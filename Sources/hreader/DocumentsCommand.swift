@@ -70,13 +70,21 @@ struct DocumentsCommand: ParsableCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "get", abstract: "Write a document's exact bytes to a file (or stdout with --out -).",
-            discussion: "The file is created with mode 0600; an existing file is kept unless --force is given, and kept as it was when anything fails.")
+            discussion: """
+                The file is created with mode 0600; an existing file is kept unless --force is given, and kept as it was when anything fails.
+                With --out -, the bytes go to a pipe or a file as they are, but not to a terminal unless --force is given.
+                """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The document's id or uuid.") var document: String
         @Option(help: ArgumentHelp("Where to write the bytes; '-' for stdout.", valueName: "file")) var out: String
-        @Flag(help: "Replace the file when it exists.") var force = false
+        @Flag(help: "Replace the file when it exists; with --out -, write to a terminal too.") var force = false
 
         func run() throws {
+            // A document's bytes are the source's, escape sequences included (the clipboard, the screen,
+            // the window's title): everything else printed goes through TerminalText, these cannot.
+            if out == "-", Terminal.stdoutIsTerminal, !force {
+                throw HReaderError.usage("a document's bytes are raw and would reach the terminal as they are; use --out FILE, a pipe, or --force")
+            }
             let open = try global.open()
             let d = try open.document(document)
             if out == "-" {

@@ -97,6 +97,49 @@ final class DocumentsTests: ServerCLITestCase {
         XCTAssertEqual(try documents().count, 2)
     }
 
+    /// `documents get --out -` gives a pipe or a file the exact bytes, escape sequences included; on a
+    /// terminal, where those would set the clipboard or clear the screen, it refuses in one line (exit 2)
+    /// unless --force is given.
+    func testGetToATerminalIsRefusedUnlessForced() throws {
+        try ok(withPassword(["patients", "add", "--first", "Tia", "--last", "Tty"]))
+        let note = "Discharge note\n\u{1B}]52;c;cm0gLXJmIH4K\u{07}\u{1B}[2J\u{1B}[1;1HAll results normal.\n"
+        let added = try json(try ok(withPassword(["documents", "add", try file("note.txt", note), "--patient", "1", "--json"])))
+        let id = "\((added["document"] as? [String: Any])?["id"] ?? "")"
+
+        func onTerminal(_ extra: [String]) throws -> (status: Int32, output: String) {
+            let terminal = try OnTerminal(Self.binary, withPassword(["documents", "get", id, "--out", "-"] + extra),
+                                          workDir: workDir, environment: environment())
+            defer { terminal.stop() }
+            let status = terminal.finish()
+            return (status, terminal.outputText)
+        }
+        let refused = try onTerminal([])
+        XCTAssertEqual(refused.status, 2, refused.output)
+        let lines = refused.output.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }
+        XCTAssertEqual(lines.count, 1, refused.output)
+        XCTAssertTrue(refused.output.hasPrefix("hreader: ") && refused.output.contains("use --out FILE, a pipe, or --force"), refused.output)
+        XCTAssertFalse(refused.output.contains("\u{1B}") || refused.output.contains("All results normal"), refused.output)
+
+        let forced = try onTerminal(["--force"])
+        XCTAssertEqual(forced.status, 0, forced.output)
+        XCTAssertTrue(forced.output.contains("\u{1B}]52;c;cm0gLXJmIH4K\u{07}\u{1B}[2J"), "with --force, the bytes as they are")
+
+        // A file (the harness's stdout is one) and a pipe: the exact bytes, without --force.
+        XCTAssertEqual(try ok(withPassword(["documents", "get", id, "--out", "-"])).stdout, note)
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = withPassword(["documents", "get", id, "--out", "-"])
+        process.environment = environment()
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let piped = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(piped, Data(note.utf8))
+    }
+
     func testImportFetchesAttachmentsKeepsOtherHostsAsReferencesAndSyncRetriesTheFailedOne() throws {
         let other = try SampleServer(workDir: workDir)
         let server = try SampleServer(["--documents", "--other-host", other.base.absoluteString], workDir: workDir)

@@ -41,8 +41,9 @@ extension FHIRClient {
             throw NetError.unexpectedResponse(url: url.redactedForDisplay, reason: "an attachment outside this server's FHIR base is never fetched with its credentials")
         }
         var accept = "application/fhir+json;q=0.9, */*;q=0.1"
-        if let contentType = DocumentContentType.mediaType(contentType), !contentType.contains(","), !contentType.contains("\n") {
-            accept = contentType + ", " + accept
+        // Only a clean `type/subtype` goes into the header (no comma, space or line break can).
+        if let type = DocumentContentType.mediaType(contentType) {
+            accept = type + ", " + accept
         }
         var request = HTTPRequest(url: url, headers: ["Accept": accept])
         request.redirectScope = scope

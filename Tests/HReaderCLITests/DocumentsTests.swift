@@ -365,6 +365,50 @@ final class DocumentsTests: ServerCLITestCase {
         assertNoPlaintext(["Wintergreen-File", "Lanternfield"])
     }
 
+    /// A source's `contentType` is kept only in its clean form: one with CR LF in it (a forged line in
+    /// `documents list`, a forged header in the web's answer) is refused and the document kept as a
+    /// reference; a messy but valid one is lower-cased and loses its other parameters, in the list and
+    /// in the web view's `Content-Type` alike (security review 3, L-6).
+    func testContentTypesFromASourceAreKeptOnlyInTheirCleanForm() throws {
+        func inline(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+        let hostile = #"text/html\r\nSet-Cookie: hreader_session=attacker; Path=/\r\nX-Injected: 1"#
+        let messy = #"TEXT/HTML ; Charset=\"UTF-8\" ; profile=\"x;y\""#
+        let bundle = """
+            {"resourceType":"Bundle","type":"collection","entry":[
+              {"resource":{"resourceType":"Patient","id":"c1","name":[{"family":"Typeson","given":["Cal"]}]}},
+              {"resource":{"resourceType":"DocumentReference","id":"hostile","status":"current","subject":{"reference":"Patient/c1"},
+               "description":"Hostile type","content":[{"attachment":{"contentType":"\(hostile)","data":"\(inline("<p>Hostile-typed note</p>"))"}}]}},
+              {"resource":{"resourceType":"DocumentReference","id":"messy","status":"current","subject":{"reference":"Patient/c1"},
+               "description":"Messy type","content":[{"attachment":{"contentType":"\(messy)","data":"\(inline("<p>Messy-typed note</p>"))"}}]}}]}
+            """
+        let imported = try cli(["import", "--file", try file("types.json", bundle)])
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+
+        let listed = try cli(["documents", "list"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        for forged in ["Set-Cookie", "X-Injected", "attacker", "TEXT/HTML", "profile", "Charset"] {
+            XCTAssertFalse(listed.stdout.contains(forged), listed.stdout)
+        }
+        XCTAssertEqual(listed.stdout.split(separator: "\n").count, 3, "a heading and one line per document: \(listed.stdout)")
+        let byTitle = Dictionary(uniqueKeysWithValues: try documents().map { ($0["title"] as! String, $0) })
+        XCTAssertEqual(byTitle["Hostile type"]?["state"] as? String, "reference")
+        XCTAssertTrue(byTitle["Hostile type"]?["content_type"] is NSNull, "\(byTitle)")
+        XCTAssertEqual(byTitle["Hostile type"]?["reason"] as? String, "the content type is not a media type (type/subtype, RFC 6838)")
+        XCTAssertEqual(byTitle["Messy type"]?["state"] as? String, "fetched")
+        XCTAssertEqual(byTitle["Messy type"]?["content_type"] as? String, "text/html; charset=utf-8")
+
+        let served = try serve()
+        defer { stop(served) }
+        let file = try served.bearer("/documents/\(byTitle["Messy type"]!["id"]!)/file")
+        XCTAssertEqual(file.status, 200)
+        XCTAssertEqual(file.headers("Content-Type"), ["text/html; charset=utf-8"])
+        XCTAssertEqual(file.body, "<p>Messy-typed note</p>")
+        let refused = try served.bearer("/documents/\(byTitle["Hostile type"]!["id"]!)/file")
+        XCTAssertEqual(refused.status, 404, "no bytes were kept")
+        XCTAssertTrue(refused.headers("Set-Cookie").allSatisfy { !$0.contains("attacker") })
+        XCTAssertTrue(refused.headers("X-Injected").isEmpty)
+    }
+
     /// The web view: a patient's documents, one document's text (escaped), and its bytes under a CSP
     /// sandbox so an HTML note never runs script in the app's origin; search and the API as the CLI's.
     func testTheWebViewListsShowsAndServesDocumentsUnderASandbox() throws {

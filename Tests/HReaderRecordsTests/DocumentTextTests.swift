@@ -66,6 +66,41 @@ final class DocumentTextTests: XCTestCase {
         XCTAssertNil(DocumentContentType.guess(fileName: "archive.zip", prefix: [0x50, 0x4B]))
     }
 
+    /// A source's content type reaches the command line's tables and the web view's header: only RFC 6838's
+    /// `type/subtype` with a plain charset is kept, lower-cased; well-formed other parameters are dropped,
+    /// and anything else is refused whole (security review 3, L-6).
+    func testContentTypesAreReadStrictlyAndKeptInTheirCleanForm() {
+        let clean: [(String, String)] = [
+            ("text/plain", "text/plain"),
+            ("Text/HTML;Charset=\"UTF-8\"; format=flowed", "text/html; charset=utf-8"),
+            (" text/plain ; charset=ISO-8859-1 ", "text/plain; charset=iso-8859-1"),
+            ("text/plain; profile=\"a;b \\\"c\\\"\"; charset=utf-8", "text/plain; charset=utf-8"),
+            ("text/plain; charset=\"utf 8\"", "text/plain"),
+            ("text/plain; charset=utf-8; charset=latin1", "text/plain; charset=utf-8"),
+            ("text/plain;", "text/plain"),
+            ("application/hl7-v3+xml", "application/hl7-v3+xml"),
+            ("application/vnd.ms-excel", "application/vnd.ms-excel"),
+        ]
+        for (given, kept) in clean {
+            XCTAssertEqual(DocumentContentType.normalized(given), kept, given)
+        }
+        XCTAssertEqual(DocumentContentType.mediaType("Text/HTML;Charset=UTF-8"), "text/html")
+        XCTAssertEqual(DocumentContentType.charset("Text/HTML;Charset=UTF-8"), "utf-8")
+
+        let hostile = "text/html\r\nSet-Cookie: hreader_session=attacker; Path=/\r\nX-Injected: 1"
+        for refused in [hostile, "text/html; charset=utf-8\r\nX-Injected: 1", "text/html\n", "text /html", "text/ html", "text/html x",
+                        "text", "*/*", "text/*", "/plain", "-text/plain", "text/plain; charset", "text/plain; =x", "text/plain; a=b c",
+                        "text/plain; a=\"unterminated", "text/plain; a=\"caf\u{E9}\"", "t\u{EB}xt/plain", "text/plain\u{0}", "text/plain\u{7F}",
+                        "", "   ", String(repeating: "a", count: 128) + "/plain", "text/plain; x=" + String(repeating: "y", count: 250)] {
+            XCTAssertNil(DocumentContentType.normalized(refused), refused.debugDescription)
+            XCTAssertNil(DocumentContentType.mediaType(refused), refused.debugDescription)
+            XCTAssertFalse(DocumentContentType.isAllowed(refused), refused.debugDescription)
+        }
+        XCTAssertEqual(DocumentContentType.refusal(hostile), "the content type is not a media type (type/subtype, RFC 6838)",
+                       "the source's text is not repeated")
+        XCTAssertEqual(DocumentContentType.refusal(nil), "no content type given")
+    }
+
     func testAttachmentsOfDocumentReferenceDiagnosticReportAndMedia() {
         let reference = #"{"resourceType":"DocumentReference","id":"d1","meta":{"versionId":"3"},"description":"Visit note","date":"2024-01-02T03:04:05Z","#
             + #""content":[{"attachment":{"contentType":"text/plain","data":"aGk="}},{"attachment":{"contentType":"text/html","url":"Binary/7","size":12,"hash":"abc="}},{"format":{}}]}"#

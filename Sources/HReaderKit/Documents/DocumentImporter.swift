@@ -66,7 +66,7 @@ struct DocumentImporter {
                         continue
                     }
                     fetched.etag = answer.etag
-                    if fetched.contentType == nil { fetched.contentType = answer.contentType }
+                    if fetched.contentType == nil { fetched.contentType = answer.contentType }   // the server's, made clean by `checked`
                     fetched = Self.checked(fetched, size: Int64(answer.bytes.count), limits: limits, budget: budget)
                     try apply(fetched, existing: existing?.id, bytes: fetched.state == .fetched ? answer.bytes : nil, counts: &counts, budget: &budget)
                 } catch let error as NetError {
@@ -142,8 +142,9 @@ struct DocumentImporter {
         let existing = try guarded.run { vault in
             try vault.read { try vault.documentStore.find(patientID: filed.person, sourceID: sourceID, origin: attachment.origin) }
         }
+        // Kept only in its clean form; a type that is not one is refused below.
         var draft = DocumentDraft(patientID: filed.person, sourceID: sourceID, origin: attachment.origin, url: attachment.url,
-                                  title: attachment.title, contentType: attachment.contentType,
+                                  title: attachment.title, contentType: DocumentContentType.normalized(attachment.contentType),
                                   date: attachment.date.flatMap { ClinicalTime.parse($0) }, state: .fetched)
         draft.recordID = filed.record
         draft.declaredSize = attachment.size
@@ -218,10 +219,12 @@ struct DocumentImporter {
         return .fetch(url, draft, existing: existing)
     }
 
-    /// The draft as a reference when its bytes are over a limit.
+    /// The draft as a reference when its type is not allowed or its bytes are over a limit; its type in
+    /// the clean form (`DocumentContentType.normalized`), or none when what was given is not one.
     static func checked(_ draft: DocumentDraft, size: Int64, limits: DocumentLimits, budget: Int64) -> DocumentDraft {
         var checked = draft
-        if let type = checked.contentType, !DocumentContentType.isAllowed(type) {
+        checked.contentType = DocumentContentType.normalized(draft.contentType)
+        if let type = draft.contentType, !DocumentContentType.isAllowed(type) {
             checked.state = .reference
             checked.reason = DocumentContentType.refusal(type)
         } else if size > limits.perDocument {

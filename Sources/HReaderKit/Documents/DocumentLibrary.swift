@@ -13,9 +13,10 @@ public struct DocumentInfo: Sendable {
 }
 
 /// How a document's bytes are handed to a browser (`hreader serve`): the type it is served as (one
-/// of the allowed types, parameters dropped but a clean charset; anything else as
-/// `application/octet-stream`), and whether a browser may show it in place (text, HTML, PDF, images
-/// but SVG) or must download it. The web layer adds `Content-Security-Policy: sandbox` in any case.
+/// of the allowed types in its clean form, `DocumentContentType.normalized`, with the charset for
+/// text only; anything else as `application/octet-stream`), and whether a browser may show it in
+/// place (text, HTML, PDF, images but SVG) or must download it. The web layer adds
+/// `Content-Security-Policy: sandbox` in any case.
 public struct DocumentDelivery: Sendable, Equatable {
     public var contentType: String
     public var inline: Bool
@@ -26,8 +27,8 @@ public struct DocumentDelivery: Sendable, Equatable {
             inline = false
             return
         }
-        let charset = DocumentContentType.charset(document.contentType)?.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
-        contentType = type.hasPrefix("text/") && charset?.isEmpty == false ? "\(type); charset=\(charset!)" : type
+        let charset = type.hasPrefix("text/") ? DocumentContentType.charset(document.contentType) : nil
+        contentType = charset.map { "\(type); charset=\($0)" } ?? type
         inline = type.hasPrefix("text/") || type == "application/pdf" || type.hasPrefix("image/")
     }
 }
@@ -126,7 +127,10 @@ extension OpenVault {
         defer { try? handle.close() }
         let pieceSize = DocumentRepository.chunkSize
         let first = [UInt8](handle.readData(ofLength: pieceSize))
-        guard let contentType = given ?? DocumentContentType.guess(fileName: url.lastPathComponent, prefix: first) else {
+        if let given, DocumentContentType.normalized(given) == nil {
+            throw HReaderError.usage("--content-type takes a media type such as text/plain or application/pdf")
+        }
+        guard let contentType = DocumentContentType.normalized(given) ?? DocumentContentType.guess(fileName: url.lastPathComponent, prefix: first) else {
             throw HReaderError.badInput("cannot tell what kind of document \(url.lastPathComponent) is; give --content-type")
         }
         guard DocumentContentType.isAllowed(contentType) else {

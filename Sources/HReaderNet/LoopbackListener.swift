@@ -16,9 +16,11 @@ import Darwin
 ///     // send the browser to …&redirect_uri=\(listener.redirectURI)
 ///     let query = try listener.awaitCallback(timeout: 300) { query in .done(title: "…", message: "…") }
 ///
-/// Blocking sockets on purpose: one request, from one browser, once. The socket is touched by
-/// one thread at a time (`awaitCallback` is not reentrant and `stop` only closes), which is why
-/// the class may be `@unchecked Sendable`.
+/// Blocking sockets on purpose: one request, from one browser, once. Connections are served one
+/// at a time, so each has `requestSeconds` in all for its request line, however slowly it sends:
+/// a local process trickling bytes cannot hold the listener while the browser's redirect waits.
+/// The socket is touched by one thread at a time (`awaitCallback` is not reentrant and `stop` only
+/// closes), which is why the class may be `@unchecked Sendable`.
 public final class LoopbackListener: @unchecked Sendable {
     public static let callbackPath = "/callback"
 
@@ -39,6 +41,9 @@ public final class LoopbackListener: @unchecked Sendable {
 
     /// Requests that are not the login's redirect answered before the wait ends.
     public static let maximumRejected = 20
+
+    /// How long one connection may take to send its request line, from its acceptance.
+    static let requestSeconds = 3.0
 
     /// Binds 127.0.0.1:`port` (0: any free port) and listens.
     public init(port: Int = 0) throws {
@@ -110,11 +115,11 @@ public final class LoopbackListener: @unchecked Sendable {
             let client = accept(fd, nil, nil)
             guard client >= 0 else { continue }
             defer { _ = close(client) }
-            // A connection that sends nothing (a browser's speculative one) is dropped after 3 s.
+            // A connection without its request line in time (a browser's speculative one, which sends
+            // nothing, or one trickling a byte at a time) is dropped, and not counted.
             var wait = timeval(tv_sec: 3, tv_usec: 0)
-            _ = setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
             _ = setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &wait, socklen_t(MemoryLayout<timeval>.size))
-            guard let line = Self.readRequestLine(client) else { continue }
+            guard let line = Self.readRequestLine(client, until: Date().addingTimeInterval(Self.requestSeconds)) else { continue }
             let parts = line.split(separator: " ")
             guard parts.count == 3, parts[0] == "GET" else {
                 Self.reply(client, status: "405 Method Not Allowed", page: .failed(title: "Not here", message: "Only the login's redirect is answered here."))
@@ -158,11 +163,18 @@ public final class LoopbackListener: @unchecked Sendable {
 
     // MARK: - HTTP, as little as a browser needs
 
-    /// The request line of a request whose head arrives within 16 KiB; nil for anything else.
-    private static func readRequestLine(_ client: Int32) -> String? {
+    /// The request line of a request whose head arrives within 16 KiB and before `deadline` (the
+    /// whole line, not each read: a byte every few seconds must not keep it going); nil for anything else.
+    private static func readRequestLine(_ client: Int32, until deadline: Date) -> String? {
         var head: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while head.count < 16 << 10 {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var ready = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            let count = poll(&ready, 1, Int32(remaining * 1000) + 1)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return nil }
             let n = recv(client, &buffer, buffer.count, 0)
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return nil }

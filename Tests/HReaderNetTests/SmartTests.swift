@@ -304,6 +304,25 @@ final class SmartTests: XCTestCase {
         XCTAssertThrowsError(try RawHTTP.send(port: listener.port, path: "/callback?code=again", host: "127.0.0.1"), "once: the listener is gone")
     }
 
+    /// A local process trickling its request a byte a second (each read well within any per-read timeout)
+    /// does not hold the listener: the browser's redirect, on a second connection meanwhile, ends the
+    /// login (security review 3, L-7).
+    func testATricklingConnectionDoesNotStallTheLogin() throws {
+        let listener = try LoopbackListener(port: 0)
+        let box = QueryBox()
+        let done = expectation(description: "callback")
+        Thread {
+            box.set(try? listener.awaitCallback(timeout: 120) { _ in .done(title: "Authorized", message: "You can close this tab.") })
+            done.fulfill()
+        }.start()
+        let trickler = try RawHTTP.TricklingClient(port: listener.port, every: 1)
+        defer { trickler.stop() }
+        let page = try RawHTTP.send(port: listener.port, path: "/callback?code=c1&state=s1", host: "127.0.0.1")
+        XCTAssertEqual(page.status, 200)
+        wait(for: [done], timeout: 60)
+        XCTAssertEqual(try XCTUnwrap(box.get()).map(\.value), ["c1", "s1"])
+    }
+
     func testTheListenerGivesUpAfterItsTimeout() throws {
         let listener = try LoopbackListener(port: 0)
         let started = Date()

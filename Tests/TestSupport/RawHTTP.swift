@@ -63,6 +63,35 @@ public enum RawHTTP {
         return fd
     }
 
+    /// A client that sends a request a byte at a time, `interval` seconds apart, and never ends its
+    /// request line: a local process holding a server that reads one connection at a time. It is
+    /// connected, and its first byte sent, when `init` returns; it stops at `stop()` or when the
+    /// server closes the connection.
+    public final class TricklingClient: @unchecked Sendable {   // `stopped` is guarded by `lock`
+        private let lock = NSLock()
+        private var stopped = false
+
+        public init(port: Int, every interval: Double) throws {
+            let fd = try RawHTTP.connectLoopback(port: port)
+            let request = Array("GET /callback?code=slow&state=slow".utf8)
+            do { try RawHTTP.write(Data(request.prefix(1)), to: fd) } catch { close(fd); throw error }
+            let thread = Thread { [self] in
+                defer { close(fd) }
+                var next = 1
+                while true {
+                    Thread.sleep(forTimeInterval: interval)
+                    if lock.withLock({ stopped }) { return }
+                    let byte = next < request.count ? request[next] : UInt8(ascii: "x")
+                    next += 1
+                    guard (try? RawHTTP.write(Data([byte]), to: fd)) != nil else { return }
+                }
+            }
+            thread.start()
+        }
+
+        public func stop() { lock.withLock { stopped = true } }
+    }
+
     /// A TCP connection to 127.0.0.1:`port` whose reads give up after `timeout` seconds (EAGAIN).
     static func connectLoopback(port: Int, timeout seconds: Int = 30) throws -> Int32 {
         let fd = socket(AF_INET, streamSocket, 0)

@@ -22,12 +22,14 @@ public struct ReadableQuantity: Sendable, Equatable {
 ///   most 1 % is a fraction whatever its source (a saturation of 1 % is no reading); the tile always read it so.
 /// - HealthKit's bare `count` takes the unit of the entry's LOINC code (BMI kg/m², steps).
 /// - Spellings of one unit read as one: `count/min`, `beats/min`, `bpm`, `breaths/min` → `/min` (as
-///   the tiles say), `mmHg` → `mm[Hg]`, `degC` → °C, `kg/m2` → kg/m².
+///   the tiles say), `mm[Hg]` → mmHg, `degC` → °C, `kg/m2` → kg/m².
+/// - Any other UCUM reads as people write it (`readable`): powers of ten as `×10⁹`, `u` as µ, exponents
+///   raised (`m2` → m²), brackets and annotations dropped (`[iU]/L` → IU/L, `{cells}/uL` → cells/µL).
 /// The unit table is the export's (`ObservationCatalog`), so the summary and a FHIR export agree
-/// with what the screens show; `peopleRead` only renames a few UCUM codes for reading.
+/// with what the screens show; only the showing reads the codes for people.
 public enum ReadableUnits {
     /// UCUM codes as people write them; any other code reads as the catalog's display.
-    static let peopleRead: [String: String] = ["kg/m2": "kg/m²", "Cel": "°C"]
+    static let peopleRead: [String: String] = ["kg/m2": "kg/m²", "Cel": "°C", "mm[Hg]": "mmHg"]
 
     static let loincSystems = ["LOINC", "http://loinc.org", "urn:oid:2.16.840.1.113883.6.1"]
     static let oxygenSaturationLOINC: Set<String> = ["2708-6", "59408-5", "59417-6", "20564-1"]
@@ -40,7 +42,7 @@ public enum ReadableUnits {
         if recorded == "count", let ucum = loinc(codes).lazy.compactMap({ catalog.code($0)?.ucum }).first {
             return ReadableQuantity(value: value, unit: display(ucum))
         }
-        guard let mapped = catalog.unit(recorded) else { return ReadableQuantity(value: value, unit: recorded) }
+        guard let mapped = catalog.unit(recorded) else { return ReadableQuantity(value: value, unit: readable(recorded)) }
         var shown = value
         if mapped.ucum == "%" && isFraction(value, codes: codes, description: description) {
             shown = rounded(value * 100)
@@ -59,7 +61,7 @@ public enum ReadableUnits {
     public static func text(number: Double?, text: String?, unit: String?, codes: [String: [String]], description: String) -> String? {
         if let number { return quantity(number, unit: unit, codes: codes, description: description).text }
         guard let text else { return nil }
-        return [text, unit].compactMap { $0 }.joined(separator: " ")
+        return [text, unit.map(readable)].compactMap { $0 }.joined(separator: " ")
     }
 
     /// Whether how `unit` reads depends on the entry's codes (a `%` that may be a fraction, a bare `count`).
@@ -68,9 +70,58 @@ public enum ReadableUnits {
         return recorded == "%" || recorded == "count"
     }
 
-    /// How a UCUM code reads: `kg/m2` as kg/m², `Cel` as °C, the catalog's display otherwise.
+    /// How a UCUM code reads: `kg/m2` as kg/m², `Cel` as °C, the catalog's display, else `readable`.
     public static func display(_ ucum: String) -> String {
-        peopleRead[ucum] ?? ObservationCatalog.standard.unit(ucum)?.display ?? ucum
+        peopleRead[ucum] ?? ObservationCatalog.standard.unit(ucum)?.display ?? readable(ucum)
+    }
+
+    /// A unit as people write it: UCUM's `10*9/L` as ×10⁹/L, `10*3/uL` as ×10³/µL, `ug/dL` as µg/dL,
+    /// `m[iU]/mL` as mIU/mL, `mL/min/{1.73_m2}` as mL/min/1.73 m², `{cells}/uL` as cells/µL, `m2` as m².
+    /// Anything else (`mg/dL`, `U/L`, `%`, a source's own words) stays as written.
+    public static func readable(_ unit: String) -> String {
+        let trimmed = unit.trimmingCharacters(in: .whitespaces)
+        if let known = peopleRead[trimmed] { return known }
+        guard trimmed.unicodeScalars.contains(where: { "*^{}[]_u0123456789".unicodeScalars.contains($0) }) else { return trimmed }
+        return trimmed.split(separator: "/", omittingEmptySubsequences: false).map { readableTerm(String($0)) }.joined(separator: "/")
+    }
+
+    private static let superscripts: [Character: Character] = [
+        "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷", "8": "⁸", "9": "⁹", "-": "⁻",
+    ]
+    /// UCUM's units that take the micro prefix (`u`), written µ.
+    private static let microUnits: Set<String> = ["g", "L", "l", "mol", "m", "U", "IU", "eq", "kat", "s", "V", "W", "Pa"]
+
+    /// One term of a unit (between slashes): annotations, brackets, powers of ten, µ and exponents.
+    private static func readableTerm(_ term: String) -> String {
+        var text = term
+        // {cells}, {1.73_m2}: the annotation's words; m[iU], [in_i]: the unit without its brackets and suffix.
+        if text.contains("{") || text.contains("[") {
+            text = text.replacingOccurrences(of: "{", with: "").replacingOccurrences(of: "}", with: "")
+                .replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
+            if let underscore = text.firstIndex(of: "_"), text[text.index(after: underscore)...].allSatisfy(\.isLetter) {
+                text = String(text[..<underscore])   // in_i, lb_av, ft_i
+            }
+            text = text.replacingOccurrences(of: "_", with: " ")
+            if text.lowercased().hasSuffix("iu") { text = String(text.dropLast(2)) + "IU" }
+            return text.split(separator: " ").map { readableTerm(String($0)) }.joined(separator: " ")
+        }
+        // 10*9, 10^9, 10*-3: a power of ten, written ×10⁹ (with the rest of the term after it).
+        for marker in ["10*", "10^"] where text.hasPrefix(marker) {
+            let rest = text.dropFirst(marker.count)
+            let exponent = rest.prefix { $0.isNumber || $0 == "-" }
+            guard !exponent.isEmpty, exponent.allSatisfy({ superscripts[$0] != nil }) else { break }
+            let after = rest.dropFirst(exponent.count)
+            return "×10" + String(exponent.map { superscripts[$0]! }) + (after.isEmpty ? "" : readableTerm(String(after)))
+        }
+        // uL, ug, umol: micro.
+        if text.hasPrefix("u"), microUnits.contains(String(text.dropFirst()).trimmingCharacters(in: .decimalDigits)) {
+            text = "µ" + text.dropFirst()
+        }
+        // m2, cm3: an exponent after the unit's letters.
+        if let last = text.last, last == "2" || last == "3", text.dropLast().allSatisfy({ $0.isLetter || $0 == "µ" }), text.count > 1 {
+            text = text.dropLast() + String(superscripts[last]!)
+        }
+        return text
     }
 
     /// "99", "22.4", "0.25": whole numbers without a point, others as Swift writes them shortest.

@@ -286,7 +286,7 @@ final class AppletsTests: CLITestCase {
         let bp = try XCTUnwrap(ruthTiles["org.mitre.hreader.bloodpressure"])
         XCTAssertEqual(bp["value"] as? String, "134/86")
         XCTAssertEqual(bp["status"] as? String, "attention")
-        XCTAssertEqual(bp["unit"] as? String, "mm[Hg]")
+        XCTAssertEqual(bp["unit"] as? String, "mmHg")
         XCTAssertEqual((bp["lines"] as? [String])?.first, "normal 90-120/60-80")
         XCTAssertTrue((bp["lines"] as? [String] ?? []).contains { $0.hasSuffix("118/76") }, "the earlier reading: \(bp)")
         XCTAssertEqual(ruthTiles["org.mitre.hreader.bmi"]?["value"] as? String, "31.2")
@@ -319,7 +319,7 @@ final class AppletsTests: CLITestCase {
 
         // The text form says the same.
         let text = try ok(withPassword(["summary", "--patient", "1"])).stdout
-        XCTAssertTrue(text.contains("Blood Pressure: 134/86 mm[Hg]  [attention]"), text)
+        XCTAssertTrue(text.contains("Blood Pressure: 134/86 mmHg  [attention]"), text)
         XCTAssertTrue(text.contains("age 50 years"), text)
     }
 

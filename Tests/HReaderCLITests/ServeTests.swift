@@ -418,6 +418,35 @@ final class ServeTests: CLITestCase {
         XCTAssertTrue(stored.contains { $0["value"] as? Double == 0.99 && $0["unit"] as? String == "%" }, "the vault keeps the export's value")
     }
 
+    /// A lab's flag reads in words with its code kept ("critically low", LL), a reading it flagged
+    /// low inside the stated range is outside by the lab's word (not silently normal), and UCUM
+    /// units read as people write them (10*9/L as ×10⁹/L).
+    func testFlagsReadInWordsAndUnitsAsPeopleWriteThem() throws {
+        try initVault()
+        let bundle = #"""
+            {"resourceType": "Bundle", "type": "collection", "entry": [
+              {"resource": {"resourceType": "Patient", "id": "p", "name": [{"family": "Okafor", "given": ["Ngozi"]}]}},
+              {"resource": {"resourceType": "Observation", "id": "wbc", "status": "final",
+                "category": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/observation-category", "code": "laboratory"}]}],
+                "code": {"coding": [{"system": "http://loinc.org", "code": "6690-2"}], "text": "Leukocytes"},
+                "subject": {"reference": "Patient/p"}, "effectiveDateTime": "2025-02-01T08:00:00Z",
+                "valueQuantity": {"value": 4.1, "unit": "10*9/L", "system": "http://unitsofmeasure.org", "code": "10*9/L"},
+                "referenceRange": [{"low": {"value": 4.0}, "high": {"value": 11.0}}],
+                "interpretation": [{"coding": [{"system": "http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation", "code": "LL"}]}]}}]}
+            """#
+        try ok(withPassword(["import", "--file", try file("cbc.json", bundle)]))
+        let served = try serve()
+        defer { stop(served) }
+        let trend = try XCTUnwrap((try served.bearer("/api/patients/1/trends").json["trends"] as? [[String: Any]])?.first)
+        XCTAssertEqual(trend["unit"] as? String, "×10⁹/L")
+        let point = try XCTUnwrap((trend["points"] as? [[String: Any]])?.first)
+        XCTAssertEqual(point["flag"] as? String, "LL")
+        XCTAssertEqual(point["flag_text"] as? String, "critically low")
+        XCTAssertEqual(point["out_of_range"] as? Int, 1, "inside 4.0-11.0, but the lab flagged it")
+        let listed = try ok(withPassword(["entries", "list", "--patient", "1", "--type", "result"])).stdout
+        XCTAssertTrue(listed.contains("4.1 ×10⁹/L"), listed)
+    }
+
     /// One chart per result code: its readings, the reference range from the FHIR Observation, and
     /// the readings outside it (by the range, or by the lab's H flag) counted and marked.
     func testTheTrendOfAResultCodeHasItsReferenceRangeAndMarksValuesOutsideIt() throws {

@@ -60,7 +60,7 @@ final class WebBrowserTests: CLITestCase {
         XCTAssertTrue(try text("section.medications").contains("Lisinopril 10 mg tablet"))
         let vitals = try browser.findElements(css: "section.vital-signs tr.row").map { try browser.text(of: $0) }
         XCTAssertEqual(vitals.count, 3, "the latest of each kind: \(vitals)")
-        XCTAssertTrue(vitals.contains { $0.contains("124 mm[Hg]") && $0.contains("2026-11-09") }, "\(vitals)")
+        XCTAssertTrue(vitals.contains { $0.contains("124 mmHg") && $0.contains("2026-11-09") }, "\(vitals)")
         XCTAssertEqual(try browser.executeScript("return getComputedStyle(document.querySelector('header')).borderBottomStyle") as? String,
                        "solid", "the page's inline style applies")
         XCTAssertEqual(try browser.executeScript("return document.scripts.length") as? Int, 0)

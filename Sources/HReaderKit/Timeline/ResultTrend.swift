@@ -63,7 +63,10 @@ public struct ResultTrend: Sendable, Equatable {
                                            ("out_of_range", .int(p.outOfRange))]
                 if let low = p.low { members.append(("low", .double(low))) }
                 if let high = p.high { members.append(("high", .double(high))) }
-                if let flag = p.flag { members.append(("flag", .string(flag))) }
+                if let flag = p.flag {
+                    members.append(("flag", .string(flag)))
+                    members.append(("flag_text", .string(ResultFlag.words(flag))))
+                }
                 if let id = p.entryID { members.append(("entry_id", .int(id))) }
                 return .object(members)
             })),
@@ -96,8 +99,8 @@ public struct ResultTrend: Sendable, Equatable {
         var high: Double?
         var flag: String?
 
-        /// H, L, HH, LL, A, AA, HU, LU, <, >, and their v2 spellings: outside normal by the source's word.
-        static let abnormalFlags: Set<String> = ["H", "L", "HH", "LL", "A", "AA", "HU", "LU", "<", ">", "U", "D"]
+        /// H, L, HH, LL, A, AA, HU, LU, HX, LX, <, >, and their v2 spellings: outside normal by the source's word.
+        static let abnormalFlags: Set<String> = ["H", "L", "HH", "LL", "A", "AA", "HU", "LU", "HX", "LX", "<", ">", "U", "D"]
 
         /// `raw` is the entry's raw resource; nothing comes of anything but a FHIR Observation.
         init(raw: String?) {

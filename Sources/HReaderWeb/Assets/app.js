@@ -266,7 +266,8 @@
   // MARK: Lab trends
 
   // One chart per result code over the range (or each code's own first to last reading): the
-  // reference range as a band, readings outside it (or flagged H/L by the lab) marked in red.
+  // reference range as a band, readings outside it (or flagged H/L by the lab) marked in red. A flag
+  // reads in words ("critically low"), the lab's code beside it in the detail ("LL").
   async function setUpTrends(root) {
     const status = document.getElementById("status");
     const single = root.dataset.code !== "";
@@ -288,6 +289,8 @@
   }
 
   const withUnit = (value, unit) => numberText(value) + (unit ? " " + unit : "");
+  // "critically low (LL)": the lab's flag in words, its code in brackets.
+  const flagText = (p) => p.flag_text && p.flag_text !== p.flag ? `${p.flag_text} (${p.flag})` : p.flag;
 
   function rangeText(low, high, unit) {
     if (low !== undefined && low !== null && high !== undefined && high !== null) return `${numberText(low)}–${withUnit(high, unit)}`;
@@ -346,7 +349,7 @@
       const tip = svg("title", {});
       const parts = [withUnit(p.value, trend.unit), timeText(p.time)];
       if (p.readings > 1) parts.push(`mean of ${p.readings} readings, ${p.out_of_range} outside the range`);
-      if (p.flag) parts.push("flag " + p.flag);
+      if (p.flag) parts.push(flagText(p));
       const own = rangeText(p.low, p.high, trend.unit);
       if (own) parts.push("range " + own);
       tip.textContent = parts.join(" · ");
@@ -354,7 +357,7 @@
       picture.append(dot);
       if (outside && p.flag) {
         const mark = svg("text", { x: x(p.time).toFixed(1), y: (y(p.value) - 8).toFixed(1), "text-anchor": "middle", class: "flag" });
-        mark.textContent = p.flag;
+        mark.textContent = p.flag_text || p.flag;
         picture.append(mark);
       }
     }
@@ -362,7 +365,7 @@
     const href = `${base}/patients/${encodeURIComponent(document.getElementById("trends").dataset.patient)}/trends?code=${encodeURIComponent(trend.key)}`;
     const heading = el("h3", {}, single ? trend.description : el("a", { href, class: "trend-title" }, trend.description), " ",
       el("span", { class: "latest" + (last && last.out_of_range > 0 ? " out-of-range" : "") },
-        last ? withUnit(last.value, trend.unit) + (last.flag ? ` (${last.flag})` : "") : ""),
+        last ? withUnit(last.value, trend.unit) + (last.flag ? ` (${last.flag_text || last.flag})` : "") : ""),
       el("span", { class: "readings" }, ` · ${trend.readings} reading${trend.readings === 1 ? "" : "s"}` +
         (trend.out_of_range > 0 ? `, ${trend.out_of_range} outside the range` : "")));
     const caption = el("p", { class: "reference-text" }, (hasLow || hasHigh) ? "Reference range " + rangeText(range.low, range.high, trend.unit) :
@@ -373,7 +376,7 @@
         el("tr", {}, el("th", {}, "Date"), el("th", {}, "Value"), el("th", {}, "Reference range"), el("th", {}, "Flag")),
         ...trend.points.slice().reverse().map((p) => el("tr", { class: p.out_of_range > 0 ? "out-of-range" : "" },
           el("td", {}, timeText(p.time)), el("td", { class: "number" }, withUnit(p.value, trend.unit) + (p.readings > 1 ? ` (mean of ${p.readings})` : "")),
-          el("td", {}, rangeText(p.low, p.high, trend.unit)), el("td", {}, p.flag || (p.out_of_range > 0 ? "outside" : ""))))));
+          el("td", {}, rangeText(p.low, p.high, trend.unit)), el("td", {}, p.flag ? flagText(p) : (p.out_of_range > 0 ? "outside" : ""))))));
     }
     return figure;
   }

@@ -139,7 +139,7 @@ public final class OpenVault {
             change(&user)
             try entries.setUserFields(id: entry.id, user)
             // A struck entry leaves its fact's group (and comes back when restored).
-            if user.deleted != entry.user.deleted { try FactGrouping(db).regroup(patientID: entry.patientID) }
+            if user.deleted != entry.user.deleted { try FactGrouping(db).regroup(patientID: entry.patientID, touched: [entry.id]) }
             try audit.record("entry.annotate", subject: entry.uuid)
             return try entries.get(id: entry.id)!
         }

@@ -30,11 +30,17 @@ public enum CodeSystems {
     /// `PINF`), dashes, in any case. Such a value is never kept as a code: four allergies whose substance
     /// code is `Unknown` are four allergies, not one.
     public static func isPlaceholder(_ code: String) -> Bool {
-        let trimmed = code.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.isEmpty { return true }
-        guard trimmed.count <= 16 else { return false }
-        if trimmed.allSatisfy({ $0 == "0" || $0 == "-" || $0 == "." }) { return true }
-        return placeholders.contains(trimmed.lowercased())
+        // Read as bytes: this runs for every code of every entry a regrouping reads. A real code is
+        // mostly digits or longer than any placeholder, and leaves at the first test.
+        var bytes = Array(code.utf8.prefix(24))
+        while let first = bytes.first, first == 0x20 || first == 0x09 || first == 0x0a || first == 0x0d { bytes.removeFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 || last == 0x0a || last == 0x0d { bytes.removeLast() }
+        if bytes.isEmpty { return code.utf8.count <= 24 }
+        guard code.utf8.count <= 24, bytes.count <= 16 else { return false }
+        if bytes.allSatisfy({ $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }) { return true }
+        if bytes.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) { return false }
+        let lowered = String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return placeholders.contains(lowered)
     }
 
     static let placeholders: Set<String> = [

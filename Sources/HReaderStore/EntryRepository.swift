@@ -245,8 +245,9 @@ public struct EntryRepository {
                                patient_prescriber = ?, user_deleted = ?, updated = ? WHERE id = ?
             """, [user.comments, user.patientQuantity, user.patientDose, user.patientDirections, user.patientPrescriber,
                   user.deleted, Timestamps.now(now), id])
-        // A struck entry leaves its fact at once (until regrouped, the copies it showed are shown).
-        if user.deleted { try db.execute("DELETE FROM fact_copies WHERE entry_id = ?1 OR fact_id = ?1", [id]) }
+        // A struck entry leaves its fact in the regrouping that follows in the same transaction
+        // (`FactGrouping.regroup(touched:)`), which finds its group by its `fact_copies` pointers:
+        // they stay until then.
     }
 }
 

@@ -39,42 +39,78 @@ public struct FactGrouping {
     /// it name the same list).
     public static let groupedTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
 
-    struct Candidate {
+    /// A key under which entries may meet their copies: the kind, whether it says something is not
+    /// so, a code (or, for a medication without codes, its name), and the part of the time its rule
+    /// compares exactly. Codes, names and days are numbers here (interned by `Reading`), so keys are
+    /// compared exactly and cost no string.
+    struct BucketKey: Hashable {
+        var type: UInt8
+        var polarity: UInt8
+        /// A code's number, or for a medication's name minus one minus the name's number.
+        var token: Int32
+        var time: Int64
+    }
+
+    /// What the keys of an entry are made of, read from the index row without making a string but
+    /// for short ones (Swift keeps those of up to 15 bytes inline).
+    struct KeyFields {
         let id: Int64
-        let record: (source: Int64, patient: Int64)
         let type: EntryType
-        /// Only for a medication without codes (the rest never compare names).
-        var name: String
-        let day: String?
+        let typeIndex: UInt8
+        /// 0: a plain statement; 1: refuted or not done (meets only its like); 2: entered in error (meets nothing).
+        let polarity: UInt8
+        /// The day as written (the first ten characters), interned.
+        let day: Int32?
         let instant: Int64?
         let start: Int64?
         let end: Int64?
+        let tokens: Tokens
+        let name: Int32?
+    }
+
+    /// An entry's codes as interned tokens, and those of standard terminologies among them.
+    struct Tokens {
+        let all: [Int32]
+        let terminology: [Int32]
+        static let none = Tokens(all: [], terminology: [])
+    }
+
+    struct Candidate {
+        let fields: KeyFields
+        let record: (source: Int64, patient: Int64)
         let valueNumber: Double?
         let valueText: String?
         let unit: String?
         let missing: Bool
-        let codes: [String]
-        /// The codes of standard terminologies among `codes`.
-        let terminologyCodes: [String]
         let remoteID: String
-        /// Lowercased: a refuted or not-done statement meets only its like, an entered-in-error one nothing.
-        let status: String?
+        var id: Int64 { fields.id }
+        var type: EntryType { fields.type }
     }
 
     /// Recomputes the groups of one person's entries; returns how many entries changed group.
     ///
-    /// Two passes over the person's entries, so memory does not grow with the record: the first
-    /// counts each bucket key (as a 64-bit hash), the second keeps only the entries that share a key
-    /// with another (or that the user joined), which are then compared. A decade of a watch is
-    /// hundreds of thousands of entries of which almost none meet another; holding them all took
-    /// 130 MB at ten million samples.
+    /// `touched`: the entries an import, a sync or a hand choice added, changed or struck (nil: every
+    /// entry, as after a merge). Only the groups they can change are recomputed: the touched entries,
+    /// those that share a key with them, and everything grouped with either (so a group a touched
+    /// entry leaves is recomputed whole). Groups are the connected parts of "the same fact", so
+    /// nothing else can change.
+    ///
+    /// Passes over the person's entries (read through the covering index `entries_facts`), so memory
+    /// does not grow with the record: the first counts each bucket key, the next finds what a touched
+    /// entry meets, the last makes candidates only of the entries that may change group, which are
+    /// then compared. A decade of a watch is hundreds of thousands of entries of which almost none
+    /// meet another; holding them all took 130 MB at ten million samples.
     @discardableResult
-    public func regroup(patientID: Int64) throws -> Int {
+    public func regroup(patientID: Int64, touched: Set<Int64>? = nil) throws -> Int {
         guard !Self.skippedForBenchmark else { return 0 }
-        // A medication without codes compares by name: the few such rows are read for their description.
+        if let touched, touched.isEmpty { return 0 }
+        var reading = Reading()
+        // A medication without codes (or with placeholders only, which have no digit 1 to 9) compares by
+        // name: the few such rows are read for their description.
         let names = Dictionary(try db.query("""
-            SELECT id, description FROM entries WHERE patient_id = ? AND type = 'medication' AND codes = '{}' AND user_deleted = 0
-            """, [patientID]) { ($0.int64(0)!, Self.normalisedName($0.string(1) ?? "")) }, uniquingKeysWith: { a, _ in a })
+            SELECT id, description FROM entries WHERE patient_id = ? AND type = 'medication' AND user_deleted = 0
+              AND (codes = '{}' OR codes NOT GLOB '*[1-9]*')
+            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }, uniquingKeysWith: { a, _ in a }).compactMapValues { reading.name($0) }
         // The user's choices: small tables, read from their side (a join from entries would read every row).
         let splits = Set(try db.query("""
             SELECT f.entry_id FROM fact_splits f WHERE (SELECT patient_id FROM entries WHERE id = f.entry_id) = ?
@@ -84,17 +120,66 @@ public struct FactGrouping {
             WHERE (SELECT patient_id FROM entries WHERE id = j.entry_id) = ?1 AND (SELECT patient_id FROM entries WHERE id = j.other_id) = ?1
             """, [patientID]) { ($0.int64(0)!, $0.int64(1)!) }
         let joined = Set(joins.flatMap { [$0.0, $0.1] })
-        func keys(_ c: Candidate) -> [String] { splits.contains(c.id) ? [] : Self.bucketKeys(c) }
-
-        // Pass 1: how many entries each key has (0, 1, or 2 meaning "more than one").
-        var counts: [Int: UInt8] = [:]
-        try forEachCandidate(patientID: patientID, names: names) { c in
-            for key in keys(c) { counts[key.hashValue, default: 0] = min(2, (counts[key.hashValue] ?? 0) + 1) }
+        // What is stored now: every copy of the person's (one struck or of another kind since still
+        // points at its fact: that is how its old group is found, and the pointer goes below). Read
+        // from the narrow table's side: it holds copies only, and each is looked up in entries by its id.
+        var current: [Int64: Int64] = [:]
+        try db.forEachRow("""
+            SELECT fc.entry_id, fc.fact_id FROM fact_copies fc CROSS JOIN entries e ON e.id = fc.entry_id WHERE e.patient_id = ?
+            """, [patientID]) { current[$0.int64(0)!] = $0.int64(1)! }
+        func forEachKey(_ f: KeyFields, _ body: (BucketKey) -> Void) {
+            guard !splits.contains(f.id) else { return }
+            Self.forEachBucketKey(f, body)
         }
-        // Pass 2: the entries that may meet another.
+
+        // Pass 1: how many entries each key has (0, 1, or 2 meaning "more than one"), and the keys of
+        // the touched entries.
+        var counts: [BucketKey: UInt8] = [:]
+        var touchedKeys: Set<BucketKey> = []
+        try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
+            forEachKey(f) { key in
+                counts[key] = min(2, (counts[key] ?? 0) + 1)
+                if touched?.contains(f.id) == true { touchedKeys.insert(key) }
+            }
+        }
+        func meetsAnother(_ f: KeyFields) -> Bool {
+            if joined.contains(f.id) { return true }
+            var found = false
+            forEachKey(f) { if counts[$0] == 2 { found = true } }
+            return found
+        }
+
+        // The entries whose group may change: all that meet another, or (given `touched`) the
+        // touched ones, those they meet, and everything grouped or joined with either.
+        var affected: Set<Int64>?
+        if let touched {
+            var reached = touched
+            try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
+                guard !reached.contains(f.id) else { return }
+                var meets = false
+                forEachKey(f) { if touchedKeys.contains($0) { meets = true } }
+                if meets { reached.insert(f.id) }
+            }
+            var members: [Int64: [Int64]] = [:]   // a shown copy → the copies pointing at it
+            for (copy, fact) in current { members[fact, default: []].append(copy) }
+            var partners: [Int64: [Int64]] = [:]
+            for (a, b) in joins { partners[a, default: []].append(b); partners[b, default: []].append(a) }
+            var queue = Array(reached)
+            while let id = queue.popLast() {
+                let fact = current[id] ?? id
+                for next in [fact] + (members[fact] ?? []) + (partners[id] ?? []) where reached.insert(next).inserted {
+                    queue.append(next)
+                }
+            }
+            affected = reached
+        }
+
+        // The candidates: what may meet another (and, given `touched`, may change group).
         var candidates: [Candidate] = []
-        try forEachCandidate(patientID: patientID, names: names) { c in
-            if joined.contains(c.id) || keys(c).contains(where: { counts[$0.hashValue] == 2 }) { candidates.append(c) }
+        try forEachRow(patientID: patientID, names: names, reading: &reading) { f, row in
+            if let affected, !affected.contains(f.id) { return }
+            guard meetsAnother(f) else { return }
+            candidates.append(row(f))
         }
         counts = [:]
         candidates.sort { $0.id < $1.id }
@@ -111,15 +196,15 @@ public struct FactGrouping {
         }
 
         var groups = UnionFind(candidates.map(\.id))
-        var buckets: [String: [Int]] = [:]
+        var buckets: [BucketKey: [Int]] = [:]
         for (i, c) in candidates.enumerated() {
-            for key in keys(c) { buckets[key, default: []].append(i) }
+            forEachKey(c.fields) { buckets[$0, default: []].append(i) }
         }
         for members in buckets.values where members.count > 1 {
             for (i, a) in members.enumerated() {
                 for b in members[(i + 1)...] where Self.sameFact(candidates[a], candidates[b]) {
                     let (x, y) = (candidates[a], candidates[b])
-                    if !Self.shareTerminologyCode(x, y), !(x.codes.isEmpty && y.codes.isEmpty) {
+                    if !Self.shareTerminologyCode(x, y), !(x.fields.tokens.all.isEmpty && y.fields.tokens.all.isEmpty) {
                         let (dx, dy) = (try description(x), try description(y))
                         guard dx == dy else { continue }
                     }
@@ -131,25 +216,17 @@ public struct FactGrouping {
 
         // The shown copy of each group: one its source still has, the first by the id its source
         // gives it (then the local id): the same copy whatever order the sources came in.
-        var members: [Int64: [Candidate]] = [:]
-        for c in candidates { members[groups.find(c.id), default: []].append(c) }
+        var groupMembers: [Int64: [Candidate]] = [:]
+        for c in candidates { groupMembers[groups.find(c.id), default: []].append(c) }
         var hidden: [Int64: Int64] = [:]
-        for group in members.values where group.count > 1 {
+        for group in groupMembers.values where group.count > 1 {
             let shown = group.min { ($0.missing ? 1 : 0, $0.remoteID, $0.id) < ($1.missing ? 1 : 0, $1.remoteID, $1.id) }!.id
             for c in group where c.id != shown { hidden[c.id] = shown }
         }
-        // What is stored now: the copies among the person's candidates (a copy struck or of another
-        // kind since left at once, EntryRepository). Read from the narrow table's side: it holds
-        // copies only, and each is looked up in entries by its id.
-        var current: [Int64: Int64] = [:]
-        try db.forEachRow("""
-            SELECT fc.entry_id, fc.fact_id FROM fact_copies fc CROSS JOIN entries e ON e.id = fc.entry_id
-            WHERE e.patient_id = ? AND e.user_deleted = 0 AND e.type IN (\(Self.groupedTypesSQL))
-            """, [patientID]) { current[$0.int64(0)!] = $0.int64(1)! }
         let remove = try db.prepare("DELETE FROM fact_copies WHERE entry_id = ?")
         let upsert = try db.prepare("INSERT OR REPLACE INTO fact_copies (entry_id, fact_id) VALUES (?, ?)")
         var changed = 0
-        for (entry, fact) in current where hidden[entry] != fact {
+        for (entry, fact) in current where hidden[entry] != fact && (affected?.contains(entry) ?? true) {
             if hidden[entry] == nil {
                 try remove.bind([entry]); try remove.step(); remove.reset()
                 changed += 1
@@ -166,8 +243,55 @@ public struct FactGrouping {
     /// (SQLite uses it only for a query whose condition is its own).
     static let groupedTypesSQL = groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
 
-    /// The person's entries of the kinds grouped, never struck, as candidates, one at a time.
-    private func forEachCandidate(patientID: Int64, names: [Int64: String], _ body: (Candidate) throws -> Void) throws {
+    /// Codes, days and names as small numbers, for one regrouping: each `codes` text of the vault
+    /// is read once (a weight is LOINC 29463-7 however often it is taken).
+    struct Reading {
+        private var tokenIDs: [String: Int32] = [:]
+        private var terminology: [Bool] = []
+        private var dayIDs: [String: Int32] = [:]
+        private var nameIDs: [String: Int32] = [:]
+        /// By the FNV-1a hash of the `codes` text: the text and its tokens.
+        private var codes: [UInt64: [(text: [UInt8], tokens: Tokens)]] = [:]
+
+        mutating func tokens(_ text: UnsafeRawBufferPointer) -> Tokens {
+            guard text.count > 2 else { return .none }   // "{}"
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in text { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            if let known = codes[hash]?.first(where: { $0.text.elementsEqual(text) }) { return known.tokens }
+            let all = FactGrouping.codeTokens(String(decoding: text, as: UTF8.self)).map { token -> Int32 in
+                if let id = tokenIDs[token] { return id }
+                let id = Int32(tokenIDs.count)
+                tokenIDs[token] = id
+                terminology.append(FactGrouping.isTerminologyToken(token))
+                return id
+            }
+            let tokens = Tokens(all: all, terminology: all.filter { terminology[Int($0)] })
+            codes[hash, default: []].append((Array(text), tokens))
+            return tokens
+        }
+
+        mutating func day(_ text: String) -> Int32 {
+            if let id = dayIDs[text] { return id }
+            let id = Int32(dayIDs.count)
+            dayIDs[text] = id
+            return id
+        }
+
+        /// Nil for a name that folds to nothing.
+        mutating func name(_ text: String) -> Int32? {
+            let folded = FoldedText.of(text)
+            guard !folded.isEmpty else { return nil }
+            if let id = nameIDs[folded] { return id }
+            let id = Int32(nameIDs.count)
+            nameIDs[folded] = id
+            return id
+        }
+    }
+
+    /// The person's entries of the kinds grouped, never struck, one at a time: what their keys are
+    /// made of, and a way to read the rest of the row into a candidate (only for the few that need it).
+    private func forEachRow(patientID: Int64, names: [Int64: Int32], reading: inout Reading,
+                            _ body: (KeyFields, (KeyFields) -> Candidate) throws -> Void) throws {
         // Read through `entries_facts` alone (schema 5): every column here is in that index.
         try db.forEachRow("""
             SELECT id, source_id, source_patient_id, type, date_text, start_text, date_epoch, start_epoch, end_epoch,
@@ -177,14 +301,21 @@ public struct FactGrouping {
             let id = s.int64(0)!
             let type = EntryType(rawValue: s.string(3)!) ?? .observation
             // A condition's day is its onset's (start), others' their date's: the first ten characters as written.
-            let dayText = type == .condition ? (s.string(5) ?? s.string(4)) : type == .immunization ? (s.string(4) ?? s.string(5)) : nil
-            let codes = Self.codeTokens(s.string(13))
-            try body(Candidate(id: id, record: (s.int64(1)!, s.int64(2)!), type: type, name: type == .medication ? names[id] ?? "" : "",
-                               day: dayText.map { String($0.prefix(10)) },
-                               instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6), end: s.int64(8),
-                               valueNumber: s.double(9), valueText: s.string(10), unit: s.string(11), missing: s.string(12) != nil,
-                               codes: codes, terminologyCodes: codes.filter(Self.isTerminologyToken),
-                               remoteID: s.string(14) ?? "", status: s.string(15)))
+            let dayColumn = type == .condition ? (s.isNull(5) ? 4 : 5) : type == .immunization ? (s.isNull(4) ? 5 : 4) : nil
+            let day = dayColumn.flatMap { column in s.textBytes(column) { String(decoding: $0.prefix(10), as: UTF8.self) } }
+            let polarity: UInt8 = s.textBytes(15) { status in
+                if status.elementsEqual("entered-in-error".utf8) { return 2 }
+                return status.elementsEqual("refuted".utf8) || status.elementsEqual("not-done".utf8) ? 1 : 0
+            } ?? 0
+            let fields = KeyFields(id: id, type: type, typeIndex: UInt8(Self.groupedTypes.firstIndex(of: type) ?? 255), polarity: polarity,
+                                   day: day.map { reading.day($0) }, instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6),
+                                   end: s.int64(8), tokens: s.textBytes(13) { reading.tokens($0) } ?? .none,
+                                   name: type == .medication ? names[id] : nil)
+            try body(fields) { fields in
+                Candidate(fields: fields, record: (s.int64(1)!, s.int64(2)!), valueNumber: s.double(9),
+                          valueText: type == .result || type == .vitalSign ? s.string(10) : nil, unit: s.string(11),
+                          missing: !s.isNull(12), remoteID: s.string(14) ?? "")
+            }
         }
     }
 
@@ -203,23 +334,23 @@ public struct FactGrouping {
 
     /// The keys under which an entry may meet its copies: every code (or, for a medication without
     /// codes, its name), with the part of the time its rule compares exactly.
-    static func bucketKeys(_ c: Candidate) -> [String] {
+    static func forEachBucketKey(_ f: KeyFields, _ body: (BucketKey) -> Void) {
         // A statement that something is not so (a refuted allergy, a vaccine not given) is never one
         // fact with one that it is: the two meet only their like; a record entered in error, nothing.
-        if c.status == "entered-in-error" { return [] }
-        let polarity = c.status == "refuted" || c.status == "not-done" ? "no " : ""
-        let time: String
-        switch c.type {
-        case .condition, .immunization: time = c.day ?? "-"
-        case .result, .vitalSign: guard let instant = c.instant else { return [] }; time = String(instant)
-        case .encounter, .procedure: time = c.start.map(String.init) ?? "-"
-        default: time = ""
+        if f.polarity == 2 { return }
+        let time: Int64
+        switch f.type {
+        case .condition, .immunization: time = f.day.map(Int64.init) ?? -1
+        case .result, .vitalSign: guard let instant = f.instant else { return }; time = instant
+        case .encounter, .procedure: time = f.start ?? Int64.min
+        default: time = 0
         }
-        if c.codes.isEmpty {
-            guard c.type == .medication, !c.name.isEmpty else { return [] }
-            return ["\(polarity)\(c.type.rawValue) name:\(c.name)"]
+        if f.tokens.all.isEmpty {
+            guard f.type == .medication, let name = f.name else { return }
+            body(BucketKey(type: f.typeIndex, polarity: f.polarity, token: -1 - name, time: 0))
+            return
         }
-        return c.codes.map { "\(polarity)\(c.type.rawValue) \($0) \(time)" }
+        for token in f.tokens.all { body(BucketKey(type: f.typeIndex, polarity: f.polarity, token: token, time: time)) }
     }
 
     /// Whether two entries met in a bucket state one fact.
@@ -228,22 +359,22 @@ public struct FactGrouping {
         if a.record == b.record {
             // Within one record only a dated restatement is one fact (two undated procedures are two).
             switch a.type {
-            case .condition, .immunization: if a.day == nil { return false }
-            case .encounter, .procedure: if a.start == nil { return false }
+            case .condition, .immunization: if a.fields.day == nil { return false }
+            case .encounter, .procedure: if a.fields.start == nil { return false }
             default: break
             }
         }
         switch a.type {
-        case .condition, .immunization: return a.day == b.day
+        case .condition, .immunization: return a.fields.day == b.fields.day
         case .allergy: return true
         case .medication:
-            let aStart = a.start ?? Int64.min, aEnd = a.end ?? Int64.max
-            let bStart = b.start ?? Int64.min, bEnd = b.end ?? Int64.max
+            let aStart = a.fields.start ?? Int64.min, aEnd = a.fields.end ?? Int64.max
+            let bStart = b.fields.start ?? Int64.min, bEnd = b.fields.end ?? Int64.max
             return aStart <= bEnd && bStart <= aEnd
         case .result, .vitalSign:
-            guard a.instant == b.instant else { return false }
+            guard a.fields.instant == b.fields.instant else { return false }
             return sameValue(a, b)
-        case .encounter, .procedure: return a.start == b.start
+        case .encounter, .procedure: return a.fields.start == b.fields.start
         default: return false
         }
     }
@@ -275,7 +406,7 @@ public struct FactGrouping {
 
     /// Whether two entries share a code of a standard terminology.
     static func shareTerminologyCode(_ a: Candidate, _ b: Candidate) -> Bool {
-        a.terminologyCodes.contains { b.terminologyCodes.contains($0) }
+        a.fields.tokens.terminology.contains { b.fields.tokens.terminology.contains($0) }
     }
 
     /// Lowercased, accents and punctuation folded, runs of spaces as one (`FoldedText`).

@@ -26,12 +26,17 @@ public struct Migrator {
     static let steps: [Int: @Sendable (Database) throws -> Void] = [
         3: SampleMigration.moveRecordEntries,
         // A vault from before is reconciled: the copies its sources state of one fact are grouped.
-        5: { db in
-            for id in try db.query("SELECT id FROM patients WHERE merged_into IS NULL ORDER BY id", [], { $0.int64(0)! }) {
-                try FactGrouping(db).regroup(patientID: id)
-            }
-        },
+        5: regroupEveryone,
+        // The grouping rules changed with schema 8 (placeholder codes join nothing; a shared local code
+        // needs the same words): every person is regrouped once.
+        8: regroupEveryone,
     ]
+
+    @Sendable static func regroupEveryone(_ db: Database) throws {
+        for id in try db.query("SELECT id FROM patients WHERE merged_into IS NULL ORDER BY id", [], { $0.int64(0)! }) {
+            try FactGrouping(db).regroup(patientID: id)
+        }
+    }
 
     public var latestVersion: Int { migrations.last?.version ?? 0 }
 

@@ -109,6 +109,12 @@ public final class Statement {
         guard !isNull(i), let text = sqlite3_column_text(handle, Int32(i)) else { return nil }
         return String(cString: text)
     }
+    /// The column's text as bytes, without making a String (nil for NULL); valid only inside `body`.
+    public func textBytes<T>(_ i: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T? {
+        guard !isNull(i), let text = sqlite3_column_text(handle, Int32(i)) else { return nil }
+        return try body(UnsafeRawBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, Int32(i)))))
+    }
+
     public func blob(_ i: Int) -> [UInt8]? {
         guard !isNull(i) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, Int32(i)))

@@ -36,12 +36,19 @@ extension EntryRepository {
     /// An entry is one per source record (`recordID`, the patient row the source's record is; the
     /// person `patientID` itself unless that record was merged into them): a re-import finds it
     /// there, whoever it is shown under now.
+    @discardableResult
     public func upsert(patientID: Int64, recordID: Int64? = nil, sourceID: Int64, remoteID: String, content c: EntryContent,
                        now: Date = Date()) throws -> UpsertOutcome {
+        try upsertEntry(patientID: patientID, recordID: recordID, sourceID: sourceID, remoteID: remoteID, content: c, now: now).outcome
+    }
+
+    /// `upsert`, with the entry's local id (what an import hands regrouping as touched).
+    public func upsertEntry(patientID: Int64, recordID: Int64? = nil, sourceID: Int64, remoteID: String, content c: EntryContent,
+                            now: Date = Date()) throws -> (outcome: UpsertOutcome, id: Int64) {
         let record = recordID ?? patientID
         // Most rows of a first import are new: try the insert first, look up only on a conflict.
         if try insert(patientID: patientID, recordID: record, content: c, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: true) {
-            return .inserted
+            return (.inserted, db.lastInsertRowID)
         }
         let existing = try db.query("""
             SELECT id, raw, type, description, missing_at_source FROM entries
@@ -49,11 +56,11 @@ extension EntryRepository {
             """, [record, sourceID, remoteID]) { ($0.int64(0)!, $0.string(1), $0.string(2), $0.string(3), $0.string(4)) }.first
         guard let (id, raw, type, description, missing) = existing else {
             try insert(patientID: patientID, recordID: record, content: c, sourceID: sourceID, remoteID: remoteID, now: now, ifNew: false)
-            return .inserted
+            return (.inserted, db.lastInsertRowID)
         }
-        if raw == c.raw && type == c.type.rawValue && description == c.description && missing == nil { return .unchanged }
-        // Another kind of entry now: a fact of its own until regrouped.
-        if type != c.type.rawValue { try db.execute("DELETE FROM fact_copies WHERE entry_id = ?1 OR fact_id = ?1", [id]) }
+        if raw == c.raw && type == c.type.rawValue && description == c.description && missing == nil { return (.unchanged, id) }
+        // Another kind of entry now: it leaves its fact in the regrouping that follows (which finds
+        // its old group by its `fact_copies` pointers, left until then).
         try db.execute("""
             UPDATE entries SET type = ?, description = ?, status = ?, date_text = ?, date_epoch = ?, start_text = ?, start_epoch = ?,
                 end_text = ?, end_epoch = ?, codes = ?, value_number = ?, value_text = ?, unit = ?, dose = ?, reaction = ?, severity = ?,
@@ -62,19 +69,24 @@ extension EntryRepository {
             """, [c.type.rawValue, c.description, c.status, c.date?.text, c.date?.epoch, c.start?.text, c.start?.epoch, c.end?.text,
                   c.end?.epoch, Self.encodeCodes(c.codes), c.valueNumber, c.valueText, c.unit, c.dose, c.reaction, c.severity, c.raw,
                   Timestamps.now(now), id])
-        return .updated
+        return (.updated, id)
     }
 
     /// Marks the entries of a source's record of a patient (`recordID`, see `upsert`) that a full
     /// snapshot no longer holds; they are kept. Returns how many were newly marked.
     @discardableResult
     public func markMissing(recordID: Int64, sourceID: Int64, keeping remoteIDs: Set<String>, now: Date = Date()) throws -> Int {
+        try markMissingEntries(recordID: recordID, sourceID: sourceID, keeping: remoteIDs, now: now).count
+    }
+
+    /// `markMissing`, with the ids of the entries newly marked.
+    public func markMissingEntries(recordID: Int64, sourceID: Int64, keeping remoteIDs: Set<String>, now: Date = Date()) throws -> [Int64] {
         let present = try db.query("SELECT id, remote_id FROM entries WHERE source_patient_id = ? AND source_id = ? AND missing_at_source IS NULL",
                                    [recordID, sourceID]) { ($0.int64(0)!, $0.string(1)!) }
-        var marked = 0
+        var marked: [Int64] = []
         for (id, remoteID) in present where !remoteIDs.contains(remoteID) {
             try db.execute("UPDATE entries SET missing_at_source = ? WHERE id = ?", [Timestamps.now(now), id])
-            marked += 1
+            marked.append(id)
         }
         return marked
     }
@@ -82,10 +94,12 @@ extension EntryRepository {
 
 extension EntryRepository {
     /// Gives the entry one source knows by `remoteID` in a record to another source (which states it
-    /// now), unless that source has it already. Ids, groupings, the user's fields stay.
-    public func move(recordID: Int64, remoteID: String, from: Int64, to: Int64) throws {
+    /// now), unless that source has it already. Ids and the user's fields stay. Returns whether it moved.
+    @discardableResult
+    public func move(recordID: Int64, remoteID: String, from: Int64, to: Int64) throws -> Bool {
         try db.execute("UPDATE OR IGNORE entries SET source_id = ? WHERE source_patient_id = ? AND source_id = ? AND remote_id = ?",
                        [to, recordID, from, remoteID])
+        return db.changes > 0
     }
 
     /// Removes the entry a source knows by `remoteID` (within the caller's transaction): for an

@@ -61,7 +61,7 @@ extension OpenVault {
                                        progress: (String) -> Void) throws -> AppleHealthSummary {
         let source = try AppleHealthExportSource(url: url)
         var summary = AppleHealthSummary()
-        // Whether an entry (not a sample) of a kind facts are grouped by changed: only then is the person regrouped.
+        // Whether an entry (not a sample) changed: only then is the person regrouped.
         var factsChanged = false
         summary.member = source.xmlName
         let mapper = AppleHealthMapper()
@@ -149,7 +149,8 @@ extension OpenVault {
                     let outcome = try entries.upsert(patientID: patient.personID, recordID: patient.id, sourceID: try sourceID(),
                                                      remoteID: entry.remoteID, content: entry.content)
                     count(outcome, entry.content.type, by: 1)
-                    if outcome != .unchanged, FactGrouping.groupedTypes.contains(entry.content.type) { factsChanged = true }
+                    // (Also an entry that is no longer of a kind grouped: it leaves its fact.)
+                    if outcome != .unchanged { factsChanged = true }
                     if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
                     return outcome
                 }

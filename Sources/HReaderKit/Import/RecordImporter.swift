@@ -158,25 +158,25 @@ struct RecordImporter {
             // itself, or the person it was merged into: `patients merge`).
             let person = patient.personID
             if !summary.patientIDs.contains(person) { summary.patientIDs.append(person) }
-            let changedBefore = summary.inserted + summary.updated + summary.markedMissing + summary.filedFromWaiting
+            // What this batch added or changed: the groups those entries can change are recomputed.
+            var touched: Set<Int64> = []
             // Kept earlier while its patient was unknown (only files wait), and now filed: it waits no more.
             let takesBackWaiting = try scope == PatientMatcher.fileScope && !vault.pending.isEmpty(sourceID: sourceID)
             // The batch's new entries are indexed for search in one statement at its end.
             try SearchRepository(vault.db).deferringIndex {
                 for entry in batch.entries {
-                    try store(entry, sourceID: sourceID, record: patient, takingBackWaiting: takesBackWaiting, summary: &summary)
+                    try store(entry, sourceID: sourceID, record: patient, takingBackWaiting: takesBackWaiting, summary: &summary, touched: &touched)
                 }
             }
             if isSnapshot {
-                summary.markedMissing += try vault.entries.markMissing(recordID: patient.id, sourceID: sourceID,
-                                                                       keeping: Set(batch.entries.map(\.remoteID)))
+                let marked = try vault.entries.markMissingEntries(recordID: patient.id, sourceID: sourceID, keeping: Set(batch.entries.map(\.remoteID)))
+                summary.markedMissing += marked.count
+                touched.formUnion(marked)
             }
             for skip in batch.skipped { summary.skipped[skip.reason, default: 0] += 1 }
-            try fileWaiting(for: patient, summary: &summary)
-            // Regrouped when the record changed (a re-import or sync that changed nothing leaves the groups as they are).
-            if summary.inserted + summary.updated + summary.markedMissing + summary.filedFromWaiting != changedBefore {
-                try FactGrouping(vault.db).regroup(patientID: person)
-            }
+            try fileWaiting(for: patient, summary: &summary, touched: &touched)
+            // A re-import or sync that changed nothing leaves the groups as they are.
+            try FactGrouping(vault.db).regroup(patientID: person, touched: touched)
             try vault.audit.record("import", subject: patient.uuid,
                                    detail: "source \(sourceID): \(batch.entries.count) entries, \(batch.skipped.count) skipped")
             return Filed(person: person, record: patient.id)
@@ -197,14 +197,18 @@ struct RecordImporter {
     }
 
     private func store(_ entry: MappedEntry, sourceID: Int64, record: Patient, takingBackWaiting: Bool,
-                       summary: inout ImportSummary) throws {
+                       summary: inout ImportSummary, touched: inout Set<Int64>) throws {
+        // Taken over from the one file source of earlier versions: its source (and so its record) changed.
+        var moved = false
         if let legacy = takingOverFrom, legacy != sourceID {
-            try vault.entries.move(recordID: record.id, remoteID: entry.remoteID, from: legacy, to: sourceID)
+            moved = try vault.entries.move(recordID: record.id, remoteID: entry.remoteID, from: legacy, to: sourceID)
         }
-        switch try vault.entries.upsert(patientID: record.personID, recordID: record.id, sourceID: sourceID,
-                                        remoteID: entry.remoteID, content: entry.content) {
-        case .inserted: summary.inserted += 1
-        case .updated: summary.updated += 1
+        let stored = try vault.entries.upsertEntry(patientID: record.personID, recordID: record.id, sourceID: sourceID,
+                                                   remoteID: entry.remoteID, content: entry.content)
+        if moved { touched.insert(stored.id) }
+        switch stored.outcome {
+        case .inserted: summary.inserted += 1; touched.insert(stored.id)
+        case .updated: summary.updated += 1; touched.insert(stored.id)
         case .unchanged: summary.unchanged += 1
         }
         summary.byType[entry.content.type.rawValue, default: 0] += 1
@@ -214,12 +218,12 @@ struct RecordImporter {
 
     /// Files the resources that were waiting for one of this patient's identities (imported
     /// before the patient was): the same transaction, so they are filed once or not at all.
-    private func fileWaiting(for patient: Patient, summary: inout ImportSummary) throws {
+    private func fileWaiting(for patient: Patient, summary: inout ImportSummary, touched: inout Set<Int64>) throws {
         for identity in try vault.identities.identities(of: patient.id) {
             for pending in try vault.pending.waiting(for: identity) {
                 let batch = try? FHIRMapper().mapBundle(Data(pending.raw.utf8))
                 if let entry = batch?.unattached.first?.entry ?? batch?.records.first?.entries.first {
-                    try store(entry, sourceID: pending.sourceID, record: patient, takingBackWaiting: false, summary: &summary)
+                    try store(entry, sourceID: pending.sourceID, record: patient, takingBackWaiting: false, summary: &summary, touched: &touched)
                     summary.filedFromWaiting += 1
                 }
                 try vault.pending.remove(id: pending.id)

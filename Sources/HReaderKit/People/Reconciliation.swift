@@ -57,8 +57,9 @@ extension OpenVault {
         guard !EntryRepository.isSample(entry) else { throw HReaderError.usage("entry \(entry.id) is an Apple Health sample; samples are not grouped") }
         try write {
             let grouping = FactGrouping(db)
+            // The joins it leaves are forgotten: its group (by its pointers) is regrouped whole.
             try grouping.split(entryID: entry.id)
-            try grouping.regroup(patientID: entry.patientID)
+            try grouping.regroup(patientID: entry.patientID, touched: [entry.id])
             try audit.record("entry.split", subject: entry.uuid)
         }
     }
@@ -85,7 +86,7 @@ extension OpenVault {
         try write {
             let grouping = FactGrouping(db)
             try grouping.join(a.id, b.id)
-            try grouping.regroup(patientID: a.patientID)
+            try grouping.regroup(patientID: a.patientID, touched: [a.id, b.id])
             try audit.record("entry.join", subject: a.uuid, detail: "with \(b.uuid)")
         }
     }

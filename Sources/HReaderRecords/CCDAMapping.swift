@@ -10,8 +10,8 @@ struct CCDAMapping {
     private(set) var sections: [CCDADocument.Section] = []
     private(set) var resources: [JSONObject] = []
     private(set) var notes: [CCDADocument.Note] = []
-    /// Narrative element ID → its text, for `originalText/reference` and `text/reference`.
-    private var narrative: [String: String] = [:]
+    /// The narrative that `originalText/reference` and `text/reference` point into, read when asked.
+    let narrative: CCDANarrative
     /// How often each entry key was seen: entries whose ids repeat are all kept, each with its own id.
     private var occurrences: [String: Int] = [:]
     private(set) var patientID = ""
@@ -19,13 +19,13 @@ struct CCDAMapping {
     init(root: CDAElement, what: String) {
         self.root = root
         self.what = what
+        narrative = CCDANarrative(tree: root.tree)
     }
 
     /// The Patient reference every resource carries (set with the patient).
     private(set) var subject: JSONValue = .null
 
     mutating func run() throws {
-        indexNarrative(root)
         try patient()
         if let body = root.at("component/structuredBody") {
             for component in body.all("component") {
@@ -38,14 +38,7 @@ struct CCDAMapping {
         }
     }
 
-    /// Every element with an `ID`, in document order (the first of an ID wins).
-    private mutating func indexNarrative(_ root: CDAElement) {
-        for element in root.tree.elements {
-            if let id = element[attribute: "ID"], narrative[id] == nil { narrative[id] = element.plainText }
-        }
-    }
-
-    var lookup: (String) -> String? { { [narrative] in narrative[$0] } }
+    var lookup: (String) -> String? { { [narrative] in narrative.text(forID: $0) } }
 
     func concept(_ element: CDAElement?) -> JSONObject? { CCDAValues.concept(element, narrative: lookup) }
 

@@ -106,8 +106,23 @@ struct CDAElement {
     /// The plain text with the children `leavingOut` names (and their tails) left out: of this
     /// element only, or `atEveryLevel`.
     func plainText(leavingOut: ((CDAElement) -> Bool)?, atEveryLevel: Bool = false) -> String {
+        var unlimited = TextAllowance(bytes: .max, elements: .max)
+        return plainText(leavingOut: leavingOut, atEveryLevel: atEveryLevel, within: &unlimited)
+    }
+
+    /// How much of a tree a walk for text may take: bytes of text and elements visited. A walk
+    /// stops where either runs out, so text asked for by reference costs what is read, never the
+    /// whole subtree (`CCDANarrative`).
+    struct TextAllowance {
+        var bytes: Int
+        var elements: Int
+    }
+
+    /// The plain text of no more than `allowance` allows, which the walk spends: when its bytes run
+    /// out the text is cut there (at a character's start), when its elements run out the walk stops.
+    func plainText(leavingOut: ((CDAElement) -> Bool)?, atEveryLevel: Bool = false, within allowance: inout TextAllowance) -> String {
         var out = ""
-        appendText(to: &out, leavingOut: leavingOut, atEveryLevel: atEveryLevel)
+        _ = appendText(to: &out, leavingOut: leavingOut, atEveryLevel: atEveryLevel, allowance: &allowance)
         let lines = out.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
         }
@@ -121,17 +136,36 @@ struct CDAElement {
 
     private static let blockNames: Set<String> = ["paragraph", "tr", "item", "br", "caption", "list", "table", "thead", "tbody", "tfoot"]
 
-    /// Line ends in the source are layout, not text: only block elements end a line.
-    private func appendText(to out: inout String, leavingOut: ((CDAElement) -> Bool)?, atEveryLevel: Bool) {
-        out += Self.flattened(text)
+    /// Line ends in the source are layout, not text: only block elements end a line. False when the
+    /// allowance ran out (the walk stopped).
+    private func appendText(to out: inout String, leavingOut: ((CDAElement) -> Bool)?, atEveryLevel: Bool,
+                            allowance: inout TextAllowance) -> Bool {
+        guard allowance.elements > 0 else { return false }
+        allowance.elements -= 1
+        guard Self.append(node.text, of: tree, to: &out, allowance: &allowance) else { return false }
         for child in children {
             if let leavingOut, leavingOut(child) { continue }
             let name = child.name
             if name == "td" || name == "th" { out += " | " }
-            child.appendText(to: &out, leavingOut: atEveryLevel ? leavingOut : nil, atEveryLevel: atEveryLevel)
+            guard child.appendText(to: &out, leavingOut: atEveryLevel ? leavingOut : nil, atEveryLevel: atEveryLevel,
+                                   allowance: &allowance) else { return false }
             if Self.blockNames.contains(name) { out += "\n" }
-            out += Self.flattened(child.tail)
+            guard Self.append(child.node.tail, of: tree, to: &out, allowance: &allowance) else { return false }
         }
+        return true
+    }
+
+    /// A text run, its line ends as spaces, as much of it as the allowance's bytes allow.
+    private static func append(_ span: CDATree.Span, of tree: CDATree, to out: inout String, allowance: inout TextAllowance) -> Bool {
+        guard span.count > 0 else { return true }
+        guard Int(span.count) > allowance.bytes else {
+            if allowance.bytes != .max { allowance.bytes -= Int(span.count) }
+            out += flattened(tree.string(span))
+            return true
+        }
+        out += flattened(tree.string(span, maxBytes: allowance.bytes))
+        allowance.bytes = 0
+        return false
     }
 
     private static func flattened(_ text: String) -> String {

@@ -63,6 +63,15 @@ final class CDATree {
         }
     }
 
+    /// The first `maxBytes` bytes of a span (fewer, to end at a character's start: the bytes are UTF-8).
+    func string(_ span: Span, maxBytes: Int) -> String {
+        guard Int(span.count) > maxBytes else { return string(span) }
+        let cut = Int(span.start) + max(maxBytes, 0)
+        var end = cut
+        while end > Int(span.start), end > cut - 3, bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return string(Span(start: span.start, count: Int32(end) - span.start))
+    }
+
     func equals(_ span: Span, _ text: String) -> Bool {
         var text = text
         return text.withUTF8 { utf8 in

@@ -1,0 +1,47 @@
+import Foundation
+import XCTest
+
+/// Issue 35's C-CDA reader part through the real binary: the narrative index and references under a
+/// memory bound (security review 3, M-2). Every document is generated here.
+extension CCDAImportTests {
+    /// The review's M-2 reproduction, smaller: a section narrative of `depth` nested `<content>`
+    /// elements (each with an `ID` when `ids`) around `runs` runs of 256 KiB of text, and a problem
+    /// whose originalText refers to each level.
+    static func nestedNarrative(depth: Int, runs: Int, ids: Bool) -> String {
+        var text = (0..<depth).map { ids ? "<content ID=\"c\($0)\">" : "<content>" }.joined()
+        let run = String(repeating: "x", count: 256 << 10)
+        for _ in 0..<runs { text += run + "<br/>" }
+        text += String(repeating: "</content>", count: depth)
+        let entries = (0..<depth).map { level in
+            """
+            <entry><observation classCode="OBS" moodCode="EVN"><templateId root="2.16.840.1.113883.10.20.22.4.4"/>
+            <value xsi:type="CD" code="38341003" codeSystem="2.16.840.1.113883.6.96"><originalText><reference value="#c\(level)"/></originalText></value></observation></entry>
+            """
+        }.joined()
+        return document(section: "<templateId root=\"2.16.840.1.113883.10.20.22.2.5.1\"/><title>Problems</title><text>\(text)</text>\(entries)")
+    }
+
+    static func document(section: String) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <ClinicalDocument xmlns="urn:hl7-org:v3" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+        <recordTarget><patientRole><id root="2.16.840.1.113883.19.5" extension="p35"/>
+        <patient><name><given>Nell</given><family>Probe</family></name></patient></patientRole></recordTarget>
+        <component><structuredBody><component><section>\(section)</section></component></structuredBody></component></ClinicalDocument>
+        """
+    }
+
+    func testNestedIDsAndReferencesToEachCostLittleMoreMemoryThanTheSameDocumentWithoutIDs() throws {
+        // Before the fix every ID stored the text of all it held (651 MB for the review's 4 MB), and
+        // each reference handed out all of it: 140 levels over 512 KiB took hundreds of MB.
+        let plain = try file("nested.xml", Self.nestedNarrative(depth: 140, runs: 2, ids: false))
+        let nested = try file("nested-ids.xml", Self.nestedNarrative(depth: 140, runs: 2, ids: true))
+        let (without, withoutMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", plain]))
+        XCTAssertEqual(without.status, 0, without.stderr)
+        let (with, withMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", nested]))
+        XCTAssertEqual(with.status, 0, with.stderr)
+        XCTAssertTrue(with.stdout.contains("Problems: 140 imported"), with.stdout)
+        XCTAssertGreaterThan(withoutMB, 0)
+        XCTAssertLessThan(withMB, 2 * withoutMB, "peak RSS with IDs \(withMB) MB, without \(withoutMB) MB")
+    }
+}

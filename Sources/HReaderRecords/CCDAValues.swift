@@ -184,21 +184,37 @@ enum CCDAValues {
     static func concept(_ element: CDAElement?, narrative: (String) -> String?) -> JSONObject? {
         guard let element else { return nil }
         var codings: [JSONValue] = []
+        var seen: Set<CodingKey> = []
         func add(_ coding: CDAElement) {
             guard coding.nullFlavor == nil, let code = coding[attribute: "code"].flatMap(nonEmpty) else { return }
+            let system = system(coding[attribute: "codeSystem"]), display = coding[attribute: "displayName"].flatMap(nonEmpty)
+            guard seen.insert(CodingKey(system: system, code: code, display: display)).inserted else { return }
             var members: [JSONObject.Member] = []
-            if let system = system(coding[attribute: "codeSystem"]) { members.append(("system", .string(system))) }
+            if let system { members.append(("system", .string(system))) }
             members.append(("code", .string(code)))
-            if let display = coding[attribute: "displayName"].flatMap(nonEmpty) { members.append(("display", .string(display))) }
-            let value = JSONValue.object(JSONObject(members))
-            if !codings.contains(value) { codings.append(value) }
+            if let display { members.append(("display", .string(display))) }
+            codings.append(.object(JSONObject(members)))
         }
         add(element)
-        for translation in element.all("translation") { add(translation) }
+        // Translations are other systems' codes for the same thing: a handful in practice. More are
+        // left out (security review 3, L-1: 8,000 of them made one import take minutes).
+        for translation in element.children.lazy.filter({ $0.isHL7 && $0.name == "translation" }).prefix(maxTranslations) {
+            add(translation)
+        }
         var members: [JSONObject.Member] = []
         if !codings.isEmpty { members.append(("coding", .array(codings))) }
         if let text = originalText(element, narrative: narrative) { members.append(("text", .string(text))) }
         return members.isEmpty ? nil : JSONObject(members)
+    }
+
+    /// The most translations of one code that are read.
+    static let maxTranslations = 64
+
+    /// A coding as written, to leave out repeats in constant time each.
+    private struct CodingKey: Hashable {
+        let system: String?
+        let code: String
+        let display: String?
     }
 
     /// The text of an `originalText` (or of any element with a `reference`): its reference into the

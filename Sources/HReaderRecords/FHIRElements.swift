@@ -11,15 +11,22 @@ struct Concept {
         text ?? codings.lazy.compactMap(\.display).first ?? codings.lazy.compactMap(\.code).first
     }
 
-    /// Short system name → codes, in coding order, without repeats.
+    /// Short system name → codes, in coding order, without repeats (found in a set: a resource
+    /// may carry thousands of codings).
     var codes: [String: [String]] {
         var codes: [String: [String]] = [:]
+        var seen = Set<SystemCode>(minimumCapacity: codings.count)
         for coding in codings {
             guard let code = coding.code else { continue }
             let key = FHIRCodes.key(forSystem: coding.system)
-            if codes[key]?.contains(code) != true { codes[key, default: []].append(code) }
+            if seen.insert(SystemCode(system: key, code: code)).inserted { codes[key, default: []].append(code) }
         }
         return codes
+    }
+
+    private struct SystemCode: Hashable {
+        let system: String
+        let code: String
     }
 
     func has(system: String, code: String) -> Bool {

@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 
 /// Issue 35's C-CDA reader part through the real binary: the narrative index and references under a
-/// memory bound (security review 3, M-2). Every document is generated here.
+/// memory bound (security review 3, M-2), a code with thousands of translations (L-1). Every
+/// document is generated here.
 extension CCDAImportTests {
     /// The review's M-2 reproduction, smaller: a section narrative of `depth` nested `<content>`
     /// elements (each with an `ID` when `ids`) around `runs` runs of 256 KiB of text, and a problem
@@ -43,5 +44,26 @@ extension CCDAImportTests {
         XCTAssertTrue(with.stdout.contains("Problems: 140 imported"), with.stdout)
         XCTAssertGreaterThan(withoutMB, 0)
         XCTAssertLessThan(withMB, 2 * withoutMB, "peak RSS with IDs \(withMB) MB, without \(withoutMB) MB")
+    }
+
+    func testACodeWithThousandsOfTranslationsImportsWithTheFirst64() throws {
+        func problem(translations: Int) -> String {
+            let value = (0..<translations).map { "<translation code=\"T\($0)\" codeSystem=\"1.2.3.4\"/>" }.joined(separator: "\n")
+            return Self.document(section: """
+                <templateId root="2.16.840.1.113883.10.20.22.2.5.1"/><title>Problems</title><text>Hypertension</text>
+                <entry><observation classCode="OBS" moodCode="EVN"><templateId root="2.16.840.1.113883.10.20.22.4.4"/>
+                <value xsi:type="CD" code="38341003" codeSystem="2.16.840.1.113883.6.96" displayName="Hypertension">\(value)</value></observation></entry>
+                """)
+        }
+        let (small, smallMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", try file("one.xml", problem(translations: 1))]))
+        XCTAssertEqual(small.status, 0, small.stderr)
+        // 4,000 took 8 s before (quadratic); 8,000 took 35 s.
+        let (many, manyMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", try file("many.xml", problem(translations: 4_000))]))
+        XCTAssertEqual(many.status, 0, many.stderr)
+        XCTAssertLessThan(manyMB, 1.5 * smallMB, "peak RSS \(manyMB) MB with 4,000 translations, \(smallMB) MB with one")
+        let codes = try entries().compactMap { $0["codes"] as? [String: [String]] }.sorted { ($0["urn:oid:1.2.3.4"]?.count ?? 0) < ($1["urn:oid:1.2.3.4"]?.count ?? 0) }
+        XCTAssertEqual(codes.map { $0["urn:oid:1.2.3.4"]?.count }, [1, 64])
+        XCTAssertEqual(codes.last?["urn:oid:1.2.3.4"]?.last, "T63")
+        XCTAssertEqual(codes.last?["SNOMED-CT"], ["38341003"])
     }
 }

@@ -5,7 +5,7 @@ import HReaderStore
 @testable import HReaderRecords
 
 /// Issue 35's C-CDA reader part: the narrative resolved lazily under a bound (security review 3,
-/// M-2). The documents are written here.
+/// M-2), translations read in linear time up to a cap (L-1). The documents are written here.
 extension CCDATests {
     /// A Problem Observation named by a SNOMED code, its text a reference into the narrative.
     static func referencingProblem(_ reference: String, code: String = "38341003") -> String {
@@ -88,5 +88,43 @@ extension CCDATests {
         let resolved = try XCTUnwrap(resources(document, "Condition").first?["code"]?["text"]?.string)
         XCTAssertEqual(resolved.utf8.count, CCDANarrative.maxTextBytes - 2)
         XCTAssertTrue(text.hasPrefix(resolved))
+    }
+
+    // MARK: L-1: translations
+
+    func testTranslationsAreReadOnceEachAndNoMoreThan64() throws {
+        let translations = (0..<200).map { "<translation code=\"T\($0 % 100)\" codeSystem=\"1.2.3.4\" displayName=\"t\($0 % 100)\"/>" }.joined()
+        let value = "<value xsi:type=\"CD\" code=\"38341003\" codeSystem=\"2.16.840.1.113883.6.96\">\(translations)</value>"
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.problems, title: "Problems", entries: [CDAFixture.problem("", "", value: value)]))))
+        let codes = codings(resources(document, "Condition").first?["code"])
+        XCTAssertEqual(codes.count, 1 + CCDAValues.maxTranslations)
+        XCTAssertEqual(codes.first, "http://snomed.info/sct|38341003")
+        XCTAssertEqual(codes.dropFirst().first, "urn:oid:1.2.3.4|T0")
+        XCTAssertEqual(Set(codes).count, codes.count, "no coding twice")
+    }
+
+    func testATranslationRepeatedIsOneCodingAndAnotherDisplayIsAnother() throws {
+        let value = """
+            <value xsi:type="CD" code="38341003" codeSystem="2.16.840.1.113883.6.96" displayName="Hypertension">
+              <translation code="I10" codeSystem="2.16.840.1.113883.6.90" displayName="Essential hypertension"/>
+              <translation code="I10" codeSystem="2.16.840.1.113883.6.90" displayName="Essential hypertension"/>
+              <translation code="I10" codeSystem="2.16.840.1.113883.6.90"/>
+              <translation code="38341003" codeSystem="2.16.840.1.113883.6.96" displayName="Hypertension"/></value>
+            """
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.problems, title: "Problems", entries: [CDAFixture.problem("", "", value: value)]))))
+        let coding = resources(document, "Condition").first?["code"]?["coding"]?.array ?? []
+        XCTAssertEqual(coding.map { "\($0["code"]?.string ?? "")|\($0["display"]?.string ?? "")" },
+                       ["38341003|Hypertension", "I10|Essential hypertension", "I10|"])
+    }
+
+    func testFHIRCodingsRepeatedInAConceptAreOneCode() {
+        var concept = Concept(text: "Hypertension")
+        for i in 0..<3_000 { concept.codings.append(("http://snomed.info/sct", String(38341003 + i % 1_000), nil)) }
+        concept.codings.append(("urn:oid:1.2.3", "38341003", nil))
+        XCTAssertEqual(concept.codes["SNOMED-CT"]?.count, 1_000)
+        XCTAssertEqual(concept.codes["SNOMED-CT"]?.prefix(2), ["38341003", "38341004"], "in coding order")
+        XCTAssertEqual(concept.codes["urn:oid:1.2.3"], ["38341003"], "the same code in another system is another code")
     }
 }

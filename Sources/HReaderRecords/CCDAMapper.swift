@@ -30,7 +30,8 @@ extension FHIRMapper {
     /// section's narrative, its value is the text; no code of a clinical fact (only the section's LOINC code).
     static func noteEntry(_ note: CCDADocument.Note) -> MappedEntry {
         var content = EntryContent(type: note.type, description: "\(note.title): the document's section narrative (no coded entries)",
-                                   status: narrativeStatus, codes: note.sectionCode.map { ["LOINC": [$0]] } ?? [:])
+                                   status: narrativeStatus,
+                                   codes: note.sectionCode.flatMap { FHIRCodes.isPlaceholder(code: $0) ? nil : ["LOINC": [$0]] } ?? [:])
         content.valueText = note.text
         var raw: [JSONObject.Member] = [("cda_section", .string(note.title))]
         if let code = note.sectionCode { raw.append(("code", .string(code))) }

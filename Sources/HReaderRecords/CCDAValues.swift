@@ -180,14 +180,22 @@ enum CCDAValues {
 
     /// A CD/CE/CV as a CodeableConcept: the code (when it has one), its translations, and the
     /// original text (`originalText`, its reference into the narrative resolved by `narrative`).
+    /// A placeholder code (`Unknown`, `UNK`, `0`: `FHIRCodes.isPlaceholder(code:)`) is no coding;
+    /// its display name, when it names something, is the text if the concept has no other.
     /// Nil when nothing is left: a nullFlavor with no text and no translation.
     static func concept(_ element: CDAElement?, narrative: (String) -> String?) -> JSONObject? {
         guard let element else { return nil }
         var codings: [JSONValue] = []
         var seen: Set<CodingKey> = []
+        var placeholderDisplay: String?
         func add(_ coding: CDAElement) {
             guard coding.nullFlavor == nil, let code = coding[attribute: "code"].flatMap(nonEmpty) else { return }
-            let system = system(coding[attribute: "codeSystem"]), display = coding[attribute: "displayName"].flatMap(nonEmpty)
+            let display = coding[attribute: "displayName"].flatMap(nonEmpty)
+            guard !FHIRCodes.isPlaceholder(code: code) else {
+                if placeholderDisplay == nil, let display, !isPlaceholderText(display) { placeholderDisplay = display }
+                return
+            }
+            let system = system(coding[attribute: "codeSystem"])
             guard seen.insert(CodingKey(system: system, code: code, display: display)).inserted else { return }
             var members: [JSONObject.Member] = []
             if let system { members.append(("system", .string(system))) }
@@ -203,7 +211,9 @@ enum CCDAValues {
         }
         var members: [JSONObject.Member] = []
         if !codings.isEmpty { members.append(("coding", .array(codings))) }
-        if let text = originalText(element, narrative: narrative) { members.append(("text", .string(text))) }
+        let original = originalText(element, narrative: narrative)
+        let text = original.flatMap { isPlaceholderText($0) ? nil : $0 } ?? placeholderDisplay ?? original
+        if let text { members.append(("text", .string(text))) }
         return members.isEmpty ? nil : JSONObject(members)
     }
 
@@ -260,7 +270,10 @@ enum CCDAValues {
     /// matched word by word (words of the folded text between single spaces), without compiling a
     /// regular expression for every text read.
     static func isPlaceholderText(_ text: String) -> Bool {
-        let folded = text.lowercased().trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ".-")))
+        let trimmed = text.trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ".-")))
+        // Every placeholder is short: a long text (a narrative) is not lower-cased to find that out.
+        guard trimmed.utf8.count <= 4 * 80 else { return false }
+        let folded = trimmed.lowercased()
         if placeholderTexts.contains(folded) { return true }
         guard folded.count <= 80 else { return false }
         return matchesPlaceholderPattern(folded)

@@ -1,5 +1,8 @@
+import Foundation
+
 /// Code systems: FHIR system URIs (and their OIDs) to the short names hReader's records use, so
-/// codes from FHIR and from RHEx sit under the same keys. Unknown systems keep their URI.
+/// codes from FHIR and from RHEx sit under the same keys. Unknown systems keep their URI. And the
+/// codes that are none.
 enum FHIRCodes {
     static let shortNames: [String: String] = [
         "http://loinc.org": "LOINC",
@@ -25,6 +28,28 @@ enum FHIRCodes {
         guard let system, !system.isEmpty else { return "Unknown" }
         return shortNames[system] ?? system
     }
+
+    /// Whether a code is a placeholder where a vendor had none: empty, `Unknown`, `UNK`, `N/A`, `0`,
+    /// `none`, a nullFlavor's code (`NI`, `NA`, `ASKU`, …) or any placeholder text
+    /// (`CCDAValues.isPlaceholderText`), in any case. Such a code is never an entry's code, from
+    /// C-CDA or FHIR: one vendor codes four different allergens `Unknown` in UNII, which would make
+    /// them one coded fact. The coding's display still names the entry.
+    static func isPlaceholder(code: String) -> Bool {
+        // Most codes are numbers (LOINC, SNOMED CT, RxNorm, CVX): nothing to fold.
+        if let first = code.utf8.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") { return false }
+        let folded = code.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
+        if folded.isEmpty || placeholderCodes.contains(folded) { return true }
+        // "0", "00", "000-0": zeros alone are no code of any system.
+        if folded.contains("0"), folded.allSatisfy({ $0 == "0" || $0 == "-" || $0 == "." }) { return true }
+        return CCDAValues.isPlaceholderText(folded)
+    }
+
+    /// nullFlavor codes that stand for no value (not the quantity ones: `TRC`, `PINF`, `NINF`, `QS`),
+    /// and the words vendors write in their place.
+    static let placeholderCodes: Set<String> = [
+        "NI", "NA", "UNK", "ASKU", "NAV", "NASK", "NAVU", "MSK", "OTH", "INV", "UNC", "NP", "DER",
+        "UNKNOWN", "N/A", "NONE", "NULL", "NIL", "NULLFLAVOR", "-", "--", "?", "TBD",
+    ]
 
     /// LOINC codes of blood-pressure observations.
     static let bloodPressurePanels: Set<String> = ["85354-9", "55284-4", "35094-2"]

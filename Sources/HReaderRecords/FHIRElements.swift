@@ -12,12 +12,12 @@ struct Concept {
     }
 
     /// Short system name → codes, in coding order, without repeats (found in a set: a resource
-    /// may carry thousands of codings).
+    /// may carry thousands) and without placeholders (`FHIRCodes.isPlaceholder(code:)`).
     var codes: [String: [String]] {
         var codes: [String: [String]] = [:]
         var seen = Set<SystemCode>(minimumCapacity: codings.count)
         for coding in codings {
-            guard let code = coding.code else { continue }
+            guard let code = coding.code, !FHIRCodes.isPlaceholder(code: code) else { continue }
             let key = FHIRCodes.key(forSystem: coding.system)
             if seen.insert(SystemCode(system: key, code: code)).inserted { codes[key, default: []].append(code) }
         }

@@ -5,7 +5,8 @@ import HReaderStore
 @testable import HReaderRecords
 
 /// Issue 35's C-CDA reader part: the narrative resolved lazily under a bound (security review 3,
-/// M-2), translations read in linear time up to a cap (L-1). The documents are written here.
+/// M-2), translations read in linear time up to a cap (L-1), placeholder codes that never become
+/// codes. The documents are written here, in the shapes of the vendors' documents the issue names.
 extension CCDATests {
     /// A Problem Observation named by a SNOMED code, its text a reference into the narrative.
     static func referencingProblem(_ reference: String, code: String = "38341003") -> String {
@@ -126,5 +127,82 @@ extension CCDATests {
         XCTAssertEqual(concept.codes["SNOMED-CT"]?.count, 1_000)
         XCTAssertEqual(concept.codes["SNOMED-CT"]?.prefix(2), ["38341003", "38341004"], "in coding order")
         XCTAssertEqual(concept.codes["urn:oid:1.2.3"], ["38341003"], "the same code in another system is another code")
+    }
+
+    // MARK: Placeholder codes
+
+    func testPlaceholderCodesAreToldFromRealOnes() {
+        for placeholder in ["Unknown", "UNKNOWN", " unk ", "UNK", "NI", "na", "N/A", "NA", "0", "00", "000-0", "", "  ", "none", "None",
+                            "nullFlavor", "NULL", "ASKU", "NAV", "NASK", "MSK", "OTH", "Not available", "No information"] {
+            XCTAssertTrue(FHIRCodes.isPlaceholder(code: placeholder), placeholder.debugDescription)
+        }
+        for code in ["38341003", "8867-4", "I10", "A00.0", "T0", "10", "0.5", "NAD", "N", "UN", "K", "1564HD0N96", "R00-R99", "NKA",
+                     "716186003", "no-known-allergies", "no-allergy-info"] {
+            XCTAssertFalse(FHIRCodes.isPlaceholder(code: code), code)
+        }
+    }
+
+    /// One vendor's CCD: four allergens coded `Unknown` in UNII, each named by its displayName and
+    /// its narrative cell, and a fifth with a real RxNorm code.
+    static func allergy(_ substance: String, id: String) -> String {
+        """
+        <act classCode="ACT" moodCode="EVN"><templateId root="2.16.840.1.113883.10.20.22.4.30"/><id root="\(id)"/>
+          <code code="48765-2" codeSystem="2.16.840.1.113883.6.1"/><statusCode code="active"/>
+          <entryRelationship typeCode="SUBJ"><observation classCode="OBS" moodCode="EVN">
+            <templateId root="2.16.840.1.113883.10.20.22.4.7"/><id root="\(id).1"/><code code="ASSERTION" codeSystem="2.16.840.1.113883.5.4"/>
+            <statusCode code="completed"/><effectiveTime><low value="20100223"/></effectiveTime>
+            <value xsi:type="CD" code="419199007" codeSystem="2.16.840.1.113883.6.96" displayName="Allergy to substance"/>
+            <participant typeCode="CSM"><participantRole classCode="MANU"><playingEntity classCode="MMAT">\(substance)</playingEntity>
+            </participantRole></participant>
+          </observation></entryRelationship>
+        </act>
+        """
+    }
+
+    func testAllergensCodedUnknownKeepTheirNamesAndNoCode() throws {
+        let unii = "codeSystem=\"2.16.840.1.113883.4.9\" codeSystemName=\"UNII\""
+        let entries = [
+            Self.allergy("<code code=\"Unknown\" displayName=\"Ragweed\" \(unii)><originalText><reference value=\"#a0\"/></originalText></code><name/>", id: "1.1"),
+            Self.allergy("<code code=\"Unknown\" displayName=\"Latex\" \(unii)/>", id: "1.2"),
+            Self.allergy("<code code=\"UNK\" displayName=\"Unknown\" \(unii)><originalText><reference value=\"#a2\"/></originalText></code>", id: "1.3"),
+            Self.allergy("<code code=\"0\" displayName=\"Birds\" \(unii)/>", id: "1.4"),
+            Self.allergy("<code code=\"214256\" displayName=\"Acetaminophen / Codeine\" codeSystem=\"2.16.840.1.113883.6.88\"/>", id: "1.5"),
+        ]
+        let data = Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.allergies, title: "Allergies",
+            text: "<table><tbody><tr><td ID=\"a0\">Ragweed</td></tr><tr><td ID=\"a2\">Cheese</td></tr></tbody></table>", entries: entries))).utf8)
+        let document = try CCDADocument.read(data, what: "vendor.xml")
+        let allergies = resources(document, "AllergyIntolerance")
+        XCTAssertEqual(allergies.map { $0["code"]?["text"]?.string }, ["Ragweed", "Latex", "Cheese", "Birds", nil])
+        XCTAssertEqual(allergies.map { codings($0["code"]) }, [[], [], [], [], ["http://www.nlm.nih.gov/research/umls/rxnorm|214256"]])
+        let entries2 = try mapped(data).entries.filter { $0.content.type == .allergy }
+        XCTAssertEqual(entries2.map(\.content.description), ["Ragweed", "Latex", "Cheese", "Birds", "Acetaminophen / Codeine"])
+        XCTAssertEqual(entries2.map(\.content.codes), [[:], [:], [:], [:], ["RxNorm": ["214256"]]])
+    }
+
+    func testFHIRPlaceholderCodesAreNoEntryCodesAndTheirDisplayNamesTheEntry() throws {
+        let bundle = """
+            {"resourceType": "Bundle", "type": "collection", "entry": [
+              {"resource": {"resourceType": "Patient", "id": "p1", "name": [{"family": "Fixture"}]}},
+              {"resource": {"resourceType": "AllergyIntolerance", "id": "a1", "patient": {"reference": "Patient/p1"},
+                "code": {"coding": [{"system": "http://fdasis.nlm.nih.gov", "code": "Unknown", "display": "Ragweed"}]}}},
+              {"resource": {"resourceType": "AllergyIntolerance", "id": "a2", "patient": {"reference": "Patient/p1"},
+                "code": {"coding": [{"system": "http://fdasis.nlm.nih.gov", "code": "UNK", "display": "Latex"},
+                                    {"system": "http://snomed.info/sct", "code": "111088007", "display": "Latex"}]}}},
+              {"resource": {"resourceType": "Condition", "id": "c1", "subject": {"reference": "Patient/p1"},
+                "code": {"coding": [{"system": "http://snomed.info/sct", "code": "0"}], "text": "Back pain"}}}]}
+            """
+        let batch = try FHIRMapper(timeZone: utc).mapBundle(Data(bundle.utf8))
+        let entries = try XCTUnwrap(batch.records.first).entries
+        XCTAssertEqual(entries.map(\.content.description), ["Ragweed", "Latex", "Back pain"])
+        XCTAssertEqual(entries.map(\.content.codes), [[:], ["SNOMED-CT": ["111088007"]], [:]])
+    }
+
+    func testANarrativeNoteKeepsItsSectionsCodeOnlyWhenItIsOne() throws {
+        let data = Data(CDAFixture.document(body: CDAFixture.structured(
+            CDAFixture.section(code: "UNK", title: "Family history", text: "Father: hypertension."),
+            CDAFixture.section(code: "10157-6", title: "Family history", text: "Mother: asthma."))).utf8)
+        let notes = try mapped(data).entries.filter { $0.content.status == FHIRMapper.narrativeStatus }
+        XCTAssertEqual(notes.map(\.content.codes), [[:], ["LOINC": ["10157-6"]]])
     }
 }

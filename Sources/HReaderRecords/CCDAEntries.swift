@@ -111,14 +111,20 @@ extension CCDAMapping {
                                  ("414285001", "429625007", "No known food allergy"), ("426232007", "428607008", "No known environmental allergy")]
     static let noKnownAllergyCodes: Set<String> = Set(noKnownAllergy.map(\.1))
 
-    /// An Allergy Intolerance Observation: the substance is its participant's playingEntity. A
-    /// negated one with no substance is "no known (drug, food) allergy"; with a substance, refuted.
+    /// An Allergy Intolerance Observation: the substance is its participant's playingEntity, by
+    /// its code, else by its name. A negated one with no substance is "no known (drug, food)
+    /// allergy"; with a substance, refuted.
     func allergy(_ observation: CDAElement, concern: CDAElement?) -> Built {
         if let unknown = unknownStatement(observation) { return unknown }
         let entity = observation.all("participant").first { $0[attribute: "typeCode"] == "CSM" || $0.at("participantRole/playingEntity") != nil }?
             .at("participantRole/playingEntity")
         var substance = concept(entity?.child("code"))
-        if substance == nil, let name = entity?.child("name").flatMap({ nonEmpty($0.plainText) }) { substance = ["text": .string(name)] }
+        if CCDAValues.isPlaceholder(substance), let name = entity?.child("name").flatMap({ nonEmpty($0.plainText) }),
+           !CCDAValues.isPlaceholderText(name) {
+            // The product's own name where the code names nothing: the VA's C32 codes "UNK" and says
+            // "Coded Allergy Name Not Available" beside <name>LATEX STRAP</name>.
+            substance = JSONObject((substance?.members.filter { $0.key != "text" } ?? []) + [("text", .string(name))])
+        }
         if CCDAValues.isPlaceholder(substance) { substance = nil }
         let type = concept(observation.child("value"))
         let typeCodes = Set(CCDAValues.codes(of: type).filter { $0.system == Self.snomed }.map(\.code))
@@ -211,14 +217,19 @@ extension CCDAMapping {
     // MARK: Medications and immunizations
 
     /// The drug or vaccine of a substanceAdministration: its manufacturedMaterial's code (RxNorm,
-    /// CVX), with the material's name as the text when the code has none.
+    /// CVX), with the material's name as the text when the code has none or a placeholder.
     private func material(_ administration: CDAElement) -> (concept: JSONObject?, material: CDAElement?) {
         // CCD 1.0 allowed a manufacturedLabeledDrug in place of the manufacturedMaterial.
         let material = administration.at("consumable/manufacturedProduct/manufacturedMaterial")
             ?? administration.at("consumable/manufacturedProduct/manufacturedLabeledDrug")
         var code = concept(material?.child("code"))
         if let name = material?.child("name").flatMap({ nonEmpty($0.plainText) }), !CCDAValues.isPlaceholderText(name) {
-            if code == nil { code = ["text": .string(name)] } else if code?["text"] == nil { code?.members.append(("text", .string(name))) }
+            if code == nil {
+                code = ["text": .string(name)]
+            } else if code?["text"]?.string.map(CCDAValues.isPlaceholderText) ?? true {
+                code?.members.removeAll { $0.key == "text" }
+                code?.members.append(("text", .string(name)))
+            }
         }
         return (CCDAValues.isPlaceholder(code) ? nil : code, material)
     }

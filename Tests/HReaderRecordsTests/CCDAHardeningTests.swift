@@ -6,7 +6,8 @@ import HReaderStore
 
 /// Issue 35's C-CDA reader part: the narrative resolved lazily under a bound (security review 3,
 /// M-2), translations read in linear time up to a cap (L-1), placeholder codes that never become
-/// codes. The documents are written here, in the shapes of the vendors' documents the issue names.
+/// codes, allergies and drugs named by their product's name. The documents are written here, in the
+/// shapes of the vendors' documents the issue names.
 extension CCDATests {
     /// A Problem Observation named by a SNOMED code, its text a reference into the narrative.
     static func referencingProblem(_ reference: String, code: String = "38341003") -> String {
@@ -204,5 +205,43 @@ extension CCDATests {
             CDAFixture.section(code: "10157-6", title: "Family history", text: "Mother: asthma."))).utf8)
         let notes = try mapped(data).entries.filter { $0.content.status == FHIRMapper.narrativeStatus }
         XCTAssertEqual(notes.map(\.content.codes), [[:], ["LOINC": ["10157-6"]]])
+    }
+
+    // MARK: Allergies named by their product
+
+    func testAnAllergyWithAPlaceholderCodeIsNamedByItsProductsName() throws {
+        // The VA's C32: code UNK, its originalText "Coded Allergy Name Not Available", the product's name beside it.
+        let substance = """
+            <code code="UNK" nullFlavor="UNK"><originalText><reference value="#coded1"/></originalText></code><name>LATEX STRAP</name>
+            """
+        let unnamed = "<code nullFlavor=\"UNK\"><originalText><reference value=\"#coded1\"/></originalText></code><name>Not available</name>"
+        let refuted = Self.allergy(substance, id: "2.2").replacingOccurrences(of: "<observation classCode=\"OBS\" moodCode=\"EVN\">",
+                                                                             with: "<observation classCode=\"OBS\" moodCode=\"EVN\" negationInd=\"true\">")
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.allergies, title: "Allergies",
+            text: "<table><tbody><tr><td><content ID=\"allergy1\">LATEX STRAP</content></td>"
+                + "<td><content ID=\"coded1\">Coded Allergy Name Not Available</content></td></tr></tbody></table>",
+            entries: [Self.allergy(substance, id: "2.1"), refuted, Self.allergy(unnamed, id: "2.3")]))))
+        let allergies = resources(document, "AllergyIntolerance")
+        XCTAssertEqual(allergies.map { $0["code"]?["text"]?.string }, ["LATEX STRAP", "LATEX STRAP"])
+        XCTAssertEqual(allergies.map { $0["code"]?["coding"] }, [nil, nil], "no code invented")
+        XCTAssertEqual(allergies.last?["verificationStatus"]?["coding"]?[0]?["code"]?.string, "refuted", "a negated one stays refuted")
+        XCTAssertEqual(document.sections.first?.skipped, ["an allergy whose substance is a nullFlavor or a placeholder (no substance named)": 1])
+    }
+
+    func testAMedicationWhoseCodesTextIsAPlaceholderIsNamedByItsMaterialsName() throws {
+        let administration = """
+            <substanceAdministration classCode="SBADM" moodCode="EVN"><statusCode code="active"/>
+              <consumable><manufacturedProduct><manufacturedMaterial>
+                <code code="Unknown" displayName="Unknown" codeSystem="2.16.840.1.113883.6.88"><originalText>Unknown</originalText>
+                  <translation code="86679" displayName="12 Hour Decongestant 120 MG CP12" codeSystem="2.16.840.1.113883.6.253"/></code>
+                <name>12 Hour Decongestant</name>
+              </manufacturedMaterial></manufacturedProduct></consumable></substanceAdministration>
+            """
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: "2.16.840.1.113883.10.20.22.2.1.1", title: "Medications", entries: [administration]))))
+        let drug = resources(document, "MedicationStatement").first?["medicationCodeableConcept"]
+        XCTAssertEqual(drug?["text"]?.string, "12 Hour Decongestant")
+        XCTAssertEqual(codings(drug), ["urn:oid:2.16.840.1.113883.6.253|86679"])
     }
 }

@@ -240,9 +240,12 @@ extension CCDAMapping {
     func medication(_ administration: CDAElement) -> Built {
         if let unknown = unknownStatement(administration) { return unknown }
         var (drug, _) = material(administration)
-        if drug == nil, !administration.isNegated, let text = CCDAValues.text(administration.child("text"), narrative: lookup),
-           !CCDAValues.isPlaceholderText(text) {
-            drug = ["text": .string(text)]  // a free-text medication: the document's own words name it
+        let text = administration.child("text"), row = referencedRow(text)
+        if drug == nil, !administration.isNegated {
+            // A free-text medication: the document's own words name it (of a row, its drug's cell if a header says which).
+            let named = if let row { narrative.cell(of: row, under: Self.drugHeaders) ?? narrative.text(of: row.element) }
+                        else { CCDAValues.text(text, narrative: lookup) }
+            if let named, !CCDAValues.isPlaceholderText(named) { drug = ["text": .string(named)] }
         }
         if administration.isNegated, CCDAValues.codes(of: drug).contains(where: { Self.genericDrugCodes.contains($0.code) }) {
             return skip("a statement that no medication is taken (negationInd), not a record")
@@ -304,18 +307,39 @@ extension CCDAMapping {
             members += timeMembers(administration, prefix: "effective")
             if !dosage.members.isEmpty { members.append(("dosage", [.object(dosage)])) }
         }
+        if let row, let text = narrative.text(of: row.element) {
+            members.append(("note", [["text": .string(text)]]))  // the row, which is no sig, kept as the document's words
+        }
         return .success(JSONObject(members))
     }
+
+    /// The row of the section's table a statement's `text` points to, when it points to a whole
+    /// row: one vendor's medications point there (`<tr ID="Med1">`: "Lisinopril oral tablet |
+    /// RxNorm: 314076 | lisinopril | 10 mg | Not Indicated"), which is neither the drug's name
+    /// nor, as "C-CDA on FHIR" reads `text`, a sig.
+    private func referencedRow(_ text: CDAElement?) -> CCDANarrative.Target? {
+        guard let value = text?.child("reference")?[attribute: "value"], value.hasPrefix("#"),
+              let target = narrative.target(forID: String(value.dropFirst())),
+              CDAElement(tree: root.tree, index: target.element).name == "tr" else { return nil }
+        return target
+    }
+
+    /// Headers of a medication table's columns: the drug's name, then the sig (each list in order
+    /// of preference; a pharmacy's "Fill Instructions" are no sig).
+    static let drugHeaders: [Set<String>] = [["medication", "medications", "drug", "drugs", "medicine", "material"], ["product", "name"]]
+    static let sigHeaders: [Set<String>] = [["sig"], ["directions", "direction"], ["instructions", "instruction"]]
+    static let notSigHeaders: Set<String> = ["fill", "pharmacy", "dispense", "dispensing"]
 
     /// "Drug or medicament", "medicinal product": negated, they say no medication at all is taken.
     static let genericDrugCodes: Set<String> = ["410942007", "763158003", "373873005"]
 
-    /// text (the sig), route, dose and frequency of a substanceAdministration.
+    /// text (the sig; of a row, its sig's cell), route, dose and frequency of a substanceAdministration.
     private func dosage(_ administration: CDAElement) -> JSONObject {
         var members: [JSONObject.Member] = []
-        if let sig = CCDAValues.text(administration.child("text"), narrative: lookup), !CCDAValues.isPlaceholderText(sig) {
-            members.append(("text", .string(sig)))
-        }
+        let text = administration.child("text")
+        let sig = if let row = referencedRow(text) { narrative.cell(of: row, under: Self.sigHeaders, excluding: Self.notSigHeaders) }
+                  else { CCDAValues.text(text, narrative: lookup) }
+        if let sig, !CCDAValues.isPlaceholderText(sig) { members.append(("text", .string(sig))) }
         if let frequency = administration.all("effectiveTime").first(where: { $0.instanceType == "PIVL_TS" })?.child("period"),
            let value = CCDAValues.decimal(frequency[attribute: "value"]), let unit = frequency[attribute: "unit"],
            let periodUnit = ["s": "s", "min": "min", "h": "h", "d": "d", "wk": "wk", "mo": "mo", "a": "a"][unit] {

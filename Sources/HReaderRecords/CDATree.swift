@@ -53,9 +53,6 @@ final class CDATree {
         instance = builder.namespaces.firstIndex(of: CDAElement.instanceNamespace).map(Int32.init) ?? 0
     }
 
-    /// Every element in document order (the root first).
-    var elements: some Sequence<CDAElement> { (0..<Int32(nodes.count)).lazy.map { CDAElement(tree: self, index: $0) } }
-
     func string(_ span: Span) -> String {
         guard span.count > 0 else { return "" }
         return bytes.withUnsafeBufferPointer { buffer in

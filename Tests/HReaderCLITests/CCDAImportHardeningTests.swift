@@ -2,8 +2,9 @@ import Foundation
 import XCTest
 
 /// Issue 35's C-CDA reader part through the real binary: the narrative index and references under a
-/// memory bound (security review 3, M-2), a code with thousands of translations (L-1). Every
-/// document is generated here.
+/// memory bound (security review 3, M-2), a code with thousands of translations (L-1), and the
+/// vendor shapes whose placeholder codes, product names and table rows named entries wrongly.
+/// Every document is generated here or is hreader's own fixture (`vendor-codes.xml`).
 extension CCDAImportTests {
     /// The review's M-2 reproduction, smaller: a section narrative of `depth` nested `<content>`
     /// elements (each with an `ID` when `ids`) around `runs` runs of 256 KiB of text, and a problem
@@ -65,5 +66,22 @@ extension CCDAImportTests {
         XCTAssertEqual(codes.map { $0["urn:oid:1.2.3.4"]?.count }, [1, 64])
         XCTAssertEqual(codes.last?["urn:oid:1.2.3.4"]?.last, "T63")
         XCTAssertEqual(codes.last?["SNOMED-CT"], ["38341003"])
+    }
+
+    func testVendorPlaceholderCodesProductNamesAndTableRowsNameEachEntryOnce() throws {
+        let result = try ok(withPassword(["import", "--file", try fixture("vendor-codes.xml"), "--as", "me"]))
+        XCTAssertTrue(result.stdout.contains("Allergies: 6 imported"), result.stdout)
+        let all = try entries()
+        let allergies = all.filter { $0["type"] as? String == "allergy" }
+        XCTAssertEqual(Set(allergies.compactMap { $0["description"] as? String }),
+                       ["Ragweed", "Latex", "Cheese", "Birds", "Acetaminophen / Codeine", "ADHESIVE BANDAGE"])
+        // No allergen is coded "Unknown": four different ones are not one coded fact.
+        XCTAssertEqual(allergies.compactMap { ($0["codes"] as? [String: [String]]).flatMap { $0.isEmpty ? nil : $0 } },
+                       [["RxNorm": ["214256"]]])
+        // The medications tile reads the drug and its sig, never the narrative's table row.
+        let summary = try json(try ok(withPassword(["summary", "--json", "--patient", "1"])))
+        let tiles = (summary["tiles"] as? [[String: Any]]) ?? []
+        let medications = try XCTUnwrap(tiles.first { $0["identifier"] as? String == "org.mitre.hreader.medications" })
+        XCTAssertEqual(medications["lines"] as? [String], ["metformin 500 mg 1 tablet twice daily with meals", "lisinopril 10 mg"])
     }
 }

@@ -6,8 +6,8 @@ import HReaderStore
 
 /// Issue 35's C-CDA reader part: the narrative resolved lazily under a bound (security review 3,
 /// M-2), translations read in linear time up to a cap (L-1), placeholder codes that never become
-/// codes, allergies and drugs named by their product's name. The documents are written here, in the
-/// shapes of the vendors' documents the issue names.
+/// codes, allergies and drugs named by their product's name, and medications whose `text` points to a
+/// table row. The documents are written here, in the shapes of the vendors' documents the issue names.
 extension CCDATests {
     /// A Problem Observation named by a SNOMED code, its text a reference into the narrative.
     static func referencingProblem(_ reference: String, code: String = "38341003") -> String {
@@ -243,5 +243,69 @@ extension CCDATests {
         let drug = resources(document, "MedicationStatement").first?["medicationCodeableConcept"]
         XCTAssertEqual(drug?["text"]?.string, "12 Hour Decongestant")
         XCTAssertEqual(codings(drug), ["urn:oid:2.16.840.1.113883.6.253|86679"])
+    }
+
+    // MARK: Medications whose text is a table row
+
+    /// One vendor's medications section: a table of Material, RxNorm code, generic name,
+    /// strength, dates and SIG, each entry's `text` pointing to its whole row.
+    static let medicationTable = """
+        <table><thead><tr><th>Material</th><th>RXnormCode</th><th>GenericName</th><th>ProductStrength</th><th>StartDate</th>
+        <th>StopDate</th><th>SIG</th></tr></thead><tbody>
+        <tr ID="Med1"><td>Lisinopril oral tablet</td><td>RxNorm: 314076</td><td>lisinopril</td><td>10 mg</td><td>Not Indicated</td>
+          <td>Not Indicated</td></tr>
+        <tr ID="Med2"><td>Metformin oral tablet</td><td>RxNorm: 861007</td><td>metformin</td><td>500 mg</td><td>2007-08-06</td>
+          <td>Not Indicated</td><td>1 tablet twice daily with meals</td></tr>
+        <tr ID="Med3"><td>Trial drug X</td><td/><td/><td/><td/><td/><td/></tr>
+        </tbody></table>
+        """
+
+    static func medication(_ material: String, text: String) -> String {
+        """
+        <substanceAdministration classCode="SBADM" moodCode="EVN"><templateId root="2.16.840.1.113883.10.20.22.4.16"/>
+          <text><reference value="\(text)"/></text><statusCode code="completed"/>
+          <effectiveTime xsi:type="IVL_TS"><low nullFlavor="NI"/><high nullFlavor="NI"/></effectiveTime>
+          <consumable><manufacturedProduct><manufacturedMaterial>\(material)</manufacturedMaterial></manufacturedProduct></consumable>
+        </substanceAdministration>
+        """
+    }
+
+    func testAMedicationWhoseTextIsItsTableRowIsNamedByItsCodeAndItsSigIsTheSigCell() throws {
+        let rxnorm = "codeSystem=\"2.16.840.1.113883.6.88\" codeSystemName=\"RxNorm\""
+        let data = Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: "2.16.840.1.113883.10.20.22.2.1.1", title: "Medications", text: Self.medicationTable, entries: [
+                Self.medication("<code code=\"314076\" \(rxnorm) displayName=\"lisinopril 10 mg\"/>", text: "#Med1"),
+                Self.medication("<code code=\"861007\" \(rxnorm) displayName=\"metformin 500 mg\"/>", text: "#Med2"),
+                Self.medication("<code nullFlavor=\"UNK\"/>", text: "#Med3"),
+            ]))).utf8)
+        let document = try CCDADocument.read(data, what: "medications.xml")
+        let statements = resources(document, "MedicationStatement")
+        XCTAssertEqual(statements.count, 3)
+        XCTAssertEqual(statements.map { $0["medicationCodeableConcept"]?["coding"]?[0]?["display"]?.string ?? $0["medicationCodeableConcept"]?["text"]?.string },
+                       ["lisinopril 10 mg", "metformin 500 mg", "Trial drug X"])
+        XCTAssertNil(statements[0]["dosage"], "the row has no SIG cell: no sig")
+        XCTAssertEqual(statements[1]["dosage"]?[0]?["text"]?.string, "1 tablet twice daily with meals")
+        XCTAssertEqual(statements[0]["note"]?[0]?["text"]?.string,
+                       "Lisinopril oral tablet | RxNorm: 314076 | lisinopril | 10 mg | Not Indicated | Not Indicated", "the row is kept")
+        let entries = try mapped(data).entries.filter { $0.content.type == .medication }
+        XCTAssertEqual(entries.map(\.content.description), ["lisinopril 10 mg", "metformin 500 mg", "Trial drug X"])
+        XCTAssertEqual(entries.map(\.content.dose), [nil, "1 tablet twice daily with meals", nil])
+    }
+
+    func testAMedicationRowWithoutHeadersStillNamesAnUncodedDrugAndASigReferenceIsTheSig() throws {
+        let data = Data(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: "2.16.840.1.113883.10.20.22.2.1.1", title: "Medications",
+            text: "<table><tbody><tr ID=\"m1\"><td>Trial drug Y</td><td>once daily</td></tr></tbody></table>"
+                + "<paragraph ID=\"sig2\">Two puffs as needed</paragraph><table><thead><tr><th>Drug</th><th>Fill Instructions</th></tr></thead>"
+                + "<tbody><tr ID=\"m3\"><td>Albuterol inhaler</td><td>Dispense 1 inhaler</td></tr></tbody></table>",
+            entries: [
+                Self.medication("<code nullFlavor=\"UNK\"/>", text: "#m1"),
+                Self.medication("<code code=\"745752\" codeSystem=\"2.16.840.1.113883.6.88\" displayName=\"albuterol inhaler\"/>", text: "#sig2"),
+                Self.medication("<code nullFlavor=\"UNK\"/>", text: "#m3"),
+            ]))).utf8)
+        let statements = resources(try CCDADocument.read(data, what: "m.xml"), "MedicationStatement")
+        XCTAssertEqual(statements.map { $0["medicationCodeableConcept"]?["text"]?.string },
+                       ["Trial drug Y | once daily", nil, "Albuterol inhaler"], "the whole row when no header names the drug's column")
+        XCTAssertEqual(statements.map { $0["dosage"]?[0]?["text"]?.string }, [nil, "Two puffs as needed", nil], "fill instructions are no sig")
     }
 }

@@ -149,6 +149,35 @@ put("ccda", "bom-crlf.xml", b"\xef\xbb\xbf" + cda("<structuredBody>" + cda_secti
 put("ccda", "entity.xml", '<?xml version="1.0"?><!DOCTYPE ClinicalDocument [<!ENTITY a "aaaa">]>'
     '<ClinicalDocument xmlns="urn:hl7-org:v3"><title>&a;</title></ClinicalDocument>')
 
+# The narrative a C-CDA's references point into (the harness wraps it in a document and refers to each ID).
+put("ccda-narrative", "nested.xml", "".join('<content ID="c%d">' % i for i in range(30)) + "deep text<br/>more"
+    + "</content>" * 30)
+put("ccda-narrative", "medication-table.xml", '<table><thead><tr><th>Material</th><th colspan="2">Code</th><th>SIG</th></tr></thead>'
+    '<tbody><tr ID="m1"><td>Lisinopril oral tablet</td><td>RxNorm</td><td>314076</td></tr>'
+    '<tr ID="m2"><td ID="d2">Metformin</td><td colspan="2">RxNorm: 861007</td><td>1 tablet twice daily</td></tr></tbody></table>')
+put("ccda-narrative", "list.xml", '<list><item ID="a">Ragweed <content ID="a">duplicate</content></item>'
+    '<item><paragraph ID="b">Coded Allergy Name Not Available</paragraph></item></list><table><tr ID="r"><th>Drug</th><th>Sig</th></tr>'
+    '<tr ID="s"><td>x</td><td>  two puffs\n as needed </td></tr></table>')
+put("ccda-narrative", "caption.xml", '<table ID="t"><caption>Meds</caption><tbody><tr><th>Drug</th><th>Fill Instructions</th></tr>'
+    '<tr ID="f"><td>Albuterol</td><td>Dispense 1</td></tr></tbody></table><content ID="u">\u00e9\u20ac\u00e9</content>')
+
+# The METADATA.XML of an IHE XDM package (ebRIM SubmitObjectsRequest).
+rim = "urn:oasis:names:tc:ebxml-regrep:xsd:rim:3.0"
+def extrinsic(uri_values, size="79482", sha1="986F7136AA", mime="text/xml"):
+    values = "".join("<rim:Value>%s</rim:Value>" % v for v in uri_values)
+    return ('<rim:ExtrinsicObject id="Document01" mimeType="%s" objectType="urn:uuid:7edca82f-054d-47f2-a032-9b2a5b5186c1">'
+            '<rim:Slot name="URI"><rim:ValueList>%s</rim:ValueList></rim:Slot>'
+            '<rim:Slot name="size"><rim:ValueList><rim:Value>%s</rim:Value></rim:ValueList></rim:Slot>'
+            '<rim:Slot name="hash"><rim:ValueList><rim:Value>%s</rim:Value></rim:ValueList></rim:Slot></rim:ExtrinsicObject>'
+            % (mime, values, size, sha1))
+def submission(objects):
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<lcm:SubmitObjectsRequest xmlns:lcm="urn:oasis:names:tc:ebxml-regrep:xsd:lcm:3.0" '
+            'xmlns:rim="%s"><rim:RegistryObjectList>%s</rim:RegistryObjectList></lcm:SubmitObjectsRequest>\n' % (rim, "".join(objects)))
+put("xdm-metadata", "metadata.xml", submission([extrinsic(["DOC0001.XML"])]))
+put("xdm-metadata", "numbered-uri.xml", submission([extrinsic(["2|0001.XML", "1|DOC"]), extrinsic(["../escape.xml"], size="-1", mime="application/pdf")]))
+put("xdm-metadata", "empty.xml", submission(['<rim:ExtrinsicObject id="e"/>', '<rim:ExtrinsicObject id="f"><rim:Slot name="URI"/></rim:ExtrinsicObject>']))
+put("xdm-metadata", "entity.xml", '<?xml version="1.0"?><!DOCTYPE a [<!ENTITY e "DOC0001.XML">]>' + submission([extrinsic(["&e;"])]).split("?>", 1)[1])
+
 # --- JSON core ------------------------------------------------------------------------------------
 put("json", "object.json", j({"a": [1, -2.5e-3, 1E+10, True, False, None], "b": {"c": "\u00e9\ud83d\ude00\\\"\n\t"}, "": {}}))
 put("json", "escapes.json", r'"\u0000\u001f\ud834\udd1e\/\b\f"')

@@ -146,12 +146,27 @@ struct CDAElement {
         for child in children {
             if let leavingOut, leavingOut(child) { continue }
             let name = child.name
-            if name == "td" || name == "th" { out += " | " }
+            if name == "td" || name == "th" { guard Self.append(" | ", to: &out, allowance: &allowance) else { return false } }
             guard child.appendText(to: &out, leavingOut: atEveryLevel ? leavingOut : nil, atEveryLevel: atEveryLevel,
                                    allowance: &allowance) else { return false }
-            if Self.blockNames.contains(name) { out += "\n" }
+            if Self.blockNames.contains(name) { guard Self.append("\n", to: &out, allowance: &allowance) else { return false } }
             guard Self.append(child.node.tail, of: tree, to: &out, allowance: &allowance) else { return false }
         }
+        return true
+    }
+
+    /// A separator (a cell's bar, a block's line end), when the allowance's bytes still hold it.
+    private static func append(_ separator: String, to out: inout String, allowance: inout TextAllowance) -> Bool {
+        guard allowance.bytes != .max else {
+            out += separator
+            return true
+        }
+        guard allowance.bytes >= separator.utf8.count else {
+            allowance.bytes = 0
+            return false
+        }
+        allowance.bytes -= separator.utf8.count
+        out += separator
         return true
     }
 

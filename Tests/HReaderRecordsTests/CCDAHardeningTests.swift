@@ -92,6 +92,20 @@ extension CCDATests {
         XCTAssertTrue(text.hasPrefix(resolved))
     }
 
+    func testACutTextCountsTheLineEndsAndBarsItAddsToTheCap() throws {
+        // Found by the ccda-narrative fuzz check: text of exactly the cap and the line end of a
+        // <br/> between its runs made one byte more than the cap.
+        let run = String(repeating: "x", count: 40_000)
+        let document = try read(CDAFixture.document(body: CDAFixture.structured(CDAFixture.section(
+            template: CDAFixture.problems, title: "Problems",
+            text: "<content ID=\"p\">\(run)<br/>\(run)</content><table><tr ID=\"r\"><td>\(run)</td><td>\(run)</td></tr></table>",
+            entries: [Self.referencingProblem("#p"), Self.referencingProblem("#r", code: "195967001")]))))
+        let texts = resources(document, "Condition").compactMap { $0["code"]?["text"]?.string }
+        XCTAssertEqual(texts.count, 2)
+        for text in texts { XCTAssertLessThanOrEqual(text.utf8.count, CCDANarrative.maxTextBytes) }
+        XCTAssertEqual(texts.first?.split(separator: "\n").first?.utf8.count, 40_000)
+    }
+
     // MARK: L-1: translations
 
     func testTranslationsAreReadOnceEachAndNoMoreThan64() throws {

@@ -13,7 +13,7 @@ public enum RecordsFuzzChecks {
     public static let all: [FuzzHarness] = [
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
-        ("ccda", ccda), ("html-text", htmlText), ("rtf-text", rtfText),
+        ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -186,6 +186,108 @@ public enum RecordsFuzzChecks {
             throw FuzzViolation("ccda: the same bytes read differently the second time")
         }
         try batch("map(files: .ccda)", data) { try FHIRMapper(timeZone: utc).map(files: [("fuzz.xml", data, .ccda)]) }
+    }
+
+    /// The bytes as a section's narrative (`<text>…</text>`) that a problem and a medication refer
+    /// into at each `ID` they hold (`CCDANarrative`): `ccda`'s invariants for the document; every
+    /// text a reference gives is at most `maxTextBytes`, is the element's whole text when the input
+    /// is shorter than that (else its beginning), and costs the allowance at least its bytes, which
+    /// never runs below zero; no text of a resource (a code's, a sig, a note) is longer than the cap.
+    public static func ccdaNarrative(_ data: Data) throws {
+        let ids = narrativeIDs(data)
+        let document = narrativeDocument(data, ids: ids)
+        try ccda(document)
+        guard let root = try? CDAElement.read(document, what: "fuzz.xml") else { return }
+        let narrative = CCDANarrative(tree: root.tree)
+        let allowance = narrative.remaining
+        for id in ids {
+            guard let target = narrative.target(forID: id) else { continue }
+            let before = narrative.remaining
+            let text = narrative.text(forID: id)
+            guard let text else { continue }
+            guard text.utf8.count <= CCDANarrative.maxTextBytes else {
+                throw FuzzViolation("ccda-narrative: #\(id) gave \(text.utf8.count) bytes, more than \(CCDANarrative.maxTextBytes)")
+            }
+            guard before - narrative.remaining >= text.utf8.count else { throw FuzzViolation("ccda-narrative: #\(id) was handed out for less than its bytes") }
+            let whole = CDAElement(tree: root.tree, index: target.element).plainText
+            if data.count < CCDANarrative.maxTextBytes {
+                // No element holds as many bytes as the cap: its whole text.
+                guard text == whole else {
+                    throw FuzzViolation("ccda-narrative: #\(id) resolved to \(text.prefix(200).debugDescription), its text is \(whole.prefix(200).debugDescription)")
+                }
+            } else if !whole.utf8.starts(with: text.utf8) {
+                throw FuzzViolation("ccda-narrative: #\(id) resolved to text that does not begin its element's text")
+            }
+        }
+        guard narrative.remaining >= 0, narrative.remaining <= allowance else {
+            throw FuzzViolation("ccda-narrative: the allowance went from \(allowance) to \(narrative.remaining)")
+        }
+        guard let read = try? CCDADocument.read(document, what: "fuzz.xml") else { return }
+        for resource in read.resources {
+            let texts = [resource["code"]?["text"], resource["medicationCodeableConcept"]?["text"], resource["dosage"]?[0]?["text"],
+                         resource["note"]?[0]?["text"]].compactMap { $0?.string }
+            for text in texts where text.utf8.count > CCDANarrative.maxTextBytes {
+                throw FuzzViolation("ccda-narrative: a \(resource["resourceType"]?.string ?? "resource") with a text of \(text.utf8.count) bytes")
+            }
+        }
+    }
+
+    /// The values of `ID="…"` in the bytes, at most 32, in order.
+    static func narrativeIDs(_ data: Data) -> [String] {
+        let bytes = [UInt8](data), marker = Array("ID=\"".utf8)
+        var ids: [String] = []
+        var i = 0
+        while i + marker.count < bytes.count, ids.count < 32 {
+            guard bytes[i..<(i + marker.count)].elementsEqual(marker) else { i += 1; continue }
+            let start = i + marker.count
+            guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { break }
+            let id = String(decoding: bytes[start..<end], as: UTF8.self)
+            if !id.contains(where: { $0 == "<" || $0 == "&" || $0 == "\"" }) { ids.append(id) }
+            i = end + 1
+        }
+        return ids
+    }
+
+    /// A C-CDA document with the bytes as the Problems section's narrative, a problem and a
+    /// medication referring to each ID.
+    static func narrativeDocument(_ data: Data, ids: [String]) -> Data {
+        let problems = ids.map { id in
+            "<entry><observation classCode=\"OBS\" moodCode=\"EVN\"><templateId root=\"2.16.840.1.113883.10.20.22.4.4\"/>"
+                + "<value xsi:type=\"CD\" code=\"38341003\" codeSystem=\"2.16.840.1.113883.6.96\"><originalText><reference value=\"#\(id)\"/>"
+                + "</originalText></value></observation></entry>"
+        }.joined()
+        let medications = ids.map { id in
+            "<entry><substanceAdministration classCode=\"SBADM\" moodCode=\"EVN\"><text><reference value=\"#\(id)\"/></text>"
+                + "<consumable><manufacturedProduct><manufacturedMaterial><code nullFlavor=\"UNK\"/></manufacturedMaterial></manufacturedProduct>"
+                + "</consumable></substanceAdministration></entry>"
+        }.joined()
+        var document = Data("""
+            <ClinicalDocument xmlns="urn:hl7-org:v3" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\
+            <recordTarget><patientRole><id root="1.2.3" extension="p"/><patient><name><family>F</family></name></patient></patientRole></recordTarget>\
+            <component><structuredBody><component><section><templateId root="2.16.840.1.113883.10.20.22.2.5.1"/><title>P</title><text>
+            """.utf8)
+        document.append(data)
+        document.append(Data(("</text>" + problems + "</section></component><component><section><templateId root=\"2.16.840.1.113883.10.20.22.2.1.1\"/>"
+            + "<title>M</title>" + medications + "</section></component></structuredBody></component></ClinicalDocument>").utf8))
+        return document
+    }
+
+    /// `METADATA.XML` of an XDM package: documents or a `RecordsError`; every document has a path
+    /// (a `URI` slot, parts joined), a lower-case hash, at most one document per `ExtrinsicObject`
+    /// element; the same bytes give the same documents.
+    public static func xdmMetadata(_ data: Data) throws {
+        guard let documents = try expectingRecordsError("XDMMetadata.documents", { try XDMMetadata.documents(in: data) }) else { return }
+        let objects = [UInt8](data).withUnsafeBufferPointer { bytes in
+            var count = 0, at = 0
+            while let found = ByteSearch.find("ExtrinsicObject", in: bytes, from: at) { count += 1; at = found + 1 }
+            return count
+        }
+        guard documents.count <= objects else { throw FuzzViolation("xdm-metadata: \(documents.count) documents from \(objects) ExtrinsicObject names") }
+        for document in documents {
+            guard !document.uri.isEmpty else { throw FuzzViolation("xdm-metadata: a document without a URI") }
+            if let sha1 = document.sha1, sha1 != sha1.lowercased() { throw FuzzViolation("xdm-metadata: a hash not in lower case: \(sha1)") }
+        }
+        guard (try? XDMMetadata.documents(in: data)) == documents else { throw FuzzViolation("xdm-metadata: the same bytes read differently the second time") }
     }
 
     /// A narrative div (the bytes as UTF-8 text) is refused, or comes back written again so that it

@@ -1,3 +1,4 @@
+import HReaderStore
 import Foundation
 
 /// Code systems: FHIR system URIs (and their OIDs) to the short names hReader's records use, so
@@ -29,27 +30,17 @@ enum FHIRCodes {
         return shortNames[system] ?? system
     }
 
-    /// Whether a code is a placeholder where a vendor had none: empty, `Unknown`, `UNK`, `N/A`, `0`,
-    /// `none`, a nullFlavor's code (`NI`, `NA`, `ASKU`, …) or any placeholder text
-    /// (`CCDAValues.isPlaceholderText`), in any case. Such a code is never an entry's code, from
-    /// C-CDA or FHIR: one vendor codes four different allergens `Unknown` in UNII, which would make
-    /// them one coded fact. The coding's display still names the entry.
+    /// Whether a code is a placeholder where a vendor had none: a placeholder value
+    /// (`CodeSystems.isPlaceholder`: empty, `Unknown`, `UNK`, `N/A`, zeros, a nullFlavor's code, in
+    /// any case) or any placeholder text (`CCDAValues.isPlaceholderText`). Such a code is never an
+    /// entry's code, from C-CDA or FHIR: one vendor codes four different allergens `Unknown` in UNII,
+    /// which would make them one coded fact. The coding's display still names the entry. (The
+    /// grouping of facts reads the value part alone from the vault, for entries stored before.)
     static func isPlaceholder(code: String) -> Bool {
         // Most codes are numbers (LOINC, SNOMED CT, RxNorm, CVX): nothing to fold.
         if let first = code.utf8.first, first >= UInt8(ascii: "1"), first <= UInt8(ascii: "9") { return false }
-        let folded = code.trimmingCharacters(in: .whitespacesAndNewlines).uppercased()
-        if folded.isEmpty || placeholderCodes.contains(folded) { return true }
-        // "0", "00", "000-0": zeros alone are no code of any system.
-        if folded.contains("0"), folded.allSatisfy({ $0 == "0" || $0 == "-" || $0 == "." }) { return true }
-        return CCDAValues.isPlaceholderText(folded)
+        return CodeSystems.isPlaceholder(code) || CCDAValues.isPlaceholderText(code)
     }
-
-    /// nullFlavor codes that stand for no value (not the quantity ones: `TRC`, `PINF`, `NINF`, `QS`),
-    /// and the words vendors write in their place.
-    static let placeholderCodes: Set<String> = [
-        "NI", "NA", "UNK", "ASKU", "NAV", "NASK", "NAVU", "MSK", "OTH", "INV", "UNC", "NP", "DER",
-        "UNKNOWN", "N/A", "NONE", "NULL", "NIL", "NULLFLAVOR", "-", "--", "?", "TBD",
-    ]
 
     /// LOINC codes of blood-pressure observations.
     static let bloodPressurePanels: Set<String> = ["85354-9", "55284-4", "35094-2"]

@@ -26,8 +26,8 @@ public enum CodeSystems {
     ]
 
     /// Whether a code value says only that there is no code: `Unknown`, `UNK`, `NI`, `NA`, `N/A`,
-    /// `0`, empty, `none`, a nullFlavor (`ASKU`, `NAV`, `NASK`, `OTH`, `MSK`, `NP`, `UNC`, `NINF`,
-    /// `PINF`), dashes, in any case. Such a value is never kept as a code: four allergies whose substance
+    /// `0`, empty, `none`, a nullFlavor's code (`ASKU`, `NAV`, `NASK`, `OTH`, `MSK`, `NP`, `UNC`, …),
+    /// dashes, in any case. Such a value is never kept as a code: four allergies whose substance
     /// code is `Unknown` are four allergies, not one.
     public static func isPlaceholder(_ code: String) -> Bool {
         // Read as bytes: this runs for every code of every entry a regrouping reads. A real code is
@@ -43,8 +43,10 @@ public enum CodeSystems {
         return placeholders.contains(lowered)
     }
 
+    /// nullFlavor codes that stand for no value (not the quantity ones: `TRC`, `PINF`, `NINF`, `QS`),
+    /// and the words vendors write in their place; lower-cased.
     static let placeholders: Set<String> = [
-        "unknown", "unk", "ni", "na", "n/a", "n.a.", "none", "null", "nil", "nullflavor", "not applicable", "not available",
-        "asku", "nav", "nask", "oth", "msk", "np", "unc", "ninf", "pinf", "?",
+        "ni", "na", "unk", "asku", "nav", "nask", "navu", "msk", "oth", "inv", "unc", "np", "der",
+        "unknown", "n/a", "n.a.", "none", "null", "nil", "nullflavor", "not applicable", "not available", "-", "--", "?", "tbd",
     ]
 }

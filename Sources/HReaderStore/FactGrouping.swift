@@ -136,7 +136,9 @@ public struct FactGrouping {
         // the touched entries.
         var counts: [BucketKey: UInt8] = [:]
         var touchedKeys: Set<BucketKey> = []
+        var rows = 0
         try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
+            rows += 1
             forEachKey(f) { key in
                 counts[key] = min(2, (counts[key] ?? 0) + 1)
                 if touched?.contains(f.id) == true { touchedKeys.insert(key) }
@@ -152,7 +154,8 @@ public struct FactGrouping {
         // The entries whose group may change: all that meet another, or (given `touched`) the
         // touched ones, those they meet, and everything grouped or joined with either.
         var affected: Set<Int64>?
-        if let touched {
+        // Most of the person touched (a first import): everything, without the extra pass.
+        if let touched, touched.count * 2 < rows {
             var reached = touched
             try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
                 guard !reached.contains(f.id) else { return }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderRecords
 import HReaderStore
 
@@ -17,17 +18,33 @@ public enum RecordFileFormat: String, Sendable {
     static func detect(_ data: Data) -> RecordFileFormat? {
         let firstByte = data.first { ![0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf].contains($0) }
         if firstByte == UInt8(ascii: "<") { return CCDADocument.recognizes(data) ? .ccda : .fhirXML }
-        let lines = data.split(separator: 0x0a, omittingEmptySubsequences: true)
-            .filter { !$0.allSatisfy { $0 == 0x20 || $0 == 0x0d || $0 == 0x09 } }
-        if lines.count > 1, let first = lines.first,
-           let object = try? JSONSerialization.jsonObject(with: Data(first)) as? [String: Any], object["resourceType"] != nil {
+        // Read with the JSON core the real parse uses (never Foundation's, which took a fifth of an
+        // import, and is not the parser the project fuzzes): NDJSON by its first line alone.
+        if let (first, more) = Self.firstLine(of: data), more, (try? JSONParser.parse(first))?.object?["resourceType"] != nil {
             return .fhirNDJSON
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return nil }
+        guard let object = (try? JSONParser.parse(data))?.object else { return nil }
         if object["resourceType"] != nil { return .fhirJSON }
         let recordMembers = ["first", "last", "birthdate", "gender", "_id", "encounters", "conditions", "medications", "results",
                              "vital_signs", "allergies", "procedures", "immunizations"]
         return recordMembers.contains { object[$0] != nil } ? .rhex : nil
+    }
+
+    /// The first line that is not blank, and whether another non-blank line follows it.
+    static func firstLine(of data: Data) -> (Data, Bool)? {
+        func blank(_ line: Data) -> Bool { line.allSatisfy { $0 == 0x20 || $0 == 0x0d || $0 == 0x09 } }
+        var start = data.startIndex
+        var first: Data?
+        while start < data.endIndex {
+            let end = data[start...].firstIndex(of: 0x0a) ?? data.endIndex
+            let line = data[start..<end]
+            if !blank(line) {
+                if let first { return (first, true) }
+                first = line
+            }
+            start = end < data.endIndex ? data.index(after: end) : end
+        }
+        return first.map { ($0, false) }
     }
 }
 

@@ -132,36 +132,51 @@ public struct FactGrouping {
             Self.forEachBucketKey(f, body)
         }
 
-        // Pass 1: how many entries each key has (0, 1, or 2 meaning "more than one"), and the keys of
-        // the touched entries.
-        var counts: [BucketKey: UInt8] = [:]
-        var touchedKeys: Set<BucketKey> = []
-        var rows = 0
+        // Pass 1: each entry's keys, as numbers of a key table, and how many entries each key has (1,
+        // or 2 meaning "more than one"). Kept compactly (an id and a few key numbers an entry) so that
+        // finding what a touched entry meets needs no second reading of the rows.
+        var keyNumbers: [BucketKey: Int32] = [:]
+        var counts: [UInt8] = []
+        var rowIDs: [Int64] = [], rowKeyEnds: [Int32] = [], rowKeys: [Int32] = []
         try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
-            rows += 1
             forEachKey(f) { key in
-                counts[key] = min(2, (counts[key] ?? 0) + 1)
-                if touched?.contains(f.id) == true { touchedKeys.insert(key) }
+                let number: Int32
+                if let known = keyNumbers[key] {
+                    number = known
+                    counts[Int(number)] = 2
+                } else {
+                    number = Int32(counts.count)
+                    keyNumbers[key] = number
+                    counts.append(1)
+                }
+                rowKeys.append(number)
             }
+            rowIDs.append(f.id)
+            rowKeyEnds.append(Int32(rowKeys.count))
         }
         func meetsAnother(_ f: KeyFields) -> Bool {
             if joined.contains(f.id) { return true }
             var found = false
-            forEachKey(f) { if counts[$0] == 2 { found = true } }
+            forEachKey(f) { if let number = keyNumbers[$0], counts[Int(number)] == 2 { found = true } }
             return found
         }
 
         // The entries whose group may change: all that meet another, or (given `touched`) the
         // touched ones, those they meet, and everything grouped or joined with either.
         var affected: Set<Int64>?
-        // Most of the person touched (a first import): everything, without the extra pass.
-        if let touched, touched.count * 2 < rows {
+        // Most of the person touched (a first import): everything.
+        if let touched, touched.count * 2 < rowIDs.count {
+            var touchedKeys = [Bool](repeating: false, count: counts.count)
+            var start = 0
+            for (row, end) in rowKeyEnds.enumerated() {
+                if touched.contains(rowIDs[row]) { for k in rowKeys[start..<Int(end)] { touchedKeys[Int(k)] = true } }
+                start = Int(end)
+            }
             var reached = touched
-            try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
-                guard !reached.contains(f.id) else { return }
-                var meets = false
-                forEachKey(f) { if touchedKeys.contains($0) { meets = true } }
-                if meets { reached.insert(f.id) }
+            start = 0
+            for (row, end) in rowKeyEnds.enumerated() {
+                if rowKeys[start..<Int(end)].contains(where: { counts[Int($0)] == 2 && touchedKeys[Int($0)] }) { reached.insert(rowIDs[row]) }
+                start = Int(end)
             }
             var members: [Int64: [Int64]] = [:]   // a shown copy → the copies pointing at it
             for (copy, fact) in current { members[fact, default: []].append(copy) }
@@ -170,21 +185,22 @@ public struct FactGrouping {
             var queue = Array(reached)
             while let id = queue.popLast() {
                 let fact = current[id] ?? id
-                for next in [fact] + (members[fact] ?? []) + (partners[id] ?? []) where reached.insert(next).inserted {
-                    queue.append(next)
-                }
+                if reached.insert(fact).inserted { queue.append(fact) }
+                for next in members[fact] ?? [] where reached.insert(next).inserted { queue.append(next) }
+                for next in partners[id] ?? [] where reached.insert(next).inserted { queue.append(next) }
             }
             affected = reached
         }
+        rowIDs = []; rowKeyEnds = []; rowKeys = []
 
         // The candidates: what may meet another (and, given `touched`, may change group).
         var candidates: [Candidate] = []
-        try forEachRow(patientID: patientID, names: names, reading: &reading) { f, row in
+        try forEachRow(patientID: patientID, names: names, reading: &reading, candidates: true) { f, row in
             if let affected, !affected.contains(f.id) { return }
             guard meetsAnother(f) else { return }
             candidates.append(row(f))
         }
-        counts = [:]
+        keyNumbers = [:]; counts = []
         candidates.sort { $0.id < $1.id }
         // What they say, for those that meet on a local code only (read from the rows, these few).
         let describe = try db.prepare("SELECT description FROM entries WHERE id = ?")
@@ -198,7 +214,8 @@ public struct FactGrouping {
             return text
         }
 
-        var groups = UnionFind(candidates.map(\.id))
+        // Candidates are in id order, so a candidate's index stands for it (the smaller id, the smaller index).
+        var groups = UnionFind(count: candidates.count)
         var buckets: [BucketKey: [Int]] = [:]
         for (i, c) in candidates.enumerated() {
             forEachKey(c.fields) { buckets[$0, default: []].append(i) }
@@ -211,20 +228,26 @@ public struct FactGrouping {
                         let (dx, dy) = (try description(x), try description(y))
                         guard dx == dy else { continue }
                     }
-                    groups.union(x.id, y.id)
+                    groups.union(a, b)
                 }
             }
         }
-        for (a, b) in joins { groups.union(a, b) }
+        if !joins.isEmpty {
+            let index = Dictionary(candidates.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { first, _ in first })
+            for (a, b) in joins { if let i = index[a], let j = index[b] { groups.union(i, j) } }
+        }
 
         // The shown copy of each group: one its source still has, the first by the id its source
         // gives it (then the local id): the same copy whatever order the sources came in.
-        var groupMembers: [Int64: [Candidate]] = [:]
-        for c in candidates { groupMembers[groups.find(c.id), default: []].append(c) }
+        var groupMembers: [Int: [Int]] = [:]
+        for i in candidates.indices { groupMembers[groups.find(i), default: []].append(i) }
         var hidden: [Int64: Int64] = [:]
         for group in groupMembers.values where group.count > 1 {
-            let shown = group.min { ($0.missing ? 1 : 0, $0.remoteID, $0.id) < ($1.missing ? 1 : 0, $1.remoteID, $1.id) }!.id
-            for c in group where c.id != shown { hidden[c.id] = shown }
+            let shown = candidates[group.min { a, b in
+                let (x, y) = (candidates[a], candidates[b])
+                return (x.missing ? 1 : 0, x.remoteID, x.id) < (y.missing ? 1 : 0, y.remoteID, y.id)
+            }!].id
+            for i in group where candidates[i].id != shown { hidden[candidates[i].id] = shown }
         }
         let remove = try db.prepare("DELETE FROM fact_copies WHERE entry_id = ?")
         let upsert = try db.prepare("INSERT OR REPLACE INTO fact_copies (entry_id, fact_id) VALUES (?, ?)")
@@ -293,33 +316,46 @@ public struct FactGrouping {
 
     /// The person's entries of the kinds grouped, never struck, one at a time: what their keys are
     /// made of, and a way to read the rest of the row into a candidate (only for the few that need it).
-    private func forEachRow(patientID: Int64, names: [Int64: Int32], reading: inout Reading,
+    private func forEachRow(patientID: Int64, names: [Int64: Int32], reading: inout Reading, candidates: Bool = false,
                             _ body: (KeyFields, (KeyFields) -> Candidate) throws -> Void) throws {
-        // Read through `entries_facts` alone (schema 5): every column here is in that index.
+        // Read through `entries_facts` alone (schema 5): every column here is in that index. The passes
+        // that only make keys ask for the key's columns alone (a step copies every column it selects).
+        let extra = candidates ? ", source_id, source_patient_id, value_number, value_text, unit, missing_at_source, remote_id" : ""
         try db.forEachRow("""
-            SELECT id, source_id, source_patient_id, type, date_text, start_text, date_epoch, start_epoch, end_epoch,
-                   value_number, value_text, unit, missing_at_source, codes, remote_id, lower(status)
+            SELECT id, type, date_text, start_text, date_epoch, start_epoch, end_epoch, codes, status\(extra)
             FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0 AND type IN (\(Self.groupedTypesSQL))
             """, [patientID]) { s in
             let id = s.int64(0)!
-            let type = EntryType(rawValue: s.string(3)!) ?? .observation
+            let type = (s.textBytes(1) { Self.entryType($0) } ?? nil) ?? .observation
             // A condition's day is its onset's (start), others' their date's: the first ten characters as written.
-            let dayColumn = type == .condition ? (s.isNull(5) ? 4 : 5) : type == .immunization ? (s.isNull(4) ? 5 : 4) : nil
+            let dayColumn = type == .condition ? (s.isNull(3) ? 2 : 3) : type == .immunization ? (s.isNull(2) ? 3 : 2) : nil
             let day = dayColumn.flatMap { column in s.textBytes(column) { String(decoding: $0.prefix(10), as: UTF8.self) } }
-            let polarity: UInt8 = s.textBytes(15) { status in
-                if status.elementsEqual("entered-in-error".utf8) { return 2 }
-                return status.elementsEqual("refuted".utf8) || status.elementsEqual("not-done".utf8) ? 1 : 0
+            let polarity: UInt8 = s.textBytes(8) { status in
+                if Self.equalsIgnoringCase(status, "entered-in-error") { return 2 }
+                return Self.equalsIgnoringCase(status, "refuted") || Self.equalsIgnoringCase(status, "not-done") ? 1 : 0
             } ?? 0
             let fields = KeyFields(id: id, type: type, typeIndex: UInt8(Self.groupedTypes.firstIndex(of: type) ?? 255), polarity: polarity,
-                                   day: day.map { reading.day($0) }, instant: s.int64(6) ?? s.int64(7), start: s.int64(7) ?? s.int64(6),
-                                   end: s.int64(8), tokens: s.textBytes(13) { reading.tokens($0) } ?? .none,
+                                   day: day.map { reading.day($0) }, instant: s.int64(4) ?? s.int64(5), start: s.int64(5) ?? s.int64(4),
+                                   end: s.int64(6), tokens: s.textBytes(7) { reading.tokens($0) } ?? .none,
                                    name: type == .medication ? names[id] : nil)
             try body(fields) { fields in
-                Candidate(fields: fields, record: (s.int64(1)!, s.int64(2)!), valueNumber: s.double(9),
-                          valueText: type == .result || type == .vitalSign ? s.string(10) : nil, unit: s.string(11),
-                          missing: !s.isNull(12), remoteID: s.string(14) ?? "")
+                precondition(candidates, "a candidate is read only by the pass that selects its columns")
+                return Candidate(fields: fields, record: (s.int64(9)!, s.int64(10)!), valueNumber: s.double(11),
+                                 valueText: type == .result || type == .vitalSign ? s.string(12) : nil, unit: s.string(13),
+                                 missing: !s.isNull(14), remoteID: s.string(15) ?? "")
             }
         }
+    }
+
+    /// The grouped kind a `type` column names, read from its bytes.
+    static func entryType(_ bytes: UnsafeRawBufferPointer) -> EntryType? {
+        for type in groupedTypes where bytes.elementsEqual(type.rawValue.utf8) { return type }
+        return nil
+    }
+
+    /// ASCII case folded (a status as sources write it: "Entered-In-Error").
+    static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ text: String) -> Bool {
+        bytes.count == text.utf8.count && zip(bytes, text.utf8).allSatisfy { ($0 >= 0x41 && $0 <= 0x5a ? $0 | 0x20 : $0) == $1 }
     }
 
     /// The user says an entry is a fact of its own: it leaves its group and no rule groups it again
@@ -416,23 +452,22 @@ public struct FactGrouping {
     static func normalisedName(_ text: String) -> String { FoldedText.of(text) }
 }
 
-/// Disjoint sets over entry ids, for grouping.
+/// Disjoint sets over the numbers 0..<count (candidates by their place), for grouping.
 struct UnionFind {
-    private var parent: [Int64: Int64] = [:]
+    private var parent: [Int]
 
-    init(_ ids: [Int64]) { for id in ids { parent[id] = id } }
+    init(count: Int) { parent = Array(0..<count) }
 
-    mutating func find(_ id: Int64) -> Int64 {
-        var root = id
-        while let up = parent[root], up != root { root = up }
-        var node = id
-        while let up = parent[node], up != root { parent[node] = root; node = up }
+    mutating func find(_ i: Int) -> Int {
+        var root = i
+        while parent[root] != root { root = parent[root] }
+        var node = i
+        while parent[node] != root { let up = parent[node]; parent[node] = root; node = up }
         return root
     }
 
-    /// Joins two sets; the smaller id becomes the root, so the result does not depend on order.
-    mutating func union(_ a: Int64, _ b: Int64) {
-        guard parent[a] != nil, parent[b] != nil else { return }
+    /// Joins two sets; the smaller number becomes the root, so the result does not depend on order.
+    mutating func union(_ a: Int, _ b: Int) {
         let ra = find(a), rb = find(b)
         guard ra != rb else { return }
         if ra < rb { parent[rb] = ra } else { parent[ra] = rb }

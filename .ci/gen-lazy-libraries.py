@@ -49,7 +49,7 @@ LIBRARIES = [
             sqlite3_clear_bindings sqlite3_close_v2 sqlite3_column_blob sqlite3_column_bytes sqlite3_column_count
             sqlite3_column_double sqlite3_column_int64 sqlite3_column_name sqlite3_column_text sqlite3_column_type
             sqlite3_compileoption_used sqlite3_errcode sqlite3_errmsg sqlite3_exec sqlite3_extended_errcode
-            sqlite3_extended_result_codes sqlite3_finalize sqlite3_free sqlite3_key sqlite3_last_insert_rowid
+            sqlite3_extended_result_codes sqlite3_finalize sqlite3_free sqlite3_interrupt sqlite3_key sqlite3_last_insert_rowid
             sqlite3_libversion sqlite3_open_v2 sqlite3_prepare_v2 sqlite3_reset sqlite3_step""",
         # Variadic: in the table for the shims below, not wrapped for Swift (which cannot call them).
         "variadic": ["sqlite3_config"],

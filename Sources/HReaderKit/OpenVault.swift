@@ -35,6 +35,19 @@ public final class OpenVault {
     var settings: SettingsRepository { SettingsRepository(db) }
     var audit: AuditLog { AuditLog(db) }
 
+    /// Another connection to the same vault, that only reads (`PRAGMA query_only`): several such
+    /// connections read at once (a WAL database has many readers and one writer), so a slow read
+    /// never holds up another (`hreader serve`).
+    public func reader() throws -> OpenVault {
+        let db = try translatingErrors { try vault.openDatabase(key: dataKey) }
+        try db.execute("PRAGMA query_only = ON")
+        return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: openedWith, dataKey: dataKey, slotKey: slotKey)
+    }
+
+    /// Stops what this vault's connection is running, from any thread (the use case fails, its
+    /// transaction rolled back): for a web request whose client has gone or whose time is up.
+    public func interrupt() { db.interrupt() }
+
     /// Runs `body` in one transaction, translating errors for the user.
     func write<T>(_ body: () throws -> T) throws -> T {
         try translatingErrors { try db.transaction(body) }

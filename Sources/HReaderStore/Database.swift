@@ -208,6 +208,11 @@ public final class Database {
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// Stops the statement this connection is running (from any thread): its step fails with
+    /// SQLITE_INTERRUPT and the transaction it was in is rolled back. A connection that runs
+    /// nothing is left as it is. For a request whose caller has gone, or that ran past its time.
+    public func interrupt() { sqlite3_interrupt(handle) }
+
     /// Runs `body` in an IMMEDIATE transaction (the write lock is taken up front, so two writers wait
     /// on `busy_timeout` instead of failing mid-way); commits on success, rolls back on any error.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -233,7 +238,7 @@ public final class Database {
     /// reads like a bug. When an unexpected error occurs, ask `cipher_integrity_check` and, if pages are
     /// damaged, say so.
     public func diagnose(_ error: Error) -> Error {
-        guard let e = error as? DatabaseError, !e.isIntegrityFailure, !e.isBusy, !e.isConstraintViolation,
+        guard let e = error as? DatabaseError, !e.isIntegrityFailure, !e.isBusy, !e.isConstraintViolation, !e.isInterruptOrMemory,
               let problems = try? integrityProblems(), !problems.isEmpty else { return error }
         return DatabaseError(code: SQLITE_CORRUPT, message: "\(problems.count) damaged page(s) or record(s): \(problems[0])", sql: e.sql)
     }

@@ -23,6 +23,10 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
 
     public var isConstraintViolation: Bool { (code & 0xff) == SQLITE_CONSTRAINT }
 
+    /// `Database.interrupt()` stopped the statement, or SQLite ran out of the memory it may use: the
+    /// request failed, not the file.
+    public var isInterruptOrMemory: Bool { (code & 0xff) == SQLITE_INTERRUPT || (code & 0xff) == SQLITE_NOMEM }
+
     public var description: String {
         var text = "SQLite error \(code): \(message)"
         if let sql { text += " (in: \(sql.prefix(200)))" }

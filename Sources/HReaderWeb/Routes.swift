@@ -16,20 +16,21 @@ struct Routes {
     /// Registers every route on the app's group (under `AccessControl.pathPrefix`).
     func register(on router: RouterGroup<WebContext>) {
         router.get("/") { _, context in
-            let patients = try await gate.run { try $0.allPatients() }
+            let patients = try await gate.read { try $0.allPatients() }
             return HTMLResponse.make(Pages.patients(patients, visit: context.visit))
         }
         router.get("/patients/:patient") { _, context in
             let reference = try context.parameters.require("patient")
             let registry = self.registry
-            let summary = try await gate.run { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
+            // On the writer: a plugin applet may store its data, and its pseudonym secret is made once.
+            let summary = try await gate.write { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
             return HTMLResponse.make(Pages.summary(summary, visit: context.visit))
         }
         // The clinician summary as one printable page: the same HTML as `hreader summary --format html`.
         router.get("/patients/:patient/summary.html") { request, context in
             let reference = try context.parameters.require("patient")
             let since = try request.uri.queryParameters.get("since").map { try Self.time($0, name: "since") }
-            let html = try await gate.run { open in
+            let html = try await gate.write { open in   // it records the audit line
                 let patient = try Self.patient(reference, in: open)
                 let summary = try open.clinicalSummary(of: patient, since: since)
                 try open.recordSummary(format: .html, of: patient, to: "hreader serve")
@@ -46,7 +47,7 @@ struct Routes {
             let query = request.uri.queryParameters
             let page = try Self.page(query.get("page") ?? "week")
             let at = query.get("at")
-            let (patient, latest) = try await gate.run { open in
+            let (patient, latest) = try await gate.read { open in
                 let patient = try Self.patient(reference, in: open)
                 return (patient, try open.latestEntryTime(of: patient))
             }
@@ -59,7 +60,7 @@ struct Routes {
             let range = try Self.optionalRange(query)
             let code = query.get("code").flatMap { $0.isEmpty ? nil : $0 }
             let entry = query.get("entry").flatMap { $0.isEmpty ? nil : $0 }
-            let (patient, key) = try await gate.run { open in
+            let (patient, key) = try await gate.read { open in
                 let patient = try Self.patient(reference, in: open)
                 guard let entry else { return (patient, code) }
                 guard let key = try open.resultTrendKey(entry: entry, patient: patient) else {
@@ -74,7 +75,7 @@ struct Routes {
             let text = query.get("q") ?? ""
             let type = try Self.entryType(query.get("type"))
             let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
-            let (patients, only, hits, problem) = try await gate.run { open in
+            let (patients, only, hits, problem) = try await gate.read { open in
                 let patients = try open.allPatients()
                 let only = try reference.map { try Self.patient($0, in: open) }
                 guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return (patients, only, [RecordSearchHit](), String?.none) }
@@ -92,7 +93,7 @@ struct Routes {
         // under a CSP sandbox, so an HTML note can never run script in the app's origin.
         router.get("/patients/:patient/documents") { _, context in
             let reference = try context.parameters.require("patient")
-            let (patient, documents) = try await gate.run { open in
+            let (patient, documents) = try await gate.read { open in
                 let patient = try Self.patient(reference, in: open)
                 return (patient, try open.documents(patient: patient))
             }
@@ -100,7 +101,7 @@ struct Routes {
         }
         router.get("/documents/:document") { _, context in
             let reference = try context.parameters.require("document")
-            let (patient, document, text) = try await gate.run { open in
+            let (patient, document, text) = try await gate.read { open in
                 let document = try Self.document(reference, in: open)
                 return (try open.patient(String(document.patientID)), document, try open.documentText(document))
             }
@@ -108,7 +109,7 @@ struct Routes {
         }
         router.get("/documents/:document/file") { _, context in
             let reference = try context.parameters.require("document")
-            let (document, bytes) = try await gate.run { open in
+            let (document, bytes) = try await gate.read { open in
                 let document = try Self.document(reference, in: open)
                 guard document.state == .fetched, document.sha256 != nil else {
                     throw WebError.notFound("document \(document.id) has no bytes in the vault (\(document.state.rawValue))")
@@ -121,7 +122,7 @@ struct Routes {
         }
         router.get("/api/patients/:patient/documents") { _, context in
             let reference = try context.parameters.require("patient")
-            let documents = try await gate.run { open in try open.documents(patient: try Self.patient(reference, in: open)) }
+            let documents = try await gate.read { open in try open.documents(patient: try Self.patient(reference, in: open)) }
             return JSONResponse.make(.object([("documents", .array(documents.map(\.jsonObject.json)))]))
         }
 
@@ -131,7 +132,7 @@ struct Routes {
             let keys = try query.get("types").map(TimelineQuery.keys(parsing:))
             let detail = ["1", "true", "yes"].contains(query.get("detail")?.lowercased() ?? "")
             let reference = query.get("patient")
-            let body = try await gate.run { open in
+            let body = try await gate.read { open in
                 var buffer = ByteBuffer()
                 var out = JSONByteWriter { bytes in buffer.writeBytes(bytes) }
                 try open.writeTimeline(patient: try Self.patient(reference, in: open), query: TimelineQuery(range: range, keys: keys, detail: detail),
@@ -143,18 +144,18 @@ struct Routes {
         router.post("/timeline.json") { request, context in try await post(request, base: context.base) }
 
         router.get("/api/patients") { _, _ in
-            let patients = try await gate.run { try $0.allPatients() }
+            let patients = try await gate.read { try $0.allPatients() }
             return try JSONResponse.make(object: ["patients": patients.map(Self.patientObject)])
         }
         router.get("/api/patients/:patient") { _, context in
             let reference = try context.parameters.require("patient")
-            let patient = try await gate.run { try Self.patient(reference, in: $0) }
+            let patient = try await gate.read { try Self.patient(reference, in: $0) }
             return try JSONResponse.make(object: ["patient": Self.patientObject(patient)])
         }
         router.get("/api/patients/:patient/summary") { _, context in
             let reference = try context.parameters.require("patient")
             let registry = self.registry
-            let summary = try await gate.run { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
+            let summary = try await gate.write { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
             return JSONResponse.make(summary.json)
         }
         router.get("/api/patients/:patient/entries") { request, context in
@@ -164,7 +165,7 @@ struct Routes {
             let reference = try context.parameters.require("patient")
             let range = try Self.range(request.uri.queryParameters)
             let points = try Self.integer(request.uri.queryParameters.get("points"), name: "points", default: 400, in: 2...5000)
-            let series = try await gate.run { open in
+            let series = try await gate.read { open in
                 try open.vitalSeries(patient: try Self.patient(reference, in: open), range: range, maximumPoints: points)
             }
             return JSONResponse.make(.object([("start_date", .int(range.start)), ("end_date", .int(range.end)),
@@ -176,7 +177,7 @@ struct Routes {
             let range = try Self.optionalRange(query)
             let code = query.get("code").flatMap { $0.isEmpty ? nil : $0 }
             let points = try Self.integer(query.get("points"), name: "points", default: 400, in: 2...5000)
-            let trends = try await gate.run { open in
+            let trends = try await gate.read { open in
                 try open.resultTrends(patient: try Self.patient(reference, in: open), code: code, range: range, maximumPoints: points)
             }
             var members: JSONObject = []
@@ -190,7 +191,7 @@ struct Routes {
             let type = try Self.entryType(query.get("type"))
             let reference = query.get("patient").flatMap { $0.isEmpty ? nil : $0 }
             let limit = try Self.integer(query.get("limit"), name: "limit", default: 50, in: 1...1000)
-            let hits = try await gate.run { open in
+            let hits = try await gate.read { open in
                 try open.searchRecords(text, patient: try reference.map { try Self.patient($0, in: open) }, type: type, limit: limit)
             }
             // The shape of `hreader search --json`.
@@ -235,7 +236,7 @@ struct Routes {
         let reference = query.get("patient")
         let posted: JSONValue
         do { posted = try JSONValue(foundation: data, path: "the body") } catch { throw WebError.badRequest(error.description) }
-        let item = try await gate.run { open in
+        let item = try await gate.write { open in
             try open.postTimelineItem(patient: try Self.patient(reference, in: open), key: postKey, data: posted)
         }
         if let returnTo, Self.isLocalPath(returnTo), returnTo.hasPrefix(base + "/") {
@@ -278,7 +279,7 @@ struct Routes {
         let to = try query.get("to").map { try Self.time($0, name: "to").date }
         let limit = try Self.integer(query.get("limit"), name: "limit", default: 500, in: 1...5000)
         let offset = try Self.integer(query.get("offset"), name: "offset", default: 0, in: 0...Int(Int32.max))
-        let page = try await gate.run { open in
+        let page = try await gate.read { open in
             // One more than asked tells whether there is a next page without counting them all.
             try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
         }

@@ -13,9 +13,12 @@ public struct WebContext: RequestContext {
     /// The app's path prefix (`AccessControl.pathPrefix`), which every link starts with.
     var base = ""
     var visit: Visit { Visit(csrf: csrfToken, base: base) }
+    /// The connection the request came on (to notice when its client goes: `ClientLink`).
+    let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
     }
 }
 
@@ -48,7 +51,9 @@ struct WebGuard: RouterMiddleware {
     func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response) async throws -> Response {
         var response: Response
         do {
-            response = try await guarded(request, context: context, next: next)
+            // The vault's work for this request stops if its client goes (VaultGate).
+            let link = await ClientLink.of(context.channel)
+            response = try await ClientLink.$current.withValue(link) { try await guarded(request, context: context, next: next) }
         } catch {
             response = Self.errorResponse(error, for: request, base: access.pathPrefix)
         }
@@ -148,6 +153,8 @@ struct WebGuard: RouterMiddleware {
         let (status, message): (HTTPResponse.Status, String)
         switch error {
         case let e as WebError: (status, message) = (e.status, e.message)
+        case let e as VaultGate.Saturated: (status, message) = (.serviceUnavailable, e.message)
+        case is CancellationError: (status, message) = (.serviceUnavailable, "the request was stopped")
         case let e as HReaderError:
             switch e.kind {
             case .usage, .badInput: status = .badRequest
@@ -164,9 +171,10 @@ struct WebGuard: RouterMiddleware {
             (status, message) = (.internalServerError, "the request failed inside hreader")
         }
         let path = request.uri.path.hasPrefix(base + "/") ? String(request.uri.path.dropFirst(base.count)) : request.uri.path
-        if path.hasPrefix("/api/") || path == "/timeline.json" {
-            return JSONResponse.make(.object([("error", .string(message))]), status: status)
-        }
-        return HTMLResponse.make(Pages.errorPage(status: status, message: message), status: status)
+        var response = path.hasPrefix("/api/") || path == "/timeline.json"
+            ? JSONResponse.make(.object([("error", .string(message))]), status: status)
+            : HTMLResponse.make(Pages.errorPage(status: status, message: message), status: status)
+        if status == .serviceUnavailable { response.headers[.retryAfter] = String(VaultGate.Saturated.retryAfterSeconds) }
+        return response
     }
 }

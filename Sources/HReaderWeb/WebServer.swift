@@ -24,7 +24,7 @@ public struct WebServer: Sendable {
     /// `port` 0 asks the system for a free one.
     public init(open: OpenVault, registry: AppletRegistry, port: Int = 0) throws {
         guard (0...65535).contains(port) else { throw HReaderError.usage("a port is a number from 1 to 65535") }
-        self.gate = VaultGate(open)
+        self.gate = try VaultGate(open)
         self.registry = registry
         self.port = port
         self.access = try AccessControl()
@@ -39,7 +39,7 @@ public struct WebServer: Sendable {
     }
 
     /// Serves until SIGINT (Ctrl-C) or SIGTERM, or until `vaultStillUnlocked` (asked every 2 s) says
-    /// no, then lets open requests finish (5 s at most) and returns. `onReady` gets the URL to open,
+    /// no, then stops the vault's work in flight, lets open requests answer (1.5 s at most) and returns. `onReady` gets the URL to open,
     /// which carries the token, once the socket listens.
     public func run(vaultStillUnlocked: (@Sendable () -> Bool)? = nil, onReady: @escaping @Sendable (URL) -> Void) async throws -> Stop {
         let listening = ListeningAuthority()
@@ -63,9 +63,13 @@ public struct WebServer: Sendable {
         var services = [ServiceGroupConfiguration.ServiceConfiguration(service: app)]
         let watch = vaultStillUnlocked.map(LockWatch.init)
         if let watch { services.append(.init(service: watch, successTerminationBehavior: .gracefullyShutdownGroup)) }
+        // Last, so it is the first told to stop (a group stops its services in reverse order): the
+        // vault's work in flight ends before the server waits for its requests to answer.
+        services.append(.init(service: GateCloser(gate: gate)))
         var configuration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        // A browser keeps idle connections open; they must not hold the shutdown (and the key) for long.
-        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        // A browser keeps idle connections open; they must not hold the shutdown (and the key) for
+        // long: Ctrl-C and SIGTERM stop the server within two seconds, mid-request or not.
+        configuration.maximumGracefulShutdownDuration = .milliseconds(1500)
         do {
             try await ServiceGroup(configuration: configuration).run()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
@@ -73,7 +77,19 @@ public struct WebServer: Sendable {
         } catch let error as IOError {
             throw HReaderError(.failure, "cannot serve on \(Self.host):\(port): \(error.description)")
         }
+        gate.close()
+        await gate.drained(within: .milliseconds(400))
         return watch?.sawLock == true ? .vaultLocked : .signal
+    }
+}
+
+/// Closes the gate when the group begins to stop: waiting requests are answered and running ones interrupted.
+struct GateCloser: Service {
+    let gate: VaultGate
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        gate.close()
     }
 }
 

@@ -306,7 +306,7 @@ final class ServeTests: CLITestCase {
         let started = Date()
         let result = stop(served)
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertLessThan(Date().timeIntervalSince(started), 9, "stopped within the 5 s grace period (and some slack)")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 4, "stopped within the 1.5 s grace period (and some slack)")
     }
 
     /// `hreader lock` locks the vault everywhere, a server opened with the unlock session included.

@@ -93,6 +93,32 @@ final class StoreTests: XCTestCase {
         return db.lastInsertRowID
     }
 
+    // MARK: Interrupting a connection
+
+    /// `hreader serve` stops a request whose time is up or whose client went away: `interrupt()` from
+    /// another thread ends a running statement with an error that says so (not a damaged file), a
+    /// reader beside it is not touched, and the connection goes on working.
+    func testInterruptStopsTheRunningStatementFromAnotherThreadAndTheConnectionGoesOn() throws {
+        let (db, key) = try newDatabase()
+        let beside = try vault.openDatabase(key: key)
+        let endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"
+        // interrupt() is the one call SQLite allows from another thread while the connection runs.
+        nonisolated(unsafe) let running = db
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { running.interrupt() }
+        let started = Date()
+        XCTAssertThrowsError(try db.scalarInt(endless)) { error in
+            XCTAssertTrue((error as? DatabaseError)?.isInterruptOrMemory == true, "\(error)")
+            XCTAssertFalse((error as? DatabaseError)?.isIntegrityFailure == true)
+            XCTAssertTrue(db.diagnose(error) is DatabaseError && (db.diagnose(error) as! DatabaseError).isInterruptOrMemory, "no integrity check for it")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM patients"), 0, "the connection works after it")
+        XCTAssertEqual(try beside.scalarInt("SELECT count(*) FROM patients"), 0)
+        // An idle connection that is interrupted is left as it is: its next statement runs.
+        beside.interrupt()
+        XCTAssertEqual(try beside.scalarInt("SELECT 1"), 1)
+    }
+
     // MARK: Schema and migrations
 
     /// A long transaction's larger page cache ends with it, even when a caller had set another size; a

@@ -63,6 +63,17 @@ public enum RawHTTP {
         return fd
     }
 
+    /// Sends a request and closes the connection after `seconds`, without reading the answer: a
+    /// browser tab closed while its page loads.
+    public static func sendAndHangUp(port: Int, path: String, headers: [(String, String)], after seconds: Double) throws {
+        let fd = try connectLoopback(port: port)
+        defer { close(fd) }
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        try write(Data((request + "\r\n").utf8), to: fd)
+        Thread.sleep(forTimeInterval: seconds)
+    }
+
     /// A client that sends a request a byte at a time, `interval` seconds apart, and never ends its
     /// request line: a local process holding a server that reads one connection at a time. It is
     /// connected, and its first byte sent, when `init` returns; it stops at `stop()` or when the

@@ -37,6 +37,7 @@
 #define sqlite3_extended_result_codes hreader_lib_sqlite3_extended_result_codes
 #define sqlite3_finalize hreader_lib_sqlite3_finalize
 #define sqlite3_free hreader_lib_sqlite3_free
+#define sqlite3_interrupt hreader_lib_sqlite3_interrupt
 #define sqlite3_key hreader_lib_sqlite3_key
 #define sqlite3_last_insert_rowid hreader_lib_sqlite3_last_insert_rowid
 #define sqlite3_libversion hreader_lib_sqlite3_libversion
@@ -78,6 +79,7 @@
 #undef sqlite3_extended_result_codes
 #undef sqlite3_finalize
 #undef sqlite3_free
+#undef sqlite3_interrupt
 #undef sqlite3_key
 #undef sqlite3_last_insert_rowid
 #undef sqlite3_libversion
@@ -121,6 +123,7 @@
     X(sqlite3_extended_result_codes) \
     X(sqlite3_finalize) \
     X(sqlite3_free) \
+    X(sqlite3_interrupt) \
     X(sqlite3_key) \
     X(sqlite3_last_insert_rowid) \
     X(sqlite3_libversion) \
@@ -163,6 +166,7 @@ struct hreader_sqlcipher_functions {
     __typeof__(hreader_lib_sqlite3_extended_result_codes) *sqlite3_extended_result_codes;
     __typeof__(hreader_lib_sqlite3_finalize) *sqlite3_finalize;
     __typeof__(hreader_lib_sqlite3_free) *sqlite3_free;
+    __typeof__(hreader_lib_sqlite3_interrupt) *sqlite3_interrupt;
     __typeof__(hreader_lib_sqlite3_key) *sqlite3_key;
     __typeof__(hreader_lib_sqlite3_last_insert_rowid) *sqlite3_last_insert_rowid;
     __typeof__(hreader_lib_sqlite3_libversion) *sqlite3_libversion;
@@ -215,6 +219,7 @@ static inline int sqlite3_extended_errcode(__typeof__(sqlite3 *) a0) { return hr
 static inline int sqlite3_extended_result_codes(__typeof__(sqlite3 *) a0, __typeof__(int) a1) { return hreader_sqlcipher()->sqlite3_extended_result_codes(a0, a1); }
 static inline int sqlite3_finalize(__typeof__(sqlite3_stmt *) a0) { return hreader_sqlcipher()->sqlite3_finalize(a0); }
 static inline void sqlite3_free(__typeof__(void *) a0) { hreader_sqlcipher()->sqlite3_free(a0); }
+static inline void sqlite3_interrupt(__typeof__(sqlite3 *) a0) { hreader_sqlcipher()->sqlite3_interrupt(a0); }
 static inline int sqlite3_key(__typeof__(sqlite3 *) a0, __typeof__(const void *) a1, __typeof__(int) a2) { return hreader_sqlcipher()->sqlite3_key(a0, a1, a2); }
 static inline sqlite3_int64 sqlite3_last_insert_rowid(__typeof__(sqlite3 *) a0) { return hreader_sqlcipher()->sqlite3_last_insert_rowid(a0); }
 static inline const char * sqlite3_libversion(void) { return hreader_sqlcipher()->sqlite3_libversion(); }

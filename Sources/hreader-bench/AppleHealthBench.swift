@@ -170,7 +170,7 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
             String(format: "%.1fx the bare SELECT; %d page faults", median(wall) / max(bare, 1e-9), faults))
     }
     if withServer {
-        try runServeBenchmarks(hreader: hreader, vault: service.vault.root, session: token, patient: patient, end: latest) { range in
+        try runServeBenchmarks(hreader: hreader, vault: service.vault.root, session: token, patient: patient, end: latest, load: true) { range in
             try seconds { _ = try page(range) }
         }
     }

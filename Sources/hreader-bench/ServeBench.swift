@@ -9,7 +9,7 @@ import HReaderStore
 // queried in this process (the figures of section 3). The difference is what serving costs: HTTP on
 // loopback, the vault gate's queue, the guard, and the browser's share of the work (none here).
 
-func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Patient, end: Int64,
+func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Patient, end: Int64, load: Bool = false,
                         direct: (TimelineRange) throws -> Double) throws {
     guard FileManager.default.isExecutableFile(atPath: hreader.path) else { return }
     say("\n== The web view: GET /timeline.json from hreader serve versus the same query in process ==")
@@ -74,4 +74,11 @@ func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Pati
     for _ in 0..<5 { charts.append(try seconds { size = try get("/api/patients/\(patient.uuid)/vitals?page=decade&at=\(end)") }) }
     row("  decade: GET …/vitals (charts, \(size / 1024) KiB) median", ms(median(charts)),
         "every vital sign of ten years, averaged to <= 400 points a series (goal <= 0.5 s at 10M samples)")
+    guard load else { return }
+    // HREADER_BENCH_LOAD_SECONDS shortens (or, 0, skips) the load run; the figure is 60 s.
+    let loadSeconds = Double(ProcessInfo.processInfo.environment["HREADER_BENCH_LOAD_SECONDS"] ?? "") ?? 60
+    guard loadSeconds > 0 else { return }
+    say("\n== The web view under load: 16 clients for \(Int(loadSeconds)) s (patient pages, timeline pages, search, vital charts) ==")
+    runServeLoad(base: "http://127.0.0.1:\(port)\(app)", token: token, serverPID: server.processIdentifier, patient: patient.uuid,
+                 end: end, duration: loadSeconds)
 }

@@ -48,9 +48,15 @@ public final class Database {
     /// Process-wide settings, before SQLite initialises itself on the first open.
     private static let configured: Void = { _ = hreader_sqlite3_disable_memory_statistics() }()
 
-    public static func open(path: String, key: SecretBytes?, create: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000) throws -> Database {
+    ///
+    /// `besideOpenConnection`: this process already has the file open through another connection. The
+    /// plaintext check is skipped then: it reads the file through a descriptor of its own, and closing
+    /// any descriptor of a file drops every POSIX lock the process holds on it, the other connection's
+    /// included (so another process could, say, rekey the vault under it).
+    public static func open(path: String, key: SecretBytes?, create: Bool = false, busyTimeoutMilliseconds: Int32 = 10_000,
+                            besideOpenConnection: Bool = false) throws -> Database {
         _ = configured
-        if key != nil, try fileStartsWithPlaintextHeader(path) { throw OpenFailure.plaintextDatabase }
+        if key != nil, !besideOpenConnection, try fileStartsWithPlaintextHeader(path) { throw OpenFailure.plaintextDatabase }
         let inodeBefore = inode(of: path)
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX

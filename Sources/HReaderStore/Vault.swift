@@ -201,7 +201,9 @@ public struct Vault: Sendable {
     // MARK: Database
 
     /// Opens the vault's encrypted database with the data key and runs pending migrations.
-    public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator()) throws -> Database {
+    /// `besideOpenConnection`: another connection of this process has it open already (`Database.open`).
+    public func openDatabase(key: SecretBytes, create: Bool = false, migrator: Migrator = Migrator(),
+                             besideOpenConnection: Bool = false) throws -> Database {
         if !create && !PlainFiles.exists(databasePath) {
             // `init` wrote the key file and was stopped before its last rename: finish it.
             if PlainFiles.exists(newDatabasePath) {
@@ -214,7 +216,7 @@ public struct Vault: Sendable {
         }
         let previousMask = umask(0o077)
         defer { umask(previousMask) }
-        let db = try Database.open(path: databasePath, key: key, create: create)
+        let db = try Database.open(path: databasePath, key: key, create: create, besideOpenConnection: besideOpenConnection)
         try migrator.migrate(db)
         return db
     }

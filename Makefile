@@ -3,6 +3,9 @@ SWIFT      ?= swift
 PREFIX     ?= /usr/local
 BUILD_DIR  ?= .build
 SWIFTFLAGS ?=
+# Tests run in worker processes, one test per process: most of a test's time is spent waiting on the
+# hreader processes, servers and files it drives, so three workers keep two cores busy.
+TEST_WORKERS ?= 3
 SHELL      := /bin/bash
 
 .PHONY: all deps schema build release test demo bench install clean fuzz fuzz-smoke torture man deb deb-test release-hreader function-order
@@ -48,8 +51,11 @@ test: deps schema
 	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	@.ci/browser.sh
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
-	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt
-	@awk '/^Test Suite .All tests. (passed|failed)/ { getline; n=$$2; f=$$5 } END { if (n == "") exit 1; printf "tests: %d passed, %d failed\n", n - f, f }' $(BUILD_DIR)/test-output.txt
+	@rm -f $(BUILD_DIR)/tests.xml
+	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing --parallel --num-workers $(TEST_WORKERS) \
+		--xunit-output $(BUILD_DIR)/tests.xml $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt \
+		|| { .ci/test-summary.sh $(BUILD_DIR)/tests.xml; exit 1; }
+	@.ci/test-summary.sh $(BUILD_DIR)/tests.xml
 
 demo: build
 	@.ci/demo.sh $(BUILD_DIR)/debug/hreader

@@ -121,7 +121,8 @@ final class QuickCommandLineTests: XCTestCase {
         let flags = ["--quiet", "--json"]
         var generator = SystemRandomNumberGenerator()
         var quick = 0
-        for _ in 0..<3000 {
+        // 1,000 lines: each costs the argument parser about 13 ms in a debug build (40 s for 3,000).
+        for _ in 0..<1000 {
             var pieces: [[String]] = (0..<Int.random(in: 0...3, using: &generator)).map { _ in [words.randomElement(using: &generator)!] }
             for (name, values) in valued where Int.random(in: 0..<3, using: &generator) == 0 {
                 let value = values.randomElement(using: &generator)!
@@ -133,6 +134,6 @@ final class QuickCommandLineTests: XCTestCase {
             quick += 1
             XCTAssertEqual(read, parsedSearch(arguments), "\(arguments)")
         }
-        XCTAssertGreaterThan(quick, 100, "the quick path read too few of the lines to compare")
+        XCTAssertGreaterThan(quick, 30, "the quick path read too few of the lines to compare")
     }
 }

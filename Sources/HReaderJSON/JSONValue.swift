@@ -43,6 +43,14 @@ public enum JSONValue: Equatable, Sendable {
         JSONNumber.decimal(value, places: places).map(JSONValue.number) ?? .null
     }
 
+    // MARK: Text
+
+    /// A string, or `null` for nil.
+    public static func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+
+    /// An array of strings.
+    public static func strings<S: Sequence<String>>(_ values: S) -> JSONValue { .array(values.map(JSONValue.string)) }
+
     // MARK: Reading
 
     public var string: String? { if case .string(let s) = self { s } else { nil } }

@@ -1,16 +1,18 @@
 import Foundation
+import HReaderJSON
 import HReaderStore
 
-/// The JSON shapes of patients and entries, shared by `--json` output and (later) the web API.
+/// The JSON shapes of patients and entries, shared by `--json` output and the web API (written with
+/// sorted keys by both).
 extension Patient {
-    public var jsonObject: [String: Any] {
-        var o: [String: Any] = ["id": id, "uuid": uuid, "first_name": firstName, "last_name": lastName,
-                                "relationship": relationship.rawValue, "display_order": displayOrder,
-                                "created": created, "updated": updated]
-        if let gender { o["gender"] = gender }
-        if let birthDate { o["birth_date"] = birthDate }
-        if let race { o["race"] = race }
-        if let ethnicity { o["ethnicity"] = ethnicity }
+    public var jsonObject: JSONObject {
+        var o: JSONObject = ["id": .int(id), "uuid": .string(uuid), "first_name": .string(firstName), "last_name": .string(lastName),
+                             "relationship": .string(relationship.rawValue), "display_order": .int(displayOrder),
+                             "created": .string(created), "updated": .string(updated)]
+        if let gender { o.members.append((key: "gender", value: .string(gender))) }
+        if let birthDate { o.members.append((key: "birth_date", value: .string(birthDate))) }
+        if let race { o.members.append((key: "race", value: .string(race))) }
+        if let ethnicity { o.members.append((key: "ethnicity", value: .string(ethnicity))) }
         return o
     }
 
@@ -22,29 +24,30 @@ extension Patient {
 }
 
 extension Entry {
-    public var jsonObject: [String: Any] {
+    public var jsonObject: JSONObject {
         let c = content
-        var o: [String: Any] = ["id": id, "uuid": uuid, "patient_id": patientID, "source_id": sourceID, "remote_id": remoteID,
-                                "type": c.type.rawValue,
-                                "description": c.description, "codes": c.codes, "struck": user.deleted,
-                                "created": created, "updated": updated]
-        if let status = c.status { o["status"] = status }
-        if let date = c.date { o["date"] = date.text }
-        if let start = c.start { o["start"] = start.text }
-        if let end = c.end { o["end"] = end.text }
-        if let v = c.valueNumber { o["value"] = v } else if let t = c.valueText { o["value"] = t }
-        if let unit = c.unit { o["unit"] = unit }
-        if let dose = c.dose { o["dose"] = dose }
-        if let reaction = c.reaction { o["reaction"] = reaction }
-        if let severity = c.severity { o["severity"] = severity }
-        if let comments = user.comments { o["comments"] = comments }
-        if let missing = missingAtSource { o["missing_at_source"] = missing }
-        var patientComments: [String: String] = [:]
-        if let q = user.patientQuantity { patientComments["quantity"] = q }
-        if let d = user.patientDose { patientComments["dose"] = d }
-        if let d = user.patientDirections { patientComments["directions"] = d }
-        if let p = user.patientPrescriber { patientComments["prescriber"] = p }
-        if !patientComments.isEmpty { o["patient_comments"] = patientComments }
+        var o: JSONObject = ["id": .int(id), "uuid": .string(uuid), "patient_id": .int(patientID), "source_id": .int(sourceID),
+                             "remote_id": .string(remoteID), "type": .string(c.type.rawValue), "description": .string(c.description),
+                             "codes": .object(JSONObject(sortingKeysOf: c.codes) { .array($0.map(JSONValue.string)) }),
+                             "struck": .bool(user.deleted), "created": .string(created), "updated": .string(updated)]
+        func add(_ key: String, _ value: String?) { if let value { o.members.append((key: key, value: .string(value))) } }
+        add("status", c.status)
+        add("date", c.date?.text)
+        add("start", c.start?.text)
+        add("end", c.end?.text)
+        if let v = c.valueNumber { o.members.append((key: "value", value: .double(v))) } else { add("value", c.valueText) }
+        add("unit", c.unit)
+        add("dose", c.dose)
+        add("reaction", c.reaction)
+        add("severity", c.severity)
+        add("comments", user.comments)
+        add("missing_at_source", missingAtSource)
+        var patientComments = JSONObject()
+        for (key, value) in [("quantity", user.patientQuantity), ("dose", user.patientDose), ("directions", user.patientDirections),
+                             ("prescriber", user.patientPrescriber)] {
+            if let value { patientComments.members.append((key: key, value: .string(value))) }
+        }
+        if !patientComments.isEmpty { o.members.append((key: "patient_comments", value: .object(patientComments))) }
         return o
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// How a source proves who is asking. Secrets live in the vault's `sources` row (encrypted) and in
 /// memory; never in argv, logs or messages.
@@ -19,7 +20,7 @@ public enum AuthMethod: Sendable, Equatable {
 }
 
 /// OAuth2 tokens of one source: the access token (short-lived) and the refresh token that renews it.
-public struct OAuth2Tokens: Codable, Sendable, Equatable {
+public struct OAuth2Tokens: Sendable, Equatable {
     public var tokenURL: String
     public var clientID: String?
     public var clientSecret: String?
@@ -48,9 +49,36 @@ public struct OAuth2Tokens: Codable, Sendable, Equatable {
         self.smart = smart
     }
 
-    enum CodingKeys: String, CodingKey {
-        case tokenURL = "token_url", clientID = "client_id", clientSecret = "client_secret", accessToken = "access_token"
-        case expiresAt = "expires_at", refreshToken = "refresh_token", scope, patient, smart
+    /// As the vault keeps them (inside its encrypted `sources.credentials`): snake_case names, absent
+    /// values left out, the shape `JSONEncoder` wrote before (vaults keep what it wrote).
+    public var json: JSONValue {
+        var object = JSONObject()
+        object.members.append((key: "token_url", value: .string(tokenURL)))
+        if let clientID { object.members.append((key: "client_id", value: .string(clientID))) }
+        if let clientSecret { object.members.append((key: "client_secret", value: .string(clientSecret))) }
+        if let accessToken { object.members.append((key: "access_token", value: .string(accessToken))) }
+        if let expiresAt { object.members.append((key: "expires_at", value: .double(expiresAt))) }
+        object.members.append((key: "refresh_token", value: .string(refreshToken)))
+        if let scope { object.members.append((key: "scope", value: .string(scope))) }
+        if let patient { object.members.append((key: "patient", value: .string(patient))) }
+        if let smart { object.members.append((key: "smart", value: .bool(smart))) }
+        return .object(object)
+    }
+
+    /// Nil when a required member is missing or a member has the wrong kind.
+    public init?(json: JSONValue) {
+        guard let object = json.object, let tokenURL = object["token_url"]?.string,
+              let refreshToken = object["refresh_token"]?.string else { return nil }
+        func optional<T>(_ key: String, _ read: (JSONValue) -> T?) -> T?? {
+            guard let value = object[key], !value.isNull else { return .some(nil) }
+            return read(value).map { .some($0) } ?? nil
+        }
+        guard let clientID = optional("client_id", \.string), let clientSecret = optional("client_secret", \.string),
+              let accessToken = optional("access_token", \.string), let expiresAt = optional("expires_at", \.number),
+              let scope = optional("scope", \.string), let patient = optional("patient", \.string),
+              let smart = optional("smart", \.bool) else { return nil }
+        self.init(tokenURL: tokenURL, clientID: clientID, clientSecret: clientSecret, accessToken: accessToken, expiresAt: expiresAt,
+                  refreshToken: refreshToken, scope: scope, patient: patient, smart: smart)
     }
 }
 
@@ -160,10 +188,10 @@ public final class Authenticator: @unchecked Sendable {
         }
         request.body = Data(form.map { "\($0.0)=\(Self.formEncode($0.1))" }.joined(separator: "&").utf8)
         let response = try transport.perform(request)
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        let object = (try? JSONParser.parse(response.body))?.object
         guard response.isSuccess else {
-            let code = object?["error"] as? String
-            let why = [code, object?["error_description"] as? String].compactMap { $0 }.joined(separator: ": ")
+            let code = object?["error"]?.string
+            let why = [code, object?["error_description"]?.string].compactMap { $0 }.joined(separator: ": ")
             // 400 (invalid_grant: spent, revoked or expired), 401, 403: these tokens are done for.
             // Anything else is the server failing, and trying later may work.
             guard [400, 401, 403].contains(response.status) else {
@@ -172,14 +200,14 @@ public final class Authenticator: @unchecked Sendable {
             throw NetError.loginRequired("the token endpoint \(url.redactedForDisplay) refused to renew the access token"
                 + (why.isEmpty ? " (\(response.status))" : " (\(why))") + "; log in again: \(loginCommand)")
         }
-        guard let object, let access = object["access_token"] as? String, !access.isEmpty else {
+        guard let object, let access = object["access_token"]?.string, !access.isEmpty else {
             throw NetError.authentication("the token endpoint \(url.redactedForDisplay) answered without an access_token")
         }
         var renewed = tokens
         renewed.accessToken = access
-        renewed.expiresAt = (object["expires_in"] as? NSNumber).map { now() + $0.doubleValue }
-        if let rotated = object["refresh_token"] as? String, !rotated.isEmpty { renewed.refreshToken = rotated }
-        if let scope = object["scope"] as? String { renewed.scope = scope }
+        renewed.expiresAt = object["expires_in"]?.number.map { now() + $0 }
+        if let rotated = object["refresh_token"]?.string, !rotated.isEmpty { renewed.refreshToken = rotated }
+        if let scope = object["scope"]?.string { renewed.scope = scope }
         lock.withLock { method = .oauth2(renewed) }
         onChange(.oauth2(renewed))
         return access

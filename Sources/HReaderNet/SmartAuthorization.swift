@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// One SMART App Launch standalone login as a public client (no secret): the authorization URL
 /// the user opens, the check of the redirect that comes back, and the exchange of its code for
@@ -69,26 +70,26 @@ public struct SmartAuthorization: Sendable {
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
         ], body: Data(form.map { "\($0.0)=\(Authenticator.formEncode($0.1))" }.joined(separator: "&").utf8))
         let response = try await clients.client(for: endpoint).send(request)
-        let object = (try? JSONSerialization.jsonObject(with: response.body)) as? [String: Any]
+        let object = (try? JSONParser.parse(response.body))?.object
         guard response.isSuccess else {
-            if let error = object?["error"] as? String {
-                throw SmartError.tokenRefused(error: Self.printable(error), description: (object?["error_description"] as? String).map(Self.printable),
+            if let error = object?["error"]?.string {
+                throw SmartError.tokenRefused(error: Self.printable(error), description: object?["error_description"]?.string.map(Self.printable),
                                               status: response.status)
             }
             throw NetError.status(code: response.status, url: endpoint.redactedForDisplay, detail: nil)
         }
         guard let object else { throw SmartError.badTokenResponse("not a JSON object") }
-        guard let access = object["access_token"] as? String, !access.isEmpty else {
+        guard let access = object["access_token"]?.string, !access.isEmpty else {
             throw SmartError.badTokenResponse("no access_token")
         }
-        guard let type = object["token_type"] as? String, type.lowercased() == "bearer" else {
+        guard let type = object["token_type"]?.string, type.lowercased() == "bearer" else {
             throw SmartError.badTokenResponse("token_type is not Bearer")
         }
-        let lifetime = (object["expires_in"] as? NSNumber)?.doubleValue
+        let lifetime = object["expires_in"]?.number
         return OAuth2Tokens(tokenURL: endpoint.absoluteString, clientID: clientID, accessToken: access,
-                            expiresAt: lifetime.map { now + $0 }, refreshToken: (object["refresh_token"] as? String) ?? "",
-                            scope: (object["scope"] as? String) ?? scopes.joined(separator: " "),
-                            patient: (object["patient"] as? String).flatMap { $0.isEmpty ? nil : $0 }, smart: true)
+                            expiresAt: lifetime.map { now + $0 }, refreshToken: object["refresh_token"]?.string ?? "",
+                            scope: object["scope"]?.string ?? scopes.joined(separator: " "),
+                            patient: object["patient"]?.string.flatMap { $0.isEmpty ? nil : $0 }, smart: true)
     }
 
     // MARK: - Plumbing

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderRecords
 
 /// Where a FHIR server sends a patient to log in and where the app redeems the code: SMART App
@@ -102,13 +103,13 @@ public struct SmartConfiguration: Sendable, Equatable {
     }
 
     static func parseWellKnown(_ body: Data, url: URL) throws -> SmartConfiguration {
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+        guard let object = (try? JSONParser.parse(body))?.object else {
             throw SmartError.notSmart("\(url.redactedForDisplay) is not a JSON object")
         }
-        guard let authorize = object["authorization_endpoint"] as? String, let token = object["token_endpoint"] as? String else {
+        guard let authorize = object["authorization_endpoint"]?.string, let token = object["token_endpoint"]?.string else {
             throw SmartError.notSmart("\(url.redactedForDisplay) names no authorization_endpoint and token_endpoint")
         }
-        func strings(_ key: String) -> [String]? { (object[key] as? [Any])?.compactMap { $0 as? String } }
+        func strings(_ key: String) -> [String]? { object[key]?.array?.compactMap(\.string) }
         return SmartConfiguration(authorizationEndpoint: try endpoint(authorize, "authorization_endpoint"),
                                   tokenEndpoint: try endpoint(token, "token_endpoint"),
                                   codeChallengeMethods: strings("code_challenge_methods_supported"),

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderCrypto
 #if canImport(Glibc)
 import Glibc
@@ -37,7 +38,7 @@ public enum BackupFile {
     static let chunkSize = 1 << 20
 
     /// The header's JSON members (sorted keys when written). Every member is covered by the MAC.
-    public struct Header: Codable, Equatable, Sendable {
+    public struct Header: Equatable, Sendable {
         public let vaultID: String
         public let created: String
         public let keyFileBytes: Int
@@ -51,10 +52,17 @@ public enum BackupFile {
         /// Base64 of the 32 random bytes salting the MAC key's HKDF.
         public let salt: String
 
-        enum CodingKeys: String, CodingKey, CaseIterable {
-            case vaultID = "vault_id", created, keyFileBytes = "key_file_bytes", databaseBytes = "database_bytes"
-            case pageSize = "page_size", schemaVersion = "schema_version", sqlcipher, mac, macKey = "mac_key", salt
+        /// Every member a header has, no more, no fewer.
+        static let names: Set<String> = ["vault_id", "created", "key_file_bytes", "database_bytes", "page_size", "schema_version",
+                                         "sqlcipher", "mac", "mac_key", "salt"]
+
+        /// The members by name, written with sorted keys.
+        public var json: JSONValue {
+            .object(["created": .string(created), "database_bytes": .int(databaseBytes), "key_file_bytes": .int(keyFileBytes),
+                     "mac": .string(mac), "mac_key": .string(macKey), "page_size": .int(pageSize), "salt": .string(salt),
+                     "schema_version": .int(schemaVersion), "sqlcipher": .string(sqlcipher), "vault_id": .string(vaultID)])
         }
+
 
         /// The whole file's length in bytes, for a header of `headerBytes` bytes; nil when the lengths
         /// add up to more than an `Int` holds (a crafted header: no file is that long).
@@ -168,9 +176,7 @@ public enum BackupFile {
         let header = Header(vaultID: vaultID, created: Timestamp.rfc3339(now), keyFileBytes: keyFile.count,
                             databaseBytes: databaseBytes, pageSize: pageSize, schemaVersion: schemaVersion, sqlcipher: sqlcipher,
                             mac: "hmac-sha256", macKey: "hkdf-sha256", salt: Data(try SecureRandom.bytes(saltSize)).base64EncodedString())
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let headerJSON = Array(try encoder.encode(header))
+        let headerJSON = header.json.serializedBytes(sortingKeys: true)
         let mac = try HMACSHA256(key: try macKey(dataKey: dataKey, header: header))
         guard let total = header.fileSize(headerBytes: headerJSON.count) else { throw Failure.io("the snapshot is too large") }
 
@@ -287,14 +293,14 @@ public final class BackupReader {
     deinit { close(fd) }
 
     static func decodeHeader(_ json: [UInt8]) throws -> BackupFile.Header {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json)) as? [String: Any] else {
+        // Parsed once, by the fuzzed parser; a name given twice is refused (which of two would count?).
+        guard let object = (try? JSONParser.parse(json, duplicateNames: .refused))?.object else {
             throw BackupFile.Failure.damaged("its header is not JSON")
         }
-        guard Set(object.keys) == Set(BackupFile.Header.CodingKeys.allCases.map(\.rawValue)) else {
+        guard Set(object.keys) == BackupFile.Header.names, object.keys.count == BackupFile.Header.names.count else {
             throw BackupFile.Failure.damaged("its header has members this version does not know, or lacks some")
         }
-        let header: BackupFile.Header
-        do { header = try JSONDecoder().decode(BackupFile.Header.self, from: Data(json)) } catch {
+        guard let header = BackupFile.Header(json: object) else {
             throw BackupFile.Failure.damaged("its header's members have the wrong types")
         }
         guard UUID(uuidString: header.vaultID) != nil else { throw BackupFile.Failure.damaged("its vault id is not a UUID") }
@@ -366,3 +372,18 @@ private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) 
 private func Glibc_open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { Darwin.open(path, flags, mode) }
 private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { Darwin.write(fd, buffer, count) }
 #endif
+
+// In an extension, so the header keeps its memberwise initializer.
+extension BackupFile.Header {
+    /// Nil when a member has the wrong kind (the caller checked the names).
+    init?(json object: JSONObject) {
+        func text(_ name: String) -> String? { object[name]?.string }
+        func number(_ name: String) -> Int? { object[name]?.int }
+        guard let vaultID = text("vault_id"), let created = text("created"), let keyFileBytes = number("key_file_bytes"),
+              let databaseBytes = number("database_bytes"), let pageSize = number("page_size"),
+              let schemaVersion = number("schema_version"), let sqlcipher = text("sqlcipher"), let mac = text("mac"),
+              let macKey = text("mac_key"), let salt = text("salt") else { return nil }
+        self.init(vaultID: vaultID, created: created, keyFileBytes: keyFileBytes, databaseBytes: databaseBytes, pageSize: pageSize,
+                  schemaVersion: schemaVersion, sqlcipher: sqlcipher, mac: mac, macKey: macKey, salt: salt)
+    }
+}

@@ -15,10 +15,9 @@ enum JSONResponse {
         Response(status: status, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: bytes))
     }
 
-    /// For the `[String: Any]` shapes that `--json` prints (`Patient.jsonObject`, `Entry.jsonObject`).
-    static func make(object: [String: Any], status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return body(String(decoding: data, as: UTF8.self), contentType: "application/json; charset=utf-8", status: status)
+    /// For the shapes that `--json` prints too (`Patient.jsonObject`, `Entry.jsonObject`): keys sorted, as there.
+    static func make(object: JSONObject, status: HTTPResponse.Status = .ok) -> Response {
+        body(JSONValue.object(object).serialized(sortingKeys: true), contentType: "application/json; charset=utf-8", status: status)
     }
 
     static func body(_ text: String, contentType: String, status: HTTPResponse.Status = .ok) -> Response {

@@ -145,12 +145,12 @@ struct Routes {
 
         router.get("/api/patients") { _, _ in
             let patients = try await gate.read { try $0.allPatients() }
-            return try JSONResponse.make(object: ["patients": patients.map(Self.patientObject)])
+            return JSONResponse.make(object: ["patients": .array(patients.map { .object(Self.patientObject($0)) })])
         }
         router.get("/api/patients/:patient") { _, context in
             let reference = try context.parameters.require("patient")
             let patient = try await gate.read { try Self.patient(reference, in: $0) }
-            return try JSONResponse.make(object: ["patient": Self.patientObject(patient)])
+            return JSONResponse.make(object: ["patient": .object(Self.patientObject(patient))])
         }
         router.get("/api/patients/:patient/summary") { _, context in
             let reference = try context.parameters.require("patient")
@@ -214,19 +214,18 @@ struct Routes {
         var request = request
         let body = try await request.collectBody(upTo: WebGuard.maximumPostBody)
         let form = FormBody(body, of: request)
-        var data: [String: Any]
+        var data = JSONObject()
         var returnTo: String?
         if request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-            data = [:]
             for (name, value) in form.fields where !value.isEmpty {
                 switch name {
                 case AccessControl.csrfField: continue
                 case "return_to": returnTo = value
-                default: data[name] = value
+                default: data[name] = .string(value)
                 }
             }
         } else {
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] else {
+            guard let object = (try? JSONParser.parse(body.readableBytesView, limits: .init(maxDepth: 64, maxBytes: WebGuard.maximumPostBody)))?.object else {
                 throw WebError.badRequest("the body must be a JSON object (or a form)")
             }
             data = object
@@ -234,8 +233,7 @@ struct Routes {
         let postKey = TimelinePostKey(key)
         if postKey == .levels { try Self.checkLevels(data) }
         let reference = query.get("patient")
-        let posted: JSONValue
-        do { posted = try JSONValue(foundation: data, path: "the body") } catch { throw WebError.badRequest(error.description) }
+        let posted = JSONValue.object(data)
         let item = try await gate.write { open in
             try open.postTimelineItem(patient: try Self.patient(reference, in: open), key: postKey, data: posted)
         }
@@ -247,10 +245,10 @@ struct Routes {
     }
 
     /// Pain, mood and energy are whole numbers from 0 to 10 (the forms' sliders); other level keys pass as posted.
-    static func checkLevels(_ data: [String: Any]) throws {
+    static func checkLevels(_ data: JSONObject) throws {
         for name in ["pain", "mood", "energy"] {
             guard let value = data[name] else { continue }
-            let number = (value as? String).flatMap { Int($0) } ?? (value as? NSNumber).flatMap { n in n.doubleValue == n.doubleValue.rounded() ? n.intValue : nil }
+            let number = value.string.flatMap { Int($0) } ?? value.number.flatMap { n in n == n.rounded() && abs(n) < 1e9 ? Int(n) : nil }
             guard let number, (0...10).contains(number) else { throw WebError.badRequest("\(name) must be a whole number from 0 to 10") }
         }
     }
@@ -283,9 +281,9 @@ struct Routes {
             // One more than asked tells whether there is a next page without counting them all.
             try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
         }
-        var object: [String: Any] = ["entries": page.prefix(limit).map(\.jsonObject)]
-        if page.count > limit { object["next_offset"] = offset + limit }
-        return try JSONResponse.make(object: object)
+        var object: JSONObject = ["entries": .array(page.prefix(limit).map { .object($0.jsonObject) })]
+        if page.count > limit { object["next_offset"] = .int(offset + limit) }
+        return JSONResponse.make(object: object)
     }
 
     // MARK: Parsing
@@ -316,10 +314,10 @@ struct Routes {
         return response
     }
 
-    static func patientObject(_ p: Patient) -> [String: Any] {
+    static func patientObject(_ p: Patient) -> JSONObject {
         var object = p.jsonObject
-        object["relationship_text"] = PatientSummary.relationshipText(p.relationship, gender: p.gender)
-        if let age = PatientSummary.ageText(birthDate: p.birthDate) { object["age"] = age }
+        object["relationship_text"] = .string(PatientSummary.relationshipText(p.relationship, gender: p.gender))
+        if let age = PatientSummary.ageText(birthDate: p.birthDate) { object["age"] = .string(age) }
         return object
     }
 

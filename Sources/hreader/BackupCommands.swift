@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -42,7 +43,9 @@ struct BackupCommand: ParsableCommand {
             let summary = try archive.verify(credential: credential) { progress.update("verifying \(verify): \(percent($0))") }
             progress.finish()
             if global.json {
-                Output.json(summary.json.merging(["sound": true]) { $1 })
+                var object = summary.json
+                object["sound"] = true
+                Output.json(.object(object))
             } else {
                 global.note("The backup is sound: every byte authenticates and every database page checks (vault \(summary.vaultID), taken \(summary.created), \(CheckCommand.size(Int64(summary.bytes)))).")
             }
@@ -52,7 +55,7 @@ struct BackupCommand: ParsableCommand {
         let summary = try open.backup(to: URL(fileURLWithPath: out!)) { progress.update("backing up: \(percent($0))") }
         progress.finish()
         if global.json {
-            Output.json(summary.json)
+            Output.json(.object(summary.json))
         } else {
             global.note("Wrote a backup of vault \(summary.vaultID) to \(summary.path) (\(CheckCommand.size(Int64(summary.bytes)))). "
                         + "It opens with this vault's password or recovery key; check it with 'hreader backup --verify'.")
@@ -95,10 +98,9 @@ struct RestoreCommand: ParsableCommand {
         let restored = try archive.restore(into: vault, credential: credential, replace: replace) { progress.update("restoring: \(percent($0))") }
         progress.finish()
         if global.json {
-            var object: [String: Any] = ["vault": restored.vault, "vault_id": restored.backup.vaultID, "backup": restored.backup.path,
-                                         "backup_created": restored.backup.created, "schema_version": restored.backup.schemaVersion]
-            object["replaced_vault_kept_at"] = restored.replacedVaultKeptAt ?? NSNull()
-            Output.json(object)
+            Output.json(["vault": .string(restored.vault), "vault_id": .string(restored.backup.vaultID), "backup": .string(restored.backup.path),
+                         "backup_created": .string(restored.backup.created), "schema_version": .int(restored.backup.schemaVersion),
+                         "replaced_vault_kept_at": .text(restored.replacedVaultKeptAt)])
             return
         }
         global.note("Restored vault \(restored.backup.vaultID) (backup taken \(restored.backup.created)) to \(restored.vault).")
@@ -111,9 +113,9 @@ struct RestoreCommand: ParsableCommand {
 private func percent(_ fraction: Double) -> String { "\(Int((fraction * 100).rounded(.down)))%" }
 
 extension BackupSummary {
-    var json: [String: Any] {
-        ["backup": path, "vault_id": vaultID, "created": created, "bytes": bytes, "database_bytes": databaseBytes,
-         "schema_version": schemaVersion]
+    var json: JSONObject {
+        ["backup": .string(path), "vault_id": .string(vaultID), "created": .string(created), "bytes": .int(bytes),
+         "database_bytes": .int(databaseBytes), "schema_version": .int(schemaVersion)]
     }
 }
 

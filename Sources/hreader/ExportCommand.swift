@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -64,7 +65,7 @@ struct ExportCommand: AsyncParsableCommand {
         }
         progress.finish()
         if global.json {
-            Output.json(["export": json(summary, patient: chosen)])
+            Output.json(["export": .object(json(summary, patient: chosen))])
             return
         }
         switch destination {
@@ -101,33 +102,33 @@ struct ExportCommand: AsyncParsableCommand {
         return chosen
     }
 
-    private func json(_ summary: ExportSummary, patient: Patient) -> [String: Any] {
-        var object: [String: Any] = [
-            "patient": patient.uuid,
-            "observations": summary.observations,
-            "bundles": summary.bundles,
-            "entries": summary.entries,
-            "grouped_entries": summary.groupedEntries,
-            "group": group.rawValue,
-            "skipped": summary.skipped,
+    private func json(_ summary: ExportSummary, patient: Patient) -> JSONObject {
+        var object: JSONObject = [
+            "patient": .string(patient.uuid),
+            "observations": .int(summary.observations),
+            "bundles": .int(summary.bundles),
+            "entries": .int(summary.entries),
+            "grouped_entries": .int(summary.groupedEntries),
+            "group": .string(group.rawValue),
+            "skipped": .object(JSONObject(sortingKeysOf: summary.skipped) { .int($0) }),
         ]
         if withDocuments {
-            object["documents"] = summary.documents
+            object["documents"] = .int(summary.documents)
             if server != nil {
-                object["documents_created"] = summary.documentsCreated
-                object["documents_existing"] = summary.documentsExisting
+                object["documents_created"] = .int(summary.documentsCreated)
+                object["documents_existing"] = .int(summary.documentsExisting)
             }
         }
         if server != nil {
-            object["server"] = summary.destination
-            object["created"] = summary.created
-            object["existing"] = summary.existing
-            object["server_patient"] = summary.serverPatient ?? NSNull()
-            object["patient_created"] = summary.patientCreated
-            object["mode"] = summary.mode?.rawValue ?? NSNull()
-            object["notes"] = summary.notes
+            object["server"] = .string(summary.destination)
+            object["created"] = .int(summary.created)
+            object["existing"] = .int(summary.existing)
+            object["server_patient"] = .text(summary.serverPatient)
+            object["patient_created"] = .bool(summary.patientCreated)
+            object["mode"] = .text(summary.mode?.rawValue)
+            object["notes"] = .strings(summary.notes)
         } else {
-            object["file"] = summary.destination
+            object["file"] = .string(summary.destination)
         }
         return object
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 
 struct KeyCommand: ParsableCommand {
@@ -11,11 +12,12 @@ struct KeyCommand: ParsableCommand {
         subcommands: [List.self, Add.self, Remove.self, Upgrade.self])
 
     /// A slot as `--json` shows it (no secret is in a slot's public fields).
-    static func json(_ slot: KeySlot) -> [String: Any] {
-        var s: [String: Any] = ["id": slot.id, "kind": slot.kind.rawValue, "label": slot.label, "kdf": slot.kdf.summary,
-                                "meets_minimum": slot.kdf.meetsRecommendedMinimum, "created": slot.created]
-        if let q = slot.questions { s["questions"] = q }
-        return s
+    static func json(_ slot: KeySlot) -> JSONValue {
+        var s: JSONObject = ["id": .string(slot.id), "kind": .string(slot.kind.rawValue), "label": .string(slot.label),
+                             "kdf": .string(slot.kdf.summary), "meets_minimum": .bool(slot.kdf.meetsRecommendedMinimum),
+                             "created": .string(slot.created)]
+        if let q = slot.questions { s["questions"] = .strings(q) }
+        return .object(s)
     }
 
     struct List: ParsableCommand {
@@ -25,7 +27,7 @@ struct KeyCommand: ParsableCommand {
         func run() throws {
             let keyFile = try global.service.keyFile()
             if global.json {
-                Output.json(["key_slots": keyFile.slots.map(KeyCommand.json)])
+                Output.json(["key_slots": .array(keyFile.slots.map(KeyCommand.json))])
                 return
             }
             Output.table([["ID", "KIND", "LABEL", "KDF", "CREATED"]] + keyFile.slots.map {
@@ -61,9 +63,9 @@ struct KeyCommand: ParsableCommand {
             }
             let added = try global.service.addSlot(new, label: label, authorizedBy: password)
             if global.json {
-                var object: [String: Any] = ["key_slot": KeyCommand.json(added.slot)]
-                if let key = added.recoveryKey { object["recovery_key"] = key }
-                Output.json(object)
+                var object: JSONObject = ["key_slot": KeyCommand.json(added.slot)]
+                if let key = added.recoveryKey { object["recovery_key"] = .string(key) }
+                Output.json(.object(object))
                 return
             }
             if let key = added.recoveryKey {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -21,9 +22,10 @@ struct PatientsCommand: ParsableCommand {
         func run() throws {
             let suggestions = try global.open().patientSuggestions()
             if global.json {
-                Output.json(["suggestions": suggestions.map { s -> [String: Any] in
-                    ["patients": [s.first.id, s.second.id], "evidence": s.evidence, "against": s.against]
-                }])
+                Output.json(["suggestions": .array(suggestions.map { s in
+                    .object(["patients": .array([.int(s.first.id), .int(s.second.id)]), "evidence": .strings(s.evidence),
+                             "against": .strings(s.against)])
+                })])
                 return
             }
             if suggestions.isEmpty { global.note("No patients look like one person."); return }
@@ -47,8 +49,9 @@ struct PatientsCommand: ParsableCommand {
         @Argument(help: "The patient to merge into KEEP.") var other: String
 
         /// What `merge` and `unmerge` print with --json.
-        static func json(_ result: PatientMergeResult) -> [String: Any] {
-            ["id": result.merge.id, "keep": result.keep.id, "other": result.other.id, "entries_moved": result.entriesMoved]
+        static func json(_ result: PatientMergeResult) -> JSONValue {
+            .object(["id": .int(result.merge.id), "keep": .int(result.keep.id), "other": .int(result.other.id),
+                     "entries_moved": .int(result.entriesMoved)])
         }
 
         func run() throws {
@@ -92,10 +95,10 @@ struct PatientsCommand: ParsableCommand {
         func run() throws {
             let merges = try global.open().patientMerges()
             if global.json {
-                Output.json(["merges": merges.map { m -> [String: Any] in
-                    ["id": m.merge.id, "keep": m.merge.keepID, "other": m.merge.otherID, "merged_at": m.merge.mergedAt,
-                     "undone_at": m.merge.undoneAt as Any]
-                }])
+                Output.json(["merges": .array(merges.map { m in
+                    .object(["id": .int(m.merge.id), "keep": .int(m.merge.keepID), "other": .int(m.merge.otherID),
+                             "merged_at": .string(m.merge.mergedAt), "undone_at": .text(m.merge.undoneAt)])
+                })])
                 return
             }
             if merges.isEmpty { global.note("No merges."); return }
@@ -122,7 +125,7 @@ struct PatientsCommand: ParsableCommand {
             let open = try global.open()
             let patient = try open.addPatient(NewPatient(firstName: first, lastName: last, gender: gender,
                                                          birthDate: birthDate, relationship: relationship))
-            if global.json { Output.json(["patient": patient.jsonObject]) } else { Output.line("Added patient \(patient.id): \(patient.displayName)") }
+            if global.json { Output.json(["patient": .object(patient.jsonObject)]) } else { Output.line("Added patient \(patient.id): \(patient.displayName)") }
         }
     }
 
@@ -135,9 +138,9 @@ struct PatientsCommand: ParsableCommand {
             let patients = try open.allPatients()
             let selected = try open.selectedPatientID()
             if global.json {
-                Output.json(["patients": patients.map { p -> [String: Any] in
-                    var o = p.jsonObject; o["selected"] = p.id == selected; return o
-                }])
+                Output.json(["patients": .array(patients.map { p in
+                    var o = p.jsonObject; o["selected"] = .bool(p.id == selected); return .object(o)
+                })])
                 return
             }
             if patients.isEmpty { global.note("No patients yet. Add one with 'hreader patients add --first F --last L'."); return }
@@ -160,9 +163,10 @@ struct PatientsCommand: ParsableCommand {
             for e in entries { byType[e.content.type.rawValue, default: 0] += 1 }
             let merged = try open.mergedRecords(of: p)
             if global.json {
-                var o = p.jsonObject; o["entry_counts"] = byType
-                o["merged"] = merged.map(\.jsonObject)
-                Output.json(["patient": o]); return
+                var o = p.jsonObject
+                o["entry_counts"] = .object(JSONObject(sortingKeysOf: byType) { .int($0) })
+                o["merged"] = .array(merged.map { .object($0.jsonObject) })
+                Output.json(["patient": .object(o)]); return
             }
             var rows = [["name:", p.displayName], ["id:", "\(p.id) (\(p.uuid))"], ["relationship:", p.relationship.rawValue]]
             if let b = p.birthDate { rows.append(["born:", b + (p.age().map { " (age \($0))" } ?? "")]) }
@@ -238,14 +242,12 @@ struct EntriesCommand: ParsableCommand {
             // Where the copies of a fact disagree (status, value, dose…), the row says so.
             let differences = copies ? [:] : try open.factDifferences(of: entries, sources: sources)
             if global.json {
-                Output.json(["entries": entries.map { e -> [String: Any] in
+                Output.json(["entries": .array(entries.map { e in
                     var o = e.jsonObject
-                    o["sources"] = (sources[e.id] ?? []).map { c in
-                        ["source_id": c.sourceID, "name": c.sourceName, "entry_id": c.entryID] as [String: Any]
-                    }
-                    if let found = differences[e.id] { o["differences"] = found }
-                    return o
-                }])
+                    o["sources"] = .array((sources[e.id] ?? []).map(Self.json))
+                    if let found = differences[e.id] { o["differences"] = .strings(found) }
+                    return .object(o)
+                })])
                 return
             }
             if entries.isEmpty { global.note("No entries."); return }
@@ -256,6 +258,11 @@ struct EntriesCommand: ParsableCommand {
                     + (differences[e.id].map { found in "; they differ: " + found.map { $0.prefix { $0 != ":" } }.joined(separator: ", ") } ?? ""),
                  e.user.comments ?? ""]
             })
+        }
+
+        /// One source of a fact, as `entries list --json` and `entries show --json` give it.
+        static func json(_ copy: EntryRepository.Copy) -> JSONValue {
+            .object(["source_id": .int(copy.sourceID), "name": .string(copy.sourceName), "entry_id": .int(copy.entryID)])
         }
 
         /// The sources of a fact ("Hospital A, Dr B"); with --copies, which shown entry a copy belongs to.
@@ -279,10 +286,10 @@ struct EntriesCommand: ParsableCommand {
             let open = try global.open()
             let fact = try open.fact(of: try open.entry(entry))
             if global.json {
-                Output.json(["entry": fact.shown.jsonObject,
-                             "copies": fact.copies.map(\.jsonObject),
-                             "sources": fact.sources.map { ["source_id": $0.sourceID, "name": $0.sourceName, "entry_id": $0.entryID] as [String: Any] },
-                             "differences": fact.differences])
+                Output.json(["entry": .object(fact.shown.jsonObject),
+                             "copies": .array(fact.copies.map { .object($0.jsonObject) }),
+                             "sources": .array(fact.sources.map(List.json)),
+                             "differences": .strings(fact.differences)])
                 return
             }
             let e = fact.shown
@@ -362,7 +369,7 @@ struct EntriesCommand: ParsableCommand {
                                        codes: codes, valueNumber: number, valueText: number == nil ? value : nil, unit: unit, dose: dose)
             let open = try global.open()
             let entry = try open.addEntry(patient: try open.patient(patient), content: content)
-            if global.json { Output.json(["entry": entry.jsonObject]) } else { Output.line("Added entry \(entry.id).") }
+            if global.json { Output.json(["entry": .object(entry.jsonObject)]) } else { Output.line("Added entry \(entry.id).") }
         }
     }
 
@@ -389,7 +396,7 @@ struct EntriesCommand: ParsableCommand {
                 set(text, &user.comments); set(quantity, &user.patientQuantity); set(dose, &user.patientDose)
                 set(directions, &user.patientDirections); set(prescriber, &user.patientPrescriber)
             }
-            if global.json { Output.json(["entry": updated.jsonObject]) } else { global.note("Updated entry \(updated.id).") }
+            if global.json { Output.json(["entry": .object(updated.jsonObject)]) } else { global.note("Updated entry \(updated.id).") }
         }
     }
 
@@ -404,7 +411,7 @@ struct EntriesCommand: ParsableCommand {
         func run() throws {
             let open = try global.open()
             let updated = try open.updateUserFields(of: try open.entry(entry)) { $0.deleted = !undo }
-            if global.json { Output.json(["entry": updated.jsonObject]); return }
+            if global.json { Output.json(["entry": .object(updated.jsonObject)]); return }
             global.note(undo ? "Restored entry \(entry)." : "Struck entry \(entry).")
         }
     }

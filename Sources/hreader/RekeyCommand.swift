@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 
 struct RekeyCommand: ParsableCommand {
@@ -33,9 +34,9 @@ struct RekeyCommand: ParsableCommand {
         // Printed as soon as the new key file is written: from then on only the new recovery key works.
         let done = try service.rekey(password: password, newPassword: newPassword, questions: questions) { done in
             if global.json {
-                Output.json(["vault_id": done.vaultID, "recovery_key": done.recoveryKey,
-                             "key_slots": done.slots.map(KeyCommand.json), "dropped_slots": done.dropped.map(KeyCommand.json),
-                             "sessions_ended": done.sessionsEnded])
+                Output.json(["vault_id": .string(done.vaultID), "recovery_key": .string(done.recoveryKey),
+                             "key_slots": .array(done.slots.map(KeyCommand.json)), "dropped_slots": .array(done.dropped.map(KeyCommand.json)),
+                             "sessions_ended": .int(done.sessionsEnded)])
                 fflush(nil)   // all streams: the key must reach a pipe before the long part
                 return
             }

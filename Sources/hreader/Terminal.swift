@@ -122,10 +122,6 @@ enum Output {
         print(value.serialized(pretty: true, sortingKeys: true))
     }
 
-    static func json(_ object: Any) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else { return }
-        print(String(decoding: data, as: UTF8.self))
-    }
 
     static func line(_ text: String = "") {
         print(text)

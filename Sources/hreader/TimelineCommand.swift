@@ -59,25 +59,26 @@ struct TimelineCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("field=value pairs.", valueName: "field=value")) var fields: [String] = []
 
         func run() throws {
-            var data: [String: Any] = [:]
+            var data = JSONObject()
             if fields.isEmpty {
                 guard !Terminal.stdinIsTerminal else { throw HReaderError.usage("give field=value pairs or a JSON object on stdin") }
                 let input = FileHandle.standardInput.readDataToEndOfFile()
-                guard let object = (try? JSONSerialization.jsonObject(with: input)) as? [String: Any] else {
-                    throw HReaderError.badInput("stdin is not a JSON object")
+                // A timeline item is small: a megabyte and 64 levels are plenty, and bound what stdin can cost.
+                guard input.count <= 1 << 20, let object = (try? JSONParser.parse(input, limits: .init(maxDepth: 64, maxBytes: 1 << 20)))?.object else {
+                    throw HReaderError.badInput("stdin is not a JSON object (of at most 1 MiB)")
                 }
                 data = object
             } else {
                 for field in fields {
                     let parts = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                     guard parts.count == 2, !parts[0].isEmpty else { throw HReaderError.usage("'\(field)' is not field=value") }
-                    data[String(parts[0])] = String(parts[1])
+                    data[String(parts[0])] = .string(String(parts[1]))
                 }
             }
             let postKey = TimelinePostKey(key)
             if case let .other(name) = postKey { global.note("'\(name)' is not Levels, NewMedication or MedRegiment: stored as levels, as hReader did.") }
             let open = try global.open()
-            let item = try open.postTimelineItem(patient: try open.patient(patient), key: postKey, data: data, at: at?.time.date ?? Date())
+            let item = try open.postTimelineItem(patient: try open.patient(patient), key: postKey, data: .object(data), at: at?.time.date ?? Date())
             if global.json {
                 print(JSONValue.object([("item", .object([("id", .string(item.uuid)), ("type", .string(item.type)),
                                                           ("time", .int(item.time))]))]).serialized(pretty: true))

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HReaderCrypto
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -36,7 +37,7 @@ struct InitCommand: ParsableCommand {
         let answers = (questions || questionsFile != nil) ? try QuestionsInput.read(file: questionsFile) : nil
         let created = try service.create(password: password, questions: answers, kdf: kdf)
         if global.json {
-            Output.json(["vault": service.vault.root.path, "vault_id": created.vaultID, "recovery_key": created.recoveryKey])
+            Output.json(["vault": .string(service.vault.root.path), "vault_id": .string(created.vaultID), "recovery_key": .string(created.recoveryKey)])
             return
         }
         Output.line("Created the vault at \(service.vault.root.path)")
@@ -69,7 +70,7 @@ struct UnlockCommand: ParsableCommand {
         let password = try global.passwordInput.password(prompt: "Vault password: ")
         let session = try service.startSession(.password(password), for: duration.seconds)
         if global.json {
-            Output.json(["session": session.token, "expires": Timestamp.rfc3339(session.expires)])
+            Output.json(["session": .string(session.token), "expires": .string(Timestamp.rfc3339(session.expires))])
         } else {
             Output.line("export HREADER_SESSION=\(session.token)")
             global.note("Unlocked until \(Timestamp.rfc3339(session.expires)). Run 'hreader lock' to end it sooner.")
@@ -106,25 +107,25 @@ struct StatusCommand: ParsableCommand {
         let counts = try open?.counts()
         let cipher = try open?.cipherVersion() ?? Database.libraryCipherVersion() ?? "unknown"
         let sessions = service.sessions().filter { ($0.expires ?? .distantPast) > Date() }
-        let slots = keyFile.slots.map { slot -> [String: Any] in
-            var s: [String: Any] = ["id": slot.id, "kind": slot.kind.rawValue, "label": slot.label,
-                                    "kdf": slot.kdf.summary, "meets_minimum": slot.kdf.meetsRecommendedMinimum]
-            if let q = slot.questions { s["questions"] = q.count }
-            return s
-        }
         if global.json {
-            var object: [String: Any] = [
-                "vault": service.vault.root.path, "vault_id": keyFile.vaultID, "state": open == nil ? "locked" : "unlocked",
-                "sqlcipher": cipher, "sqlite": Database.libraryVersion, "key_slots": slots, "sessions": sessions.count,
+            let slots = keyFile.slots.map { slot -> JSONValue in
+                var s: JSONObject = ["id": .string(slot.id), "kind": .string(slot.kind.rawValue), "label": .string(slot.label),
+                                     "kdf": .string(slot.kdf.summary), "meets_minimum": .bool(slot.kdf.meetsRecommendedMinimum)]
+                if let q = slot.questions { s["questions"] = .int(q.count) }
+                return .object(s)
+            }
+            var object: JSONObject = [
+                "vault": .string(service.vault.root.path), "vault_id": .string(keyFile.vaultID), "state": .string(open == nil ? "locked" : "unlocked"),
+                "sqlcipher": .string(cipher), "sqlite": .string(Database.libraryVersion), "key_slots": .array(slots), "sessions": .int(sessions.count),
             ]
             if let counts, let open {
-                object["schema_version"] = try open.schemaVersion()
-                object["counts"] = ["patients": counts.patients, "entries": counts.entries,
-                                    "timeline_items": counts.timelineItems, "audit_events": counts.auditEvents,
-                                    "waiting_for_their_patient": counts.waiting, "documents": counts.documents]
-                object["search"] = ["engine": "fts5", "indexed_entries": counts.searchIndexed, "indexed_documents": counts.documentsIndexed]
+                object["schema_version"] = .int(try open.schemaVersion())
+                object["counts"] = ["patients": .int(counts.patients), "entries": .int(counts.entries),
+                                    "timeline_items": .int(counts.timelineItems), "audit_events": .int(counts.auditEvents),
+                                    "waiting_for_their_patient": .int(counts.waiting), "documents": .int(counts.documents)]
+                object["search"] = ["engine": "fts5", "indexed_entries": .int(counts.searchIndexed), "indexed_documents": .int(counts.documentsIndexed)]
             }
-            Output.json(object)
+            Output.json(.object(object))
             return
         }
         var rows: [[String]] = [
@@ -167,8 +168,10 @@ struct CheckCommand: ParsableCommand {
         let space = try open.spaceByTable()
         let fileBytes = (try? FileManager.default.attributesOfItem(atPath: open.vault.databaseURL.path)[.size] as? Int64) ?? nil
         if global.json {
-            Output.json(["sound": true, "exact": space.exact, "database_bytes": fileBytes ?? 0,
-                         "tables": Dictionary(uniqueKeysWithValues: space.tables.map { ($0.table, ["rows": $0.rows, "bytes": $0.bytes]) })])
+            Output.json(["sound": true, "exact": .bool(space.exact), "database_bytes": .int(fileBytes ?? 0),
+                         "tables": .object(JSONObject(sortingKeysOf: Dictionary(uniqueKeysWithValues: space.tables.map { ($0.table, $0) })) {
+                             ["rows": .int($0.rows), "bytes": .int($0.bytes)]
+                         })])
             return
         }
         global.note("The vault is sound: every page authenticates and the database is consistent.")

@@ -39,9 +39,7 @@ extension KitFuzzChecks {
         else {
             throw FuzzViolation("a head out of its limits: \(header), header \(head.headerBytes) bytes, file \(bytes.count)")
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let written = Array(try encoder.encode(header))
+        let written = header.json.serializedBytes(sortingKeys: true)
         let again: BackupFile.Header
         do { again = try BackupReader.decodeHeader(written) } catch {
             throw FuzzViolation("the header written back does not read: \(error)\n\(String(decoding: written, as: UTF8.self))")

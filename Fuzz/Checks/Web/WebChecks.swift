@@ -58,20 +58,22 @@ public enum WebFuzzChecks {
     /// 0–10; a return_to that passes isLocalPath stays on the server (see returnTo).
     public static func form(_ data: Data) throws {
         let fields = FormBody.parse(String(decoding: data, as: UTF8.self))
-        var object: [String: Any] = [:]
+        var object = JSONObject()
         for (name, value) in fields {
             guard !name.isEmpty else { throw FuzzViolation("a form field with an empty name") }
-            if !value.isEmpty { object[name] = value }
+            if !value.isEmpty { object[name] = .string(value) }
             if name == "return_to" { try checkLocal(value) }
         }
         do {
             try Routes.checkLevels(object)
             for name in ["pain", "mood", "energy"] {
-                guard let value = object[name] as? String else { continue }
+                guard let value = object[name]?.string else { continue }
                 guard let n = Int(value), (0...10).contains(n) else { throw FuzzViolation("checkLevels let \(name)=\(value.debugDescription) pass") }
             }
         } catch is WebError {}
-        guard (try? JSONValue(foundation: object).serialized()) != nil else { throw FuzzViolation("form fields did not become a JSON object") }
+        guard (try? JSONParser.parse(JSONValue.object(object).serialized()))?.object != nil else {
+            throw FuzzViolation("form fields did not become a JSON object")
+        }
     }
 
     // MARK: return_to: the redirect after a form post

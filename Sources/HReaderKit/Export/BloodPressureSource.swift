@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 
 /// What the source Observation of a blood-pressure entry said about its two readings, read from the
 /// entry's raw FHIR resource: which components carried a value, and the dataAbsentReason of those
@@ -14,16 +15,15 @@ struct BloodPressureSource {
     private(set) var components: [String: Component] = [:]
 
     init(raw: String?) {
-        guard let data = raw?.data(using: .utf8),
-              let observation = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              observation["resourceType"] as? String == "Observation" else { return }
-        for component in observation["component"] as? [[String: Any]] ?? [] {
-            let reasons = (component["dataAbsentReason"] as? [String: Any])?["coding"] as? [[String: Any]] ?? []
-            let reason = reasons.first { $0["system"] as? String == ObservationDraft.dataAbsentReasonSystem }?["code"] as? String
+        guard let raw, let observation = (try? JSONParser.parse(raw))?.object,
+              observation["resourceType"]?.string == "Observation" else { return }
+        for component in observation["component"]?.array ?? [] {
+            guard let component = component.object else { continue }
+            let reasons = component["dataAbsentReason"]?["coding"]?.array ?? []
+            let reason = reasons.first { $0["system"]?.string == ObservationDraft.dataAbsentReasonSystem }?["code"]?.string
             let read = Component(hasValue: component.keys.contains { $0.hasPrefix("value") }, absentReason: reason)
-            for coding in (component["code"] as? [String: Any])?["coding"] as? [[String: Any]] ?? []
-            where coding["system"] as? String == ExportResources.loincSystem {
-                if let code = coding["code"] as? String { components[code] = read }
+            for coding in component["code"]?["coding"]?.array ?? [] where coding["system"]?.string == ExportResources.loincSystem {
+                if let code = coding["code"]?.string { components[code] = read }
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderNet
 import HReaderStore
 
@@ -30,31 +31,30 @@ public struct ServerURL: Sendable, Equatable, CustomStringConvertible {
 /// Credentials as the `sources.credentials` column keeps them (JSON inside the encrypted vault).
 enum StoredCredentials {
     static func encode(_ method: AuthMethod) -> (kind: String, json: String?) {
-        let object: [String: Any]
+        let object: JSONValue
         switch method {
         case .none: return ("none", nil)
-        case let .bearer(token): object = ["token": token]
-        case let .basic(user, password): object = ["user": user, "password": password]
-        case let .oauth2(tokens):
-            guard let data = try? JSONEncoder().encode(tokens), let text = String(data: data, encoding: .utf8) else { return ("oauth2", nil) }
-            return ("oauth2", text)
+        case let .bearer(token): object = .object(["token": .string(token)])
+        case let .basic(user, password): object = .object(["password": .string(password), "user": .string(user)])
+        case let .oauth2(tokens): object = tokens.json
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return (method.kindName, String(data: data, encoding: .utf8))
+        return (method.kindName, object.serialized())
     }
 
     static func decode(kind: String, json: String?) throws -> AuthMethod {
         let damaged = HReaderError(.integrity, "the stored credentials of a source cannot be read; run 'hreader sources login' again")
+        guard kind != "none" else { return .none }
+        guard let json, let value = try? JSONParser.parse(json) else { throw damaged }
         switch kind {
-        case "none": return .none
         case "oauth2":
-            guard let data = json?.data(using: .utf8), let tokens = try? JSONDecoder().decode(OAuth2Tokens.self, from: data) else { throw damaged }
+            guard let tokens = OAuth2Tokens(json: value) else { throw damaged }
             return .oauth2(tokens)
-        case "bearer", "basic":
-            guard let data = json?.data(using: .utf8), let object = try? JSONSerialization.jsonObject(with: data) as? [String: String] else { throw damaged }
-            if kind == "bearer", let token = object["token"] { return .bearer(token: token) }
-            if kind == "basic", let user = object["user"], let password = object["password"] { return .basic(user: user, password: password) }
-            throw damaged
+        case "bearer":
+            guard let token = value["token"]?.string else { throw damaged }
+            return .bearer(token: token)
+        case "basic":
+            guard let user = value["user"]?.string, let password = value["password"]?.string else { throw damaged }
+            return .basic(user: user, password: password)
         default:
             throw damaged
         }

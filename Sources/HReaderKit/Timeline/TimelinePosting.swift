@@ -30,13 +30,6 @@ public enum TimelinePostKey: Sendable, Equatable {
 extension OpenVault {
     /// Stores a timeline item for `patient` at `time`; `data` must be a non-empty JSON object.
     /// Values of `levels` are kept as posted (hReader posted strings).
-    public func postTimelineItem(patient: Patient, key: TimelinePostKey, data: [String: Any], at time: Date = Date()) throws -> TimelineItem {
-        guard JSONSerialization.isValidJSONObject(data) else { throw HReaderError.badInput("the timeline item is not a JSON object") }
-        let value: JSONValue
-        do { value = try JSONValue(foundation: data, path: "the timeline item") } catch { throw HReaderError.badInput(error.description) }
-        return try postTimelineItem(patient: patient, key: key, data: value, at: time)
-    }
-
     public func postTimelineItem(patient: Patient, key: TimelinePostKey, data: JSONValue, at time: Date = Date()) throws -> TimelineItem {
         guard case let .object(members) = data else { throw HReaderError.badInput("the timeline item is not a JSON object") }
         guard !members.isEmpty else { throw HReaderError.badInput("a timeline item needs at least one field") }

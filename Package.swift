@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz", "Fixtures"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "TestSupport"]),
+        .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "HReaderJSON", "TestSupport"]),
         .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FuzzKitChecks", "FuzzWebChecks",
                                                       .product(name: "ZIPFoundation", package: "ZIPFoundation")],
                     exclude: ["Fuzz"]),

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 @testable import HReaderNet
 import TestSupport
 import XCTest
@@ -48,6 +49,18 @@ final class SmartTests: XCTestCase {
     }
 
     // MARK: - PKCE and discovery
+
+    /// Tokens stored by earlier versions (Foundation's JSONEncoder, absent values left out) read the same,
+    /// and what is written now reads back equal; a member of the wrong kind is no token.
+    func testStoredTokensReadAsJSONEncoderWroteThemAndRoundTrip() throws {
+        let old = #"{"token_url":"https:\/\/auth.example.org\/token","client_id":"hreader","access_token":"a1","expires_at":1795000000.5,"refresh_token":"r1","scope":"patient\/*.read offline_access","smart":true}"#
+        let tokens = try XCTUnwrap(OAuth2Tokens(json: try JSONParser.parse(old)))
+        XCTAssertEqual(tokens, OAuth2Tokens(tokenURL: "https://auth.example.org/token", clientID: "hreader", accessToken: "a1",
+                                            expiresAt: 1_795_000_000.5, refreshToken: "r1", scope: "patient/*.read offline_access", smart: true))
+        XCTAssertEqual(OAuth2Tokens(json: try JSONParser.parse(tokens.json.serialized())), tokens)
+        XCTAssertNil(OAuth2Tokens(json: try JSONParser.parse(#"{"token_url":"u","refresh_token":"r","expires_at":"soon"}"#)))
+        XCTAssertNil(OAuth2Tokens(json: try JSONParser.parse(#"{"token_url":"u"}"#)))
+    }
 
     func testPKCEChallengeMatchesTheRFC7636Example() throws {
         XCTAssertEqual(PKCE(verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk").challenge, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")

@@ -77,11 +77,12 @@ status=0; "$plant/hreader" version >/dev/null 2>&1 || status=$?
 [ "$status" = 0 ] || fail "hreader version exits $status beside planted libraries"
 ok "libraries beside the binary are not loaded"
 
-# The start-up code is laid out first (.ci/hreader.order): the first thousand functions the order names
-# lie, by their median, in the first quarter of .text (as compiled they spread over all of it). Read
-# from the build's binary: the package's is stripped.
+# Whether the start-up code is laid out first (.ci/hreader.order): the first thousand functions the order
+# names lie, by their median, in the first quarter of .text (as compiled they spread over all of it). Read
+# from the build's binary: the package's is stripped. A stale order file is a warning (a rename on the
+# start path must not break CI); what counts is the page faults of short commands, bounded below.
 built="${BUILD_DIR:-.build}/release/hreader"
-python3 - "$built" .ci/hreader.order <<'PYTHON' || fail "the order file is not applied to $built"
+python3 - "$built" .ci/hreader.order <<'PYTHON' || echo "deb-test: warning: .ci/hreader.order looks stale (run 'make function-order'); the page-fault bounds below decide"
 import statistics, subprocess, sys
 binary, order = sys.argv[1:3]
 text = next(line.split() for line in subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True).stdout.splitlines() if " .text " in line)
@@ -96,7 +97,6 @@ offsets = [address[name] - start for name in names if name in address]
 print(f"deb-test: {len(offsets)} of the order's first {len(names)} functions, median offset {statistics.median(offsets) / 1e6:.1f} MB of {size / 1e6:.1f} MB")
 sys.exit(0 if len(offsets) > 500 and statistics.median(offsets) < size / 4 else 1)
 PYTHON
-ok "the start-up code is laid out first (.ci/hreader.order)"
 
 # SQLCipher, libcrypto and libxml2 are loaded on first use (Sources/CDynamicLibrary): not NEEDED, not
 # loaded by --version, and each loaded by the first command that calls it.
@@ -123,6 +123,12 @@ $bin import --file docs/examples/$(ls docs/examples | grep -m1 '\.json$') --pass
 $bin import --file docs/examples/ccd.xml --password-file $work/pw >/dev/null   # libxml2, loaded on first use
 $bin search metformin --password-file $work/pw | grep -q Metformin
 $bin status --password-file $work/pw | grep -q 'entries:'
+# Start-up cost, as a number: the page faults of --version and of a day page with an unlock session
+# (2026-11: 566 and 1003 with the order file and lazy libraries; 1071 and 1387 without the order).
+session=\$($bin unlock --password-file $work/pw --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+python3 .ci/page-faults.py 800 $bin --version
+HREADER_SESSION=\$session python3 .ci/page-faults.py 1250 $bin timeline --patient 1 --page day
+$bin lock >/dev/null
 ($bin serve --port 0 --password-file $work/pw > $work/serve.out 2>&1 &) ; sleep 2
 url=\$(grep -o 'http://127.0.0.1:[0-9]*/[^ ]*' $work/serve.out | head -1)
 [ -n "\$url" ] || { cat $work/serve.out; exit 1; }
@@ -131,10 +137,10 @@ SCRIPT
 if unshare -m true 2>/dev/null && [ -d /opt/swift ]; then
   mkdir -p "$work/empty"
   unshare -m bash -c "mount --bind '$work/empty' /opt/swift && HIDDEN=1 bash '$hidden'" || fail "the packaged hreader does not work with /opt/swift hidden"
-  ok "init, patients, entries, import (JSON and C-CDA), search, status and serve with /opt/swift hidden (a private mount namespace)"
+  ok "init, patients, entries, import (JSON and C-CDA), search, status, bounded start-up page faults and serve with /opt/swift hidden (a private mount namespace)"
 else
   bash "$hidden" || fail "the packaged hreader does not work without the toolchain on the paths"
-  ok "init, patients, entries, import (JSON and C-CDA), search, status and serve with no toolchain on PATH or the library path"
+  ok "init, patients, entries, import (JSON and C-CDA), search, status, bounded start-up page faults and serve with no toolchain on PATH or the library path"
 fi
 # A library missing at run time: one line naming it and what to install, exit 1 (DESIGN.md §9), and
 # what needs no library still works. The library is hidden behind an empty file in a private mount namespace.

@@ -142,8 +142,18 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
         try vault.writeTimeline(patient: patient, query: TimelineQuery(range: range), to: &out)
         return bytes
     }
-    for (name, length) in [("day", Int64(86_400)), ("month", Int64(86_400 * 31)), ("decade", Int64(86_400 * 3653))] {
-        let range = TimelineRange(start: latest - length, end: latest, timeZone: zone)
+    // Real exports have dense days (a watch, a phone and a scale at once) beside sparse ones: the
+    // densest UTC day of the vault is measured too, the day a user waits longest for.
+    let densest = try vault.db.query("""
+        SELECT s.start_epoch / 86400 AS day, count(*) FROM samples s JOIN sample_series ss ON ss.id = s.series_id
+        WHERE ss.patient_id = ? GROUP BY day ORDER BY 2 DESC LIMIT 1
+        """, [patient.id]) { $0.int64(0) }.first.flatMap { $0 }.map { $0 * 86_400 } ?? (latest - 86_400)
+    let pages: [(name: String, start: Int64, end: Int64)] = [
+        ("day", latest - 86_400, latest), ("densest day", densest, densest + 86_399),
+        ("month", latest - 86_400 * 31, latest), ("decade", latest - 86_400 * 3653, latest),
+    ]
+    for (name, start, end) in pages {
+        let range = TimelineRange(start: start, end: end, timeZone: zone)
         var bytes = 0
         // The decade page of ten million samples is a 90 MB answer: three runs of it.
         let runs = name == "decade" ? 3 : 9

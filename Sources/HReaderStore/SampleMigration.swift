@@ -33,7 +33,7 @@ enum SampleMigration {
             let attributePairs = try pairs(attributes).map { (name: $0.0, value: $0.1) }
             let metadataPairs = try pairs(metadata).map { (key: $0.0, value: $0.1) }
             let writerKey = "\(entry.patientID) \(entry.sourceID)"
-            if writers[writerKey] == nil { writers[writerKey] = try SampleWriter(db, patientID: entry.patientID, recordID: nil, sourceID: entry.sourceID, dayTotals: false) }
+            if writers[writerKey] == nil { writers[writerKey] = try SampleWriter(db, patientID: entry.patientID, recordID: nil, sourceID: entry.sourceID, dayTotals: false, counts: false) }
             let writer = writers[writerKey]!
             let mapping = SeriesMapping(type: entry.content.type, description: entry.content.description, codes: entry.content.codes)
             // Savepoint: a sample that would not give the entry back is undone, and the entry stays.

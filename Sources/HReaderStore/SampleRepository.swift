@@ -102,10 +102,10 @@ struct SampleRepository {
         var seriesArgs: [DatabaseValueConvertible?] = [patientID]
         if let type { seriesSQL += " AND type = ?"; seriesArgs.append(type.rawValue) }
         let spans = try db.query(seriesSQL, seriesArgs) { ($0.int64(0)!, $0.int64(1)!) }.filter { seriesFilter?($0.0) ?? true }
-        let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
         // A short range (a day or a week page) holds few samples: one statement over every series, its
         // rows sorted by SQLite, costs less than a statement prepared for each series (a watch's export
         // has twenty or more, each prepare tens of microseconds of a page's few milliseconds).
+        let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
         if from != nil, to != nil, hi - lo <= Self.sortedRangeSeconds {
             let ids = "[" + spans.map { String($0.0) }.joined(separator: ",") + "]"
             try db.forEachRow("""
@@ -116,41 +116,61 @@ struct SampleRepository {
                 """, [ids, lo, hi, lo, lo, hi, Int64(limit ?? -1)]) { try body(Self.sample($0, full: full)) }
             return
         }
-        var sql = "SELECT \(Self.columns) FROM samples s WHERE s.series_id = ?"
-        if from != nil || to != nil {
-            sql += " AND s.start_epoch BETWEEN ? - ? AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
-        }
-        // The primary key's own order: SQLite streams it, where "start, id" would pass every row
-        // through a sorter. Samples of one series that start at the same second (rare) are put in
-        // id order here, so the order readers see is (start, id) as before.
-        sql += " ORDER BY s.start_epoch, s.end_epoch, s.value"
-        var cursors: [SeriesCursor] = []
-        for (id, span) in spans {
-            let statement = try db.prepare(sql)
-            try statement.bind(from != nil || to != nil ? [id, lo, span, hi, lo, lo, hi] : [id])
-            var cursor = SeriesCursor(statement: statement, full: full)
-            if try cursor.advance() { cursors.append(cursor) }
-        }
-        // One cursor per series, each at its next sample; the smallest (start, id) goes next.
+        var merge = try SampleMerge(db: db, series: spans, from: from, to: to, full: full)
         var remaining = limit ?? Int.max
-        while !cursors.isEmpty, remaining > 0 {
+        while remaining > 0, let sample = try merge.next() {
+            try body(sample)
+            remaining -= 1
+        }
+    }
+
+    /// Samples of several series in (start, id) order, one at a time: each series is read in its own
+    /// order (the table is clustered on series and start, so that is a range scan) and the series
+    /// are merged here, as `forEachSample` hands them out and an export reads them.
+    struct SampleMerge {
+        private var cursors: [SeriesCursor] = []
+
+        /// `series`: ids and their longest span; `from`/`to` as `forEachSample`'s.
+        init(db: Database, series: [(Int64, Int64)], from: Int64?, to: Int64?, full: Bool) throws {
+            let lo = max(from ?? Int64.min, -(1 << 52)), hi = min(to ?? Int64.max, 1 << 52)
+            var sql = "SELECT \(SampleRepository.columns) FROM samples s WHERE s.series_id = ?"
+            if from != nil || to != nil {
+                sql += " AND s.start_epoch BETWEEN ? - ? AND ? AND (s.start_epoch >= ? OR s.end_epoch BETWEEN ? AND ?)"
+            }
+            // The primary key's own order: SQLite streams it, where "start, id" would pass every row
+            // through a sorter. Samples of one series that start at the same second (rare) are put in
+            // id order here, so the order readers see is (start, id) as before.
+            sql += " ORDER BY s.start_epoch, s.end_epoch, s.value"
+            for (id, span) in series {
+                let statement = try db.prepare(sql)
+                try statement.bind(from != nil || to != nil ? [id, lo, span, hi, lo, lo, hi] : [id])
+                var cursor = SeriesCursor(statement: statement, full: full)
+                if try cursor.advance() { cursors.append(cursor) }
+            }
+        }
+
+        /// The next sample of all the series: the smallest (start, id) of their heads.
+        mutating func next() throws -> Sample? {
+            guard !cursors.isEmpty else { return nil }
             var best = 0
             for i in 1..<cursors.count where (cursors[i].head.start, cursors[i].head.id) < (cursors[best].head.start, cursors[best].head.id) {
                 best = i
             }
-            try body(cursors[best].head)
-            remaining -= 1
+            let sample = cursors[best].head!
             if try !cursors[best].advance() { cursors.remove(at: best) }
+            return sample
         }
     }
 
     /// Ranges up to this long are read with one sorted statement (8 days: a week page in any zone).
     static let sortedRangeSeconds: Int64 = 8 * 86_400
 
-    /// One series' samples in (start, id) order from a statement in (start, end, value) order.
-    private struct SeriesCursor {
+    /// One series' samples in (start, id) order from a statement in (start, end, value) order; with
+    /// `descending`, in (start, id) descending order from a statement in the reverse of that.
+    struct SeriesCursor {
         let statement: Statement
         let full: Bool
+        var descending = false
         /// Samples with the head's start still to come, in id order (nearly always empty).
         private var tied: [Sample] = []
         /// The row read past the head's start, not handed out yet.
@@ -159,7 +179,9 @@ struct SampleRepository {
         private var exhausted = false
         private(set) var head: Sample! = nil
 
-        init(statement: Statement, full: Bool) { self.statement = statement; self.full = full }
+        init(statement: Statement, full: Bool, descending: Bool = false) {
+            self.statement = statement; self.full = full; self.descending = descending
+        }
 
         /// Moves to the next sample; false at the end.
         mutating func advance() throws -> Bool {
@@ -174,7 +196,7 @@ struct SampleRepository {
                 if row.start != first.start { lookahead = row; break }
                 group.append(row)
             }
-            if group.count > 1 { group.sort { $0.id < $1.id } }
+            if group.count > 1 { group.sort { descending ? $0.id > $1.id : $0.id < $1.id } }
             head = group.removeFirst()
             tied = group
             return true
@@ -202,12 +224,31 @@ struct SampleRepository {
         return entry(sample, series)
     }
 
+    /// Samples stored, from the series' counts (schema 9): one row a series, not a walk over millions.
     func count(patientID: Int64?) throws -> Int {
         if let patientID {
-            return Int(try db.scalarInt("SELECT count(*) FROM sample_series ss JOIN samples s ON s.series_id = ss.id WHERE ss.patient_id = ?",
-                                        [patientID]) ?? 0)
+            return Int(try db.scalarInt("SELECT sum(sample_count) FROM sample_series WHERE patient_id = ?", [patientID]) ?? 0)
         }
-        return Int(try db.scalarInt("SELECT count(*) FROM samples") ?? 0)
+        return Int(try db.scalarInt("SELECT sum(sample_count) FROM sample_series") ?? 0)
+    }
+
+    /// A patient's samples by the entry type they read as, from the series' counts.
+    func countsByType(patientID: Int64) throws -> [EntryType: Int] {
+        var counts: [EntryType: Int] = [:]
+        try db.forEachRow("SELECT type, sum(sample_count) FROM sample_series WHERE patient_id = ? GROUP BY type", [patientID]) { row in
+            let type = EntryType(rawValue: row.string(0)!) ?? .observation
+            counts[type, default: 0] += Int(row.int64(1) ?? 0)
+        }
+        return counts.filter { $0.value > 0 }
+    }
+
+    /// One series' samples newest first, by (start, id) descending: the primary key read backwards.
+    func newestFirst(seriesID: Int64) throws -> SeriesCursor {
+        let statement = try db.prepare("""
+            SELECT \(Self.columns) FROM samples s WHERE s.series_id = ? ORDER BY s.start_epoch DESC, s.end_epoch DESC, s.value DESC
+            """)
+        try statement.bind([seriesID])
+        return SeriesCursor(statement: statement, full: true, descending: true)
     }
 
     func latestTime(patientID: Int64) throws -> Int64? {
@@ -249,6 +290,13 @@ struct SampleRepository {
 
     /// The Record element's attributes, exactly as the export wrote them, and its metadata entries.
     func element(_ sample: Sample, _ series: Series) -> (attributes: [(name: String, value: String)], metadata: [(key: String, value: String)]) {
+        let record = record(sample, series)
+        let (attributes, metadata) = (record.attributes, record.metadata)
+        return (attributes, metadata)
+    }
+
+    /// The Record element of a sample: its series' strings and layout, its own numbers.
+    func record(_ sample: Sample, _ series: Series) -> SampleRecord {
         var record = SampleRecord()
         record.strings = SampleSeriesStrings(type: series.hkType, sourceName: series.sourceName, sourceVersion: series.sourceVersion,
                                              device: series.device, unit: series.unit)
@@ -259,12 +307,32 @@ struct SampleRepository {
         record.deviceAddress = sample.deviceAddress
         record.value = sample.valueNumber.map { .real($0) } ?? .text(sample.valueText)
         record.extras = sample.extras
-        let (attributes, metadata) = (record.attributes, record.metadata)
-        return (attributes, metadata)
+        return record
     }
 
-    func entry(_ sample: Sample, _ series: Series) -> Entry {
-        let (attributes, metadata) = element(sample, series)
+    /// The entry a sample reads as. `raw: false` leaves out its raw JSON, for a reader that never
+    /// looks at it (an export of millions).
+    func entry(_ sample: Sample, _ series: Series, raw withRaw: Bool = true) -> Entry {
+        let record = record(sample, series)
+        let raw = withRaw ? Self.raw(record.attributes, record.metadata) : nil
+        let (number, text) = Self.value(sample)
+        var content = EntryContent(type: series.type, description: series.description, codes: series.codes,
+                                   valueNumber: number, valueText: text, unit: series.unit.isEmpty ? nil : series.unit, raw: raw)
+        let start = ClinicalTime(text: AppleHealthDate.rfc3339(sample.start, offsetMinutes: sample.offset), epoch: sample.start)
+        if series.layout.contains("endDate"), sample.end != sample.start {
+            content.start = start
+            content.end = ClinicalTime(text: AppleHealthDate.rfc3339(sample.end, offsetMinutes: sample.endOffset), epoch: sample.end)
+        } else {
+            content.date = start
+        }
+        let remoteID = HealthKitText.remoteID(kind: "Record") { record.attribute($0) }
+        let stamp = RFC3339.utc(sample.creation ?? sample.start)
+        return Entry(id: sample.id, uuid: Self.uuid(sample.id), patientID: series.patientID, sourceID: series.sourceID, remoteID: remoteID,
+                     content: content, user: UserFields(), missingAtSource: nil, created: stamp, updated: stamp)
+    }
+
+    /// The Record element as the entry's raw JSON: its attributes in document order, then its metadata.
+    static func raw(_ attributes: [(name: String, value: String)], _ metadata: [(key: String, value: String)]) -> String {
         var raw = "{\"element\":\"Record\""
         for (name, value) in attributes {
             raw += ","
@@ -283,19 +351,6 @@ struct SampleRepository {
             raw += "}"
         }
         raw += "}"
-        let (number, text) = Self.value(sample)
-        var content = EntryContent(type: series.type, description: series.description, codes: series.codes,
-                                   valueNumber: number, valueText: text, unit: series.unit.isEmpty ? nil : series.unit, raw: raw)
-        let start = ClinicalTime(text: AppleHealthDate.rfc3339(sample.start, offsetMinutes: sample.offset), epoch: sample.start)
-        if series.layout.contains("endDate"), sample.end != sample.start {
-            content.start = start
-            content.end = ClinicalTime(text: AppleHealthDate.rfc3339(sample.end, offsetMinutes: sample.endOffset), epoch: sample.end)
-        } else {
-            content.date = start
-        }
-        let remoteID = HealthKitText.remoteID(kind: "Record") { name in attributes.first { $0.name == name }?.value }
-        let stamp = RFC3339.utc(sample.creation ?? sample.start)
-        return Entry(id: sample.id, uuid: Self.uuid(sample.id), patientID: series.patientID, sourceID: series.sourceID, remoteID: remoteID,
-                     content: content, user: UserFields(), missingAtSource: nil, created: stamp, updated: stamp)
+        return raw
     }
 }

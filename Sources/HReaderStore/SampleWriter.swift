@@ -37,6 +37,8 @@ public final class SampleWriter {
         var type: EntryType
         var span: Int64
         var storedSpan: Int64
+        /// Samples this import added to it, not yet added to its `sample_count` (schema 9).
+        var added: Int64 = 0
     }
 
     private var series: [SeriesKey: KnownSeries] = [:]
@@ -62,17 +64,19 @@ public final class SampleWriter {
     private struct DayKey: Hashable { let series: Int64; let day: Int64 }
     private struct DayTotal { var count: Int64; var sum: Double; var seconds: Double; var min: Double; var max: Double }
     private let keepsDayTotals: Bool
+    private let keepsCounts: Bool
     private var nextID: Int64
     private let insert: Statement
     private let update: Statement
 
     /// `recordID`: the record the samples came with (`patientID`, the person they are shown under,
-    /// when the person is their own record). `dayTotals: false` and `recordID: nil` for the schema-3
-    /// migration, which runs before `sample_days` and the series' record exist (schemas 7 and 8 fill
-    /// them in).
-    public init(_ db: Database, patientID: Int64, recordID: Int64?, sourceID: Int64, dayTotals: Bool = true) throws {
+    /// when the person is their own record). `dayTotals: false`, `counts: false` and `recordID: nil`
+    /// for the schema-3 migration, which runs before `sample_days`, the series' record and their
+    /// counts exist (schemas 7, 8 and 9 fill them in).
+    public init(_ db: Database, patientID: Int64, recordID: Int64?, sourceID: Int64, dayTotals: Bool = true, counts: Bool = true) throws {
         self.db = db
         self.keepsDayTotals = dayTotals
+        self.keepsCounts = counts
         self.patientID = patientID
         self.recordID = recordID
         self.sourceID = sourceID
@@ -162,6 +166,7 @@ public final class SampleWriter {
         }
         if try run(insert) {
             nextID += 1
+            holder.known.added += 1
             if keepsDayTotals, known.type == .vitalSign { try addToDay(holder, start: start.epoch, value: record.value) }
             return (.inserted, known.type)
         }
@@ -199,8 +204,11 @@ public final class SampleWriter {
         holder.total.count = 0
     }
 
-    /// Forgets the series it knows and reads them again (after a rollback to a savepoint).
+    /// Forgets the series it knows and reads them again (after a rollback to a savepoint). The
+    /// samples added but not yet counted are forgotten too, those before the savepoint with those
+    /// after: only the schema-3 migration rolls back, and it keeps no counts (schema 9 counts them).
     func forgetSeries() throws {
+        precondition(!keepsCounts, "a writer that keeps the series' counts is never rolled back to a savepoint")
         series = [:]
         recent = []
         nextID = max(Self.firstID, (try db.scalarInt("SELECT max(id) FROM samples") ?? 0) + 1)
@@ -220,7 +228,8 @@ public final class SampleWriter {
         }
     }
 
-    /// Writes what the series learnt (their longest span, for range reads). Call before the transaction ends.
+    /// Writes what the series learnt (their longest span, for range reads; how many samples they
+    /// gained). Call before the transaction ends.
     public func finish() throws {
         for entry in recent { try writeDay(of: entry) }
         for entry in recent { series[entry.key] = entry.known }
@@ -228,6 +237,10 @@ public final class SampleWriter {
         for (key, s) in series where s.span > s.storedSpan {
             try db.execute("UPDATE sample_series SET max_span = max(max_span, ?) WHERE id = ?", [s.span, s.id])
             series[key]!.storedSpan = s.span
+        }
+        for (key, s) in series where s.added > 0 {
+            if keepsCounts { try db.execute("UPDATE sample_series SET sample_count = sample_count + ? WHERE id = ?", [s.added, s.id]) }
+            series[key]!.added = 0
         }
     }
 }

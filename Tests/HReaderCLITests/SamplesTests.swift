@@ -83,7 +83,9 @@ final class SamplesTests: XCTestCase {
         XCTAssertEqual(partial.map(\.readings), partialSamples.map(\.readings))
         XCTAssertTrue(partial.allSatisfy { $0.points.count <= 100 })
 
-        // A vault from before schema 7 gets its totals when it is opened (schema 8 taken out first).
+        // A vault from before schema 7 gets its totals when it is opened (schemas 9 and 8 taken out first).
+        try vault.db.execute("DROP INDEX entries_patient_kind")
+        try vault.db.execute("ALTER TABLE sample_series DROP COLUMN sample_count")
         for table in ["documents", "sample_series"] {
             try vault.db.execute("DROP INDEX \(table == "documents" ? "documents_record" : "sample_series_record")")
             try vault.db.execute("ALTER TABLE \(table) DROP COLUMN source_patient_id")
@@ -170,7 +172,7 @@ final class SamplesTests: XCTestCase {
         // The readers of this build read the samples tables too: empty ones stand in for them at schema 2.
         try db!.execute("""
             CREATE TEMP TABLE sample_series (id INTEGER PRIMARY KEY, patient_id, source_id, hk_type, source_name, source_version, device,
-                unit, layout, type, description, codes, max_span);
+                unit, layout, type, description, codes, max_span, sample_count DEFAULT 0);
             CREATE TEMP TABLE samples (series_id, start_epoch, end_epoch, value, id, utc_offset, end_offset, creation_epoch, creation_offset,
                 device_address, extras);
             ALTER TABLE patients ADD COLUMN merged_into INTEGER;

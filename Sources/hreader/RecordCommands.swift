@@ -158,9 +158,7 @@ struct PatientsCommand: ParsableCommand {
         func run() throws {
             let open = try global.open()
             let p = try open.patient(patient)
-            let entries = try open.entries(of: p)
-            var byType: [String: Int] = [:]
-            for e in entries { byType[e.content.type.rawValue, default: 0] += 1 }
+            let byType = Dictionary(uniqueKeysWithValues: try open.entryCounts(of: p).map { ($0.key.rawValue, $0.value) })
             let merged = try open.mergedRecords(of: p)
             if global.json {
                 var o = p.jsonObject

@@ -141,6 +141,57 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertEqual(try entries(1).count, 0)
     }
 
+    /// `patients show` counts a person's samples from their series' counts (migration 9), never
+    /// reading them: the counts are what `entries list` lists, by type, after an import, a merge, an
+    /// import into the merged record (new samples and repeated ones), the unmerge that gives the
+    /// series back, and the removal of the source that deletes them.
+    func testPatientCountsFollowTheSeriesThroughMergeReimportUnmergeAndRemoval() throws {
+        func shown(_ patient: Any) throws -> [String: Int] {
+            let show = try json(try ok(withPassword(["patients", "show", "\(patient)", "--json"])))
+            return (show["patient"] as? [String: Any])?["entry_counts"] as? [String: Int] ?? [:]
+        }
+        func listed(_ patient: Any) throws -> [String: Int] {
+            var counts: [String: Int] = [:]
+            for entry in try entries(patient) { counts[entry["type"] as? String ?? "", default: 0] += 1 }
+            return counts
+        }
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace"]))
+        let path = try file("export.xml", Self.export())
+        try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+        let me = try XCTUnwrap((try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as? [[String: Any]])?
+            .first { $0["relationship"] as? String == "me" }?["id"] as? Int)
+        let alone = try listed(me)
+        XCTAssertEqual(alone["activity"], 3 + 2, "three step counts, a workout and an activity summary: \(alone)")
+        XCTAssertEqual(try shown(me), alone)
+
+        try ok(withPassword(["patients", "merge", "1", "\(me)"]))
+        XCTAssertEqual(try shown(1), alone, "the series are shown under the person they were merged into")
+        // Again (every sample there already) and with two new step counts, one in a new series.
+        let more = try file("more.xml", Self.export(extraRecords: [
+            Self.record("HKQuantityTypeIdentifierStepCount", "300", "count", "2026-03-03 09:00:00 +0100", end: "2026-03-03 09:10:00 +0100"),
+            Self.record("HKQuantityTypeIdentifierStepCount", "50", "count", "2026-03-03 11:00:00 +0100", source: "Another Phone"),
+        ]))
+        try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+        try ok(withPassword(["import", "--apple-health", more, "--as", "me"]))
+        let merged = try listed(1)
+        XCTAssertEqual(merged["activity"], alone["activity"]! + 2, "\(merged)")
+        XCTAssertEqual(try shown(1), merged)
+
+        try ok(withPassword(["patients", "unmerge", "1"]))
+        XCTAssertEqual(try shown(me), merged, "the series, with what they gained while merged, go back")
+        XCTAssertEqual(try shown(me), try listed(me))
+        XCTAssertEqual(try shown(1), [:])
+
+        let health = try XCTUnwrap((try json(try ok(withPassword(["sources", "list", "--json"])))["sources"] as? [[String: Any]])?
+            .first { $0["kind"] as? String == "apple-health" }?["id"] as? Int)
+        try ok(withPassword(["sources", "remove", "\(health)", "--with-patients"]))
+        let left = try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as? [[String: Any]] ?? []
+        for patient in left.compactMap({ $0["id"] as? Int }) {
+            XCTAssertEqual(try shown(patient), try listed(patient))
+            XCTAssertNil(try shown(patient)["activity"], "the series went with their source")
+        }
+    }
+
     func testImportsAnExportWithItsDTDCountingBloodPressureOnce() throws {
         let path = try file("export.xml", Self.export())
         let result = try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))

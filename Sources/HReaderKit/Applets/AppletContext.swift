@@ -1,20 +1,20 @@
 import Foundation
 import HReaderStore
 
-/// What a built-in applet reads: the patient, their entries, the applet's declaration and the moment
-/// the summary is made. Built-ins are pure functions of this context.
+/// What a built-in applet reads: the patient, their record, the applet's declaration and the moment
+/// the summary is made. A tile asks the record for what it shows (the newest few readings of its
+/// kinds, a count, a week of steps), never for the whole record: a person's Apple Health samples are
+/// millions (issue 41).
 struct AppletContext {
     let patient: Patient
-    /// All of the patient's entries in date order, struck ones included (only the medications
-    /// applet shows those, marked).
-    let entries: [Entry]
+    let record: EntryRepository
     let declaration: AppletDeclaration
     let now: Date
     let calendar: Calendar
 
-    init(patient: Patient, entries: [Entry], declaration: AppletDeclaration, now: Date, timeZone: TimeZone = .current) {
+    init(patient: Patient, record: EntryRepository, declaration: AppletDeclaration, now: Date, timeZone: TimeZone = .current) {
         self.patient = patient
-        self.entries = entries
+        self.record = record
         self.declaration = declaration
         self.now = now
         var calendar = Calendar(identifier: .gregorian)
@@ -22,9 +22,17 @@ struct AppletContext {
         self.calendar = calendar
     }
 
-    /// Entries of `type` that the user has not struck.
-    func current(_ type: EntryType) -> [Entry] {
-        entries.filter { $0.content.type == type && !$0.user.deleted }
+    /// The newest current entries of `types` (struck ones left out) of the kinds `kinds` accepts
+    /// that `matches`, newest first, at most `limit`.
+    func newest(_ types: [EntryType], limit: Int, kinds: ((EntryRepository.Kind) -> Bool)? = nil,
+                where matches: (Entry) -> Bool = { _ in true }) throws -> [Entry] {
+        var found: [Entry] = []
+        guard limit > 0 else { return found }
+        try record.forEachNewest(patientID: patient.id, types: types, kinds: kinds) { entry in
+            if matches(entry) { found.append(entry) }
+            return found.count < limit
+        }
+        return found
     }
 
     /// Whole years of age at `date`; nil without a birth date (hReader's age bug, reading years from a
@@ -55,25 +63,41 @@ extension Entry {
     /// The description, lower-cased, for hReader's "description contains" matching.
     var loweredDescription: String { content.description.lowercased() }
 
-    /// Codes of one system, under hReader's short name or the FHIR URI.
-    func codes(_ system: String) -> [String] {
-        switch system {
-        case "LOINC": return (content.codes["LOINC"] ?? []) + (content.codes["http://loinc.org"] ?? [])
-        case "SNOMED-CT": return (content.codes["SNOMED-CT"] ?? []) + (content.codes["http://snomed.info/sct"] ?? [])
-        default: return content.codes[system] ?? []
-        }
-    }
-
     func hasCode(_ system: String, in set: Set<String>) -> Bool {
-        codes(system).contains { set.contains($0) }
+        CodeMatch.has(content.codes, system, in: set)
     }
 
     /// The value as a number: the stored number, or text that reads as one ("118.0").
-    var number: Double? {
-        if let n = content.valueNumber { return n }
-        guard let text = content.valueText?.trimmingCharacters(in: .whitespaces) else { return nil }
+    var number: Double? { CodeMatch.number(content.valueNumber, content.valueText) }
+}
+
+/// hReader's matching of codes and values, for an entry or for a kind of entries before any is read.
+enum CodeMatch {
+    /// Codes of one system, under hReader's short name or the FHIR URI.
+    static func codes(_ codes: [String: [String]], _ system: String) -> [String] {
+        switch system {
+        case "LOINC": return (codes["LOINC"] ?? []) + (codes["http://loinc.org"] ?? [])
+        case "SNOMED-CT": return (codes["SNOMED-CT"] ?? []) + (codes["http://snomed.info/sct"] ?? [])
+        default: return codes[system] ?? []
+        }
+    }
+
+    static func has(_ codes: [String: [String]], _ system: String, in set: Set<String>) -> Bool {
+        self.codes(codes, system).contains { set.contains($0) }
+    }
+
+    /// The stored number, or text that reads as one ("118.0").
+    static func number(_ number: Double?, _ text: String?) -> Double? {
+        if let number { return number }
+        guard let text = text?.trimmingCharacters(in: .whitespaces) else { return nil }
         return Double(text)
     }
+}
+
+extension EntryRepository.Kind {
+    var loweredDescription: String { description.lowercased() }
+
+    func hasCode(_ system: String, in set: Set<String>) -> Bool { CodeMatch.has(codes, system, in: set) }
 }
 
 extension ClinicalTime {

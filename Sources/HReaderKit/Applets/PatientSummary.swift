@@ -193,15 +193,18 @@ extension OpenVault {
 
     // MARK: The summary
 
-    /// The patient's summary; every applet yields a tile, a failing one an error tile.
+    /// The patient's summary; every applet yields a tile, a failing one an error tile. Each part reads
+    /// what it shows (the active conditions and allergies, a tile's few readings), never the whole
+    /// record: a person's Apple Health samples are millions.
     public func summary(of patient: Patient, registry: AppletRegistry, now: Date = Date()) throws -> PatientSummary {
-        let entries = try self.entries(of: patient)
-        let conditions = entries.filter { $0.content.type == .condition && PatientSummary.isActive($0, now: now) }
-            .sorted { ($0.content.start ?? $0.content.date)?.epoch ?? .min > ($1.content.start ?? $1.content.date)?.epoch ?? .min }
-        let allergies = entries.filter { $0.content.type == .allergy && PatientSummary.isActive($0, now: now) }
+        let (conditions, allergies) = try read {
+            (try entries.list(patientID: patient.id, type: .condition, samples: false).filter { PatientSummary.isActive($0, now: now) }
+                .sorted { ($0.content.start ?? $0.content.date)?.epoch ?? .min > ($1.content.start ?? $1.content.date)?.epoch ?? .min },
+             try entries.list(patientID: patient.id, type: .allergy, samples: false).filter { PatientSummary.isActive($0, now: now) })
+        }
         var tiles: [Tile] = []
         for item in try appletList(of: patient, registry: registry) {
-            tiles.append(try tile(for: item, patient: patient, entries: entries, now: now, registry: registry))
+            tiles.append(try tile(for: item, patient: patient, now: now, registry: registry))
         }
         return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),
                               gender: PatientSummary.genderText(patient.gender),
@@ -209,7 +212,7 @@ extension OpenVault {
                               conditions: conditions, allergies: allergies, tiles: tiles)
     }
 
-    func tile(for item: PatientApplet, patient: Patient, entries: [Entry], now: Date, registry: AppletRegistry) throws -> Tile {
+    func tile(for item: PatientApplet, patient: Patient, now: Date, registry: AppletRegistry) throws -> Tile {
         guard let declaration = item.declaration else {
             return Tile.failure(identifier: item.identifier, title: item.identifier,
                                 "not declared in any applets list; see 'hreader applets available'")
@@ -219,7 +222,7 @@ extension OpenVault {
         }
         switch declaration.implementation {
         case let .builtIn(applet):
-            return applet.tile(in: AppletContext(patient: patient, entries: entries, declaration: declaration, now: now))
+            return try read { try applet.tile(in: AppletContext(patient: patient, record: entries, declaration: declaration, now: now)) }
         case let .plugin(specification):
             let plugin = PluginApplet(declaration: declaration, specification: specification)
             let program: String
@@ -229,7 +232,8 @@ extension OpenVault {
             }
             let pseudonyms = try appletPseudonyms(applet: declaration.identifier)
             let stored = try read { try applets.data(applet: declaration.identifier, patientID: patient.id) }
-            let answer = plugin.run(program: program, patientToken: pseudonyms.patientToken(patient), entryID: pseudonyms.entryID, entries: entries,
+            let granted = try read { try PluginApplet.grantedEntries(specification.entryTypes, of: patient, in: entries) }
+            let answer = plugin.run(program: program, patientToken: pseudonyms.patientToken(patient), entryID: pseudonyms.entryID, entries: granted,
                                     data: stored, now: now)
             guard !answer.dataChanges.isEmpty else { return answer.tile }
             var after = stored

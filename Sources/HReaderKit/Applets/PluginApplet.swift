@@ -3,9 +3,10 @@ import HReaderJSON
 import HReaderStore
 
 /// An external applet (DESIGN.md §6, `docs/applets.md`): one JSON request on stdin, one JSON tile on
-/// stdout. The request holds the applet's configuration, an opaque token for the patient, the entries of
-/// the types it is granted and nothing else, and the key/value data it stored before; the answer may
-/// return `data` to store. Every failure becomes that tile's error.
+/// stdout. The request holds the applet's configuration, an opaque token for the patient, the newest
+/// entries of the types it is granted (at most `entriesPerType` of each) and nothing else, and the
+/// key/value data it stored before; the answer may return `data` to store. Every failure becomes that
+/// tile's error.
 struct PluginApplet {
     let declaration: AppletDeclaration
     let specification: PluginSpecification
@@ -16,6 +17,9 @@ struct PluginApplet {
     static let maximumDataKeyLength = 256
     static let maximumDataValueBytes = 64 * 1024
     static let maximumDataKeys = 1000
+    /// The newest entries of each granted type a request carries: a person's heart rate is millions of
+    /// samples, and neither hreader nor a plugin should hold them all to draw a tile.
+    static let entriesPerType = 1000
 
     /// What came back: the tile, and the data changes to store (nil value: remove the key).
     struct Answer {
@@ -23,12 +27,32 @@ struct PluginApplet {
         var dataChanges: [(String, String?)]
     }
 
+    /// The entries a plugin is handed, per granted type: the newest `entriesPerType` (not struck,
+    /// one per fact) in date order, and whether older ones were left out.
+    struct Granted {
+        var type: EntryType
+        var entries: [Entry]
+        var truncated: Bool
+    }
+
+    static func grantedEntries(_ types: [EntryType], of patient: Patient, in record: EntryRepository) throws -> [Granted] {
+        try types.map { type in
+            var newest: [Entry] = []
+            var truncated = false
+            try record.forEachNewest(patientID: patient.id, types: [type]) { entry in
+                guard newest.count < entriesPerType else { truncated = true; return false }
+                newest.append(entry)
+                return true
+            }
+            return Granted(type: type, entries: newest.reversed(), truncated: truncated)
+        }
+    }
+
     // MARK: The request
 
-    func request(patientToken: String, entryID: (Entry) -> String, entries: [Entry], data: [String: String], now: Date) -> JSONValue {
-        let granted = specification.entryTypes
-        let byType = granted.map { type in
-            (type.rawValue, JSONValue.array(entries.filter { $0.content.type == type && !$0.user.deleted }.map { Self.json($0, id: entryID($0)) }))
+    func request(patientToken: String, entryID: (Entry) -> String, entries: [Granted], data: [String: String], now: Date) -> JSONValue {
+        let byType = entries.map { granted in
+            (granted.type.rawValue, JSONValue.array(granted.entries.map { Self.json($0, id: entryID($0)) }))
         }
         return .object([
             ("protocol", .int(Self.protocolVersion)),
@@ -36,8 +60,10 @@ struct PluginApplet {
             ("configuration", .object(JSONObject(declaration.configuration))),
             ("patient", .string(patientToken)),
             ("now", .string(RFC3339.utc(Int64(now.timeIntervalSince1970.rounded(.down))))),
-            ("entry_types", .array(granted.map { .string($0.rawValue) })),
+            ("entry_types", .array(entries.map { .string($0.type.rawValue) })),
             ("entries", .object(JSONObject(byType))),
+            ("entries_limit", .int(Self.entriesPerType)),
+            ("entries_truncated", .array(entries.filter(\.truncated).map { .string($0.type.rawValue) })),
             ("data", .object(JSONObject(sortingKeysOf: data, JSONValue.string))),
         ])
     }
@@ -70,7 +96,7 @@ struct PluginApplet {
 
     /// Runs `program` (the checked real path of the specification's executable: `PluginTrust`),
     /// directly, never through a shell, with no arguments.
-    func run(program: String, patientToken: String, entryID: (Entry) -> String, entries: [Entry], data: [String: String], now: Date) -> Answer {
+    func run(program: String, patientToken: String, entryID: (Entry) -> String, entries: [Granted], data: [String: String], now: Date) -> Answer {
         let input = Array(request(patientToken: patientToken, entryID: entryID, entries: entries, data: data, now: now).serialized().utf8)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-applet-\(UUID().uuidString)")
         do {

@@ -6,31 +6,26 @@ import HReaderStore
 /// to show (`attention` only where a configured goal is missed), `unknown` when there is nothing.
 enum RecordApplets {
     /// "Lisinopril 20mg", and what the patient says they take.
-    static func medications(_ context: AppletContext) -> Tile {
+    static func medications(_ context: AppletContext) throws -> Tile {
         // hReader's order: newest start first; undated ones last.
-        let all = context.entries.filter { $0.content.type == .medication }.sorted { a, b in
-            let (x, y) = (a.content.start?.epoch ?? a.content.date?.epoch, b.content.start?.epoch ?? b.content.date?.epoch)
-            switch (x, y) {
-            case let (x?, y?): return x != y ? x > y : a.id < b.id
-            case (.some, nil): return true
-            case (nil, .some): return false
-            default: return a.id < b.id
-            }
-        }
-        guard !all.isEmpty else { return context.emptyTile("None") }
+        let (record, id) = (context.record, context.patient.id)
         let limit = context.configuredCount("limit", default: 8)
-        var lines = all.prefix(limit).map { entry -> String in
+        let shown = try record.firstEntries(patientID: id, type: .medication, order: .start, current: false, limit: limit)
+        guard !shown.isEmpty else { return context.emptyTile("None") }
+        let all = try record.count(patientID: id, type: .medication)
+        var lines = shown.map { entry -> String in
             var line = entry.content.description
             if let dose = entry.content.dose, !dose.isEmpty { line += " \(dose)" }
             if let own = entry.user.patientDose, !own.isEmpty { line += " (you take \(own))" }
             if entry.user.deleted { line += " (struck)" }
             return line
         }
-        if all.count > limit { lines.append("\(all.count - limit) more…") }
-        let current = all.filter { !$0.user.deleted }
-        let newest = current.compactMap { $0.content.start ?? $0.content.date }.max { $0.epoch < $1.epoch }
-        return context.tile(status: current.isEmpty ? .unknown : .normal, value: String(current.count),
-                            unit: current.count == 1 ? "medication" : "medications", lines: lines, updated: newest?.text)
+        if all > limit { lines.append("\(all - limit) more…") }
+        let current = try record.count(patientID: id, type: .medication, current: true)
+        let newest = try record.firstEntries(patientID: id, type: .medication, order: .start, current: true, limit: 1).first
+            .flatMap { $0.content.start ?? $0.content.date }
+        return context.tile(status: current == 0 ? .unknown : .normal, value: String(current),
+                            unit: current == 1 ? "medication" : "medications", lines: lines, updated: newest?.text)
     }
 
     /// "CPT 99213; ICD-9-CM V70.0".
@@ -43,42 +38,45 @@ enum RecordApplets {
     }
 
     /// The latest encounter, with its codes (hReader's tile).
-    static func encounters(_ context: AppletContext) -> Tile {
-        let dated = context.current(.encounter).filter { $0.content.effectiveTime != nil }
-        guard let latest = dated.max(by: { ($0.content.effectiveTime!.epoch, $0.id) < ($1.content.effectiveTime!.epoch, $1.id) }) else {
+    static func encounters(_ context: AppletContext) throws -> Tile {
+        guard let latest = try context.newest([.encounter], limit: 1, where: { $0.content.effectiveTime != nil }).first else {
             return context.emptyTile("None")
         }
+        let dated = try context.record.count(patientID: context.patient.id, type: .encounter, current: true, dated: true)
         let time = latest.content.effectiveTime!
         var lines = [time.dayText]
         if let codes = codeLine(latest.content.codes) { lines.append(codes) }
-        lines.append("\(dated.count) encounter\(dated.count == 1 ? "" : "s") in the record")
+        lines.append("\(dated) encounter\(dated == 1 ? "" : "s") in the record")
         return context.tile(status: .normal, value: latest.content.description, lines: lines, updated: time.text)
     }
 
     /// Immunizations, newest first. hReader showed "up to date: yes/no" from demo data that no record
     /// carries; hreader lists what was given instead.
-    static func immunizations(_ context: AppletContext) -> Tile {
-        let all = context.current(.immunization).sorted { ($0.content.effectiveTime?.epoch ?? .min) > ($1.content.effectiveTime?.epoch ?? .min) }
-        guard !all.isEmpty else { return context.emptyTile("None recorded") }
+    static func immunizations(_ context: AppletContext) throws -> Tile {
         let limit = context.configuredCount("limit", default: 8)
-        var lines = all.prefix(limit).map { e in
+        let shown = try context.record.firstEntries(patientID: context.patient.id, type: .immunization, order: .effective, current: true, limit: limit)
+        guard !shown.isEmpty else { return context.emptyTile("None recorded") }
+        let all = try context.record.count(patientID: context.patient.id, type: .immunization, current: true)
+        var lines = shown.map { e in
             [e.content.effectiveTime?.dayText, e.content.description].compactMap { $0 }.joined(separator: "  ")
         }
-        if all.count > limit { lines.append("\(all.count - limit) more…") }
-        return context.tile(status: .normal, value: String(all.count), unit: all.count == 1 ? "immunization" : "immunizations",
-                            lines: lines, updated: all.first?.content.effectiveTime?.text)
+        if all > limit { lines.append("\(all - limit) more…") }
+        return context.tile(status: .normal, value: String(all), unit: all == 1 ? "immunization" : "immunizations",
+                            lines: lines, updated: shown.first?.content.effectiveTime?.text)
     }
 
     /// The latest functional status assessment (hReader filled this tile from demo data; hreader reads
-    /// entries whose description says "functional", or LOINC 47420-5).
-    static func functionalStatus(_ context: AppletContext) -> Tile {
-        let found = context.entries.filter { e in
-            !e.user.deleted && [.observation, .condition, .result, .procedure].contains(e.content.type)
-                && (e.loweredDescription.contains("functional") || e.hasCode("LOINC", in: ["47420-5"]))
+    /// entries whose description says "functional", or LOINC 47420-5). Of several at the latest
+    /// time, the first stored.
+    static func functionalStatus(_ context: AppletContext) throws -> Tile {
+        var latest: Entry?
+        try context.record.forEachNewest(patientID: context.patient.id, types: [.observation, .condition, .result, .procedure],
+                                         kinds: { $0.loweredDescription.contains("functional") || $0.hasCode("LOINC", in: ["47420-5"]) }) { entry in
+            guard latest == nil || latest?.content.effectiveTime?.epoch == entry.content.effectiveTime?.epoch else { return false }
+            latest = entry
+            return true
         }
-        guard let latest = found.max(by: { ($0.content.effectiveTime?.epoch ?? .min) < ($1.content.effectiveTime?.epoch ?? .min) }) else {
-            return context.emptyTile("None")
-        }
+        guard let latest else { return context.emptyTile("None") }
         var lines: [String] = []
         if let time = latest.content.effectiveTime { lines.append(time.dayText) }
         if let value = latest.displayValue { lines.append(value) }
@@ -87,11 +85,12 @@ enum RecordApplets {
     }
 
     /// Symptoms over the last `days` days (default 30), most frequent first: hReader's TBI tracker
-    /// followed symptoms such as headache and fatigue over time.
-    static func symptoms(_ context: AppletContext) -> Tile {
+    /// followed symptoms such as headache and fatigue over time. Reads those days only.
+    static func symptoms(_ context: AppletContext) throws -> Tile {
         let days = context.configuredCount("days", default: 30)
         let since = Int64(context.now.timeIntervalSince1970) - Int64(days) * 86_400
-        let recent = context.current(.symptom).filter { ($0.content.effectiveTime?.epoch ?? .min) >= since }
+        let recent = try context.record.list(patientID: context.patient.id, type: .symptom, from: since, to: nil)
+            .filter { !$0.user.deleted && ($0.content.effectiveTime?.epoch ?? .min) >= since }
         guard !recent.isEmpty else { return context.emptyTile("No symptoms recorded in the last \(days) days") }
         var groups: [String: (count: Int, last: ClinicalTime?)] = [:]
         for entry in recent {
@@ -110,25 +109,34 @@ enum RecordApplets {
 
     static let stepsLOINC: Set<String> = ["55423-8", "41950-7"]
 
+    /// Whether a kind of activity entries counts steps.
+    static func isSteps(_ kind: EntryRepository.Kind) -> Bool {
+        kind.loweredDescription.contains("step") || kind.hasCode("LOINC", in: stepsLOINC)
+    }
+
     /// Steps per day over the last 7 days (today included, local days): the daily average as the value,
-    /// one line per day. With `daily_goal` configured, an average below it needs attention.
-    static func activity(_ context: AppletContext) -> Tile {
+    /// one line per day. With `daily_goal` configured, an average below it needs attention. Reads the
+    /// week's step counts only (a watch writes about a thousand a day), not the person's record: the
+    /// day totals of schema 7 are UTC days of vital signs, and the tile's days are local ones.
+    static func activity(_ context: AppletContext) throws -> Tile {
         let calendar = context.calendar
         let today = calendar.startOfDay(for: context.now)
         let days = (0..<7).reversed().compactMap { calendar.date(byAdding: .day, value: -$0, to: today) }
         guard let first = days.first, let end = calendar.date(byAdding: .day, value: 1, to: today) else { return context.emptyTile("None") }
-        let steps = context.current(.activity).filter { e in
-            (e.loweredDescription.contains("step") || e.hasCode("LOINC", in: stepsLOINC)) && e.number != nil
-        }
+        let record = context.record, id = context.patient.id
+        let series = try record.sampleSeriesIDs(patientID: id, type: .activity, kinds: isSteps)
         var totals = [Double](repeating: 0, count: days.count)
-        var newest: ClinicalTime?
-        for entry in steps {
-            guard let time = entry.content.effectiveTime, time.date >= first, time.date < end,
-                  let index = days.lastIndex(where: { $0 <= time.date }) else { continue }
-            totals[index] += entry.number!
-            if time.epoch > (newest?.epoch ?? .min) { newest = time }
+        var newest: (time: Int64, id: Int64)?
+        try record.forEachTimelineRow(patientID: id, from: Int64(first.timeIntervalSince1970), to: Int64(end.timeIntervalSince1970) - 1,
+                                      type: .activity, withCodes: true, series: series.contains) { row in
+            let kind = EntryRepository.Kind(type: row.type, description: row.description, codes: row.codes)
+            let date = Date(timeIntervalSince1970: TimeInterval(row.time))
+            guard isSteps(kind), let number = CodeMatch.number(row.valueNumber, row.valueText), date >= first, date < end,
+                  let index = days.lastIndex(where: { $0 <= date }) else { return }
+            totals[index] += number
+            if row.time > (newest?.time ?? .min) { newest = (row.time, row.id) }
         }
-        guard newest != nil else { return context.emptyTile("No steps recorded in the last 7 days") }
+        guard let newest else { return context.emptyTile("No steps recorded in the last 7 days") }
         let formatter = DateFormatter()
         formatter.calendar = calendar
         formatter.timeZone = calendar.timeZone
@@ -141,25 +149,26 @@ enum RecordApplets {
             lines.insert("goal \(TileFormat.number(goal)) a day", at: 0)
             if average < goal { status = .attention }
         }
-        return context.tile(status: status, value: TileFormat.number(average), unit: "steps/day", lines: lines, updated: newest?.text)
+        let updated = try record.get(id: newest.id)?.content.effectiveTime?.text
+        return context.tile(status: status, value: TileFormat.number(average), unit: "steps/day", lines: lines, updated: updated)
     }
 }
 
 extension BuiltInApplet {
     /// The tile of this applet for the context's patient.
-    func tile(in context: AppletContext) -> Tile {
+    func tile(in context: AppletContext) throws -> Tile {
         switch self {
-        case .bloodPressure: return VitalSignApplets.bloodPressure(context)
-        case .bmi: return VitalSignApplets.bmi(context)
-        case .oxygenSaturation: return VitalSignApplets.oxygenSaturation(context)
-        case .respiratoryRate: return VitalSignApplets.respiratoryRate(context)
-        case .totalCholesterol: return VitalSignApplets.totalCholesterol(context)
-        case .medications: return RecordApplets.medications(context)
-        case .encounters: return RecordApplets.encounters(context)
-        case .immunizations: return RecordApplets.immunizations(context)
-        case .functionalStatus: return RecordApplets.functionalStatus(context)
-        case .symptoms: return RecordApplets.symptoms(context)
-        case .activity: return RecordApplets.activity(context)
+        case .bloodPressure: return try VitalSignApplets.bloodPressure(context)
+        case .bmi: return try VitalSignApplets.bmi(context)
+        case .oxygenSaturation: return try VitalSignApplets.oxygenSaturation(context)
+        case .respiratoryRate: return try VitalSignApplets.respiratoryRate(context)
+        case .totalCholesterol: return try VitalSignApplets.totalCholesterol(context)
+        case .medications: return try RecordApplets.medications(context)
+        case .encounters: return try RecordApplets.encounters(context)
+        case .immunizations: return try RecordApplets.immunizations(context)
+        case .functionalStatus: return try RecordApplets.functionalStatus(context)
+        case .symptoms: return try RecordApplets.symptoms(context)
+        case .activity: return try RecordApplets.activity(context)
         }
     }
 }

@@ -54,32 +54,68 @@ enum VitalSignApplets {
         }
     }
 
-    /// Blood pressures in time order. RHEx records carry them as two entries ("Systolic Blood
-    /// Pressure", "Diastolic Blood Pressure") at the same time; a FHIR panel arrives as one entry whose
-    /// value is "120/80". Both shapes give one reading per moment.
-    static func pressures(_ context: AppletContext) -> [Pressure] {
-        var byTime: [Int64: Pressure] = [:]
-        for entry in context.current(.vitalSign) {
+    /// The newest blood pressure with a systolic reading (else the newest), and the `history` readings
+    /// before it, newest first. RHEx records (and hReader) carry a reading as two entries ("Systolic
+    /// Blood Pressure", "Diastolic Blood Pressure") at the same time; a FHIR panel arrives as one entry
+    /// whose value is "120/80". Both give one reading per moment. Read newest first, a moment at a
+    /// time, from the kinds that may be blood pressure: a few entries, however long the record.
+    static func pressures(_ context: AppletContext, history: Int) throws -> (latest: Pressure, earlier: [Pressure])? {
+        let wanted: Set<VitalKind> = [.systolic, .diastolic, .bloodPressurePanel]
+        var newest: [Pressure] = []       // while no moment has a systolic reading: the newest history + 1
+        var latest: Pressure?
+        var earlier: [Pressure] = []
+        var moment: [Entry] = []          // the entries of one moment, newest (highest id) first
+        /// Adds a finished moment; false when nothing older is needed.
+        func finish() -> Bool {
+            defer { moment.removeAll() }
+            guard let pressure = pressure(of: Array(moment.reversed())) else { return true }
+            if latest != nil {
+                earlier.append(pressure)
+            } else if pressure.systolic != nil {
+                latest = pressure
+            } else if newest.count <= history {
+                newest.append(pressure)
+            }
+            return latest == nil || earlier.count < history
+        }
+        try context.record.forEachNewest(patientID: context.patient.id, types: [.vitalSign],
+                                         kinds: { !VitalKind.possible($0).isDisjoint(with: wanted) }) { entry in
+            guard let time = entry.content.effectiveTime else { return true }
+            if let first = moment.first, first.content.effectiveTime!.epoch != time.epoch, !finish() { return false }
+            moment.append(entry)
+            return true
+        }
+        if !moment.isEmpty { _ = finish() }
+        if let latest { return (latest, earlier) }
+        guard let first = newest.first else { return nil }
+        return (first, Array(newest.dropFirst()))
+    }
+
+    /// One moment's blood pressure from its entries in (time, id) order, a later entry's reading
+    /// replacing an earlier one's; nil when none of them is a reading.
+    static func pressure(of entries: [Entry]) -> Pressure? {
+        var reading: Pressure?
+        for entry in entries {
             guard let time = entry.content.effectiveTime else { continue }
-            var reading = byTime[time.epoch] ?? Pressure(time: time)
+            var next = reading ?? Pressure(time: time)
             switch VitalKind.of(entry) {
             case .bloodPressurePanel?:
                 guard let (systolic, diastolic) = panelValues(entry) else { continue }
-                reading.systolic = systolic
-                reading.diastolic = diastolic
+                next.systolic = systolic
+                next.diastolic = diastolic
             case .systolic?:
                 guard let value = entry.number else { continue }
-                reading.systolic = value
+                next.systolic = value
             case .diastolic?:
                 guard let value = entry.number else { continue }
-                reading.diastolic = value
+                next.diastolic = value
             default:
                 continue
             }
-            reading.unit = reading.unit ?? entry.content.unit.map { ReadableUnits.quantity(0, unit: $0, codes: entry.content.codes).unit ?? $0 }
-            byTime[time.epoch] = reading
+            next.unit = next.unit ?? entry.content.unit.map { ReadableUnits.quantity(0, unit: $0, codes: entry.content.codes).unit ?? $0 }
+            reading = next
         }
-        return byTime.keys.sorted().map { byTime[$0]! }
+        return reading
     }
 
     /// "120/80" of a blood-pressure panel entry.
@@ -90,9 +126,9 @@ enum VitalSignApplets {
         return (systolic, diastolic)
     }
 
-    static func bloodPressure(_ context: AppletContext) -> Tile {
-        let readings = pressures(context)
-        guard let latest = readings.last(where: { $0.systolic != nil }) ?? readings.last else {
+    static func bloodPressure(_ context: AppletContext) throws -> Tile {
+        let history = context.configuredCount("history", default: 3)
+        guard let (latest, earlier) = try pressures(context, history: history) else {
             return context.emptyTile("No blood pressure recorded")
         }
         let systolicNormal = latest.systolic.map(systolicRange.contains)
@@ -101,7 +137,6 @@ enum VitalSignApplets {
         if systolicNormal == false || diastolicNormal == false { status = .attention }
         else if systolicNormal == true && diastolicNormal == true { status = .normal }
         else { status = .unknown }
-        let earlier = readings.filter { $0.time.epoch < latest.time.epoch }.suffix(context.configuredCount("history", default: 3)).reversed()
         let lines = ["normal \(TileFormat.range(systolicRange))/\(TileFormat.range(diastolicRange))"]
             + earlier.map { "\($0.time.dayText)  \($0.text)" }
         return context.tile(status: status, value: latest.text, unit: latest.unit ?? "mm[Hg]", lines: lines, updated: latest.time.text)
@@ -109,17 +144,26 @@ enum VitalSignApplets {
 
     // MARK: Single readings
 
-    /// Numeric readings of the patient's current entries of `types` that `matches` selects, in time
-    /// order, in the units people read (`ReadableUnits`: Apple Health's 0.97 % is 97 %, its BMI `count` kg/m²).
-    static func readings(_ context: AppletContext, types: [EntryType], _ matches: (Entry) -> Bool) -> [Reading] {
-        context.entries
-            .filter { types.contains($0.content.type) && !$0.user.deleted && matches($0) }
-            .compactMap { entry in
-                guard let value = entry.number, let time = entry.content.effectiveTime else { return nil }
-                let shown = ReadableUnits.quantity(value, unit: entry.content.unit, codes: entry.content.codes, description: entry.content.description)
-                return Reading(value: shown.value, unit: shown.unit, time: time)
-            }
-            .sorted { $0.time.epoch < $1.time.epoch }
+    /// The newest numeric readings (the latest and the `history` before it) of the patient's current
+    /// entries of `types` that `matches` selects, from the kinds it may select (`kinds`), in time
+    /// order, in the units people read (`ReadableUnits`: Apple Health's 0.97 % is 97 %, its BMI
+    /// `count` kg/m²).
+    static func readings(_ context: AppletContext, types: [EntryType], kinds: @escaping (EntryRepository.Kind) -> Bool,
+                         _ matches: (Entry) -> Bool) throws -> [Reading] {
+        let wanted = context.configuredCount("history", default: 3) + 1
+        var found: [Reading] = []
+        try context.record.forEachNewest(patientID: context.patient.id, types: types, kinds: kinds) { entry in
+            guard matches(entry), let value = entry.number, let time = entry.content.effectiveTime else { return true }
+            let shown = ReadableUnits.quantity(value, unit: entry.content.unit, codes: entry.content.codes, description: entry.content.description)
+            found.append(Reading(value: shown.value, unit: shown.unit, time: time))
+            return found.count < wanted
+        }
+        return found.reversed()
+    }
+
+    /// `readings` of one vital sign.
+    static func readings(_ context: AppletContext, types: [EntryType], of kind: VitalKind) throws -> [Reading] {
+        try readings(context, types: types, kinds: { VitalKind.possible($0).contains(kind) }) { VitalKind.of($0) == kind }
     }
 
     /// The latest reading against `normal` (nil: no rule applies, and `why` says so).
@@ -137,8 +181,8 @@ enum VitalSignApplets {
         return context.tile(status: status, value: format(latest.value), unit: unit, lines: lines, updated: latest.time.text)
     }
 
-    static func bmi(_ context: AppletContext) -> Tile {
-        let readings = readings(context, types: [.vitalSign]) { VitalKind.of($0) == .bmi }
+    static func bmi(_ context: AppletContext) throws -> Tile {
+        let readings = try readings(context, types: [.vitalSign], of: .bmi)
         guard let latest = readings.last else { return context.emptyTile("No BMI recorded") }
         // The adult range applies from age 20 at the time of the reading; for children hReader looked up
         // CDC BMI-for-age percentiles, which hreader does not ship: their tile shows the value, unjudged.
@@ -156,30 +200,31 @@ enum VitalSignApplets {
 
     static var bmiUnit: String { ReadableUnits.display("kg/m2") }
 
-    static func oxygenSaturation(_ context: AppletContext) -> Tile {
+    static func oxygenSaturation(_ context: AppletContext) throws -> Tile {
         // Apple Health records saturation as a fraction (0.97) with unit "%": `readings` shows it as 97 %,
         // as every other view does. A saturation of at most 1 in any other unit (or none) is a fraction too.
-        let readings = readings(context, types: [.vitalSign, .result, .observation]) { VitalKind.of($0) == .oxygenSaturation }.map { r in
+        let readings = try readings(context, types: [.vitalSign, .result, .observation], of: .oxygenSaturation).map { r in
             r.value > 0 && r.value <= 1 ? Reading(value: ReadableUnits.rounded(r.value * 100), unit: "%", time: r.time) : r
         }
         return rangeTile(context, readings, normal: oxygenSaturationRange, unit: "%")
     }
 
-    static func respiratoryRate(_ context: AppletContext) -> Tile {
-        let readings = readings(context, types: [.vitalSign]) { VitalKind.of($0) == .respiratoryRate }
+    static func respiratoryRate(_ context: AppletContext) throws -> Tile {
+        let readings = try readings(context, types: [.vitalSign], of: .respiratoryRate)
         return rangeTile(context, readings, normal: respiratoryRateRange, unit: "/min")
     }
 
-    /// By description first (records' codes are sometimes copied from a neighbour), then by LOINC code.
-    static func isTotalCholesterol(_ entry: Entry) -> Bool {
-        let d = entry.loweredDescription
+    /// By description first (records' codes are sometimes copied from a neighbour), then by LOINC code:
+    /// what every entry of a kind shares.
+    static func isTotalCholesterol(_ kind: EntryRepository.Kind) -> Bool {
+        let d = kind.loweredDescription
         if ["hdl", "ldl", "high density", "low density", "ratio", "triglycer", "lipoprotein"].contains(where: { d.contains($0) }) { return false }
-        return d.contains("cholesterol") || entry.hasCode("LOINC", in: totalCholesterolLOINC)
+        return d.contains("cholesterol") || kind.hasCode("LOINC", in: totalCholesterolLOINC)
     }
 
-    static func totalCholesterol(_ context: AppletContext) -> Tile {
+    static func totalCholesterol(_ context: AppletContext) throws -> Tile {
         // hReader took every result as cholesterol; only total cholesterol counts here.
-        let readings = readings(context, types: [.result, .vitalSign, .observation], isTotalCholesterol)
+        let readings = try readings(context, types: [.result, .vitalSign, .observation], kinds: isTotalCholesterol) { _ in true }
         guard let latest = readings.last else { return context.emptyTile("No total cholesterol recorded") }
         func milligrams(_ r: Reading) -> Double {
             (r.unit?.lowercased().contains("mmol") ?? false) ? r.value * cholesterolMilligramsPerMillimole : r.value
@@ -204,12 +249,24 @@ enum VitalKind: Equatable {
     case systolic, diastolic, bloodPressurePanel, bmi, oxygenSaturation, respiratoryRate
 
     static func of(_ entry: Entry) -> VitalKind? {
-        let lowered = entry.loweredDescription
+        of(description: entry.content.description, codes: entry.content.codes, panel: VitalSignApplets.panelValues(entry) != nil)
+    }
+
+    /// What the entries of a kind may be: one that names blood pressure is a panel when its value
+    /// reads "120/80" and nothing otherwise, so both are possible until an entry is read.
+    static func possible(_ kind: EntryRepository.Kind) -> Set<VitalKind> {
+        Set([true, false].compactMap { of(description: kind.description, codes: kind.codes, panel: $0) })
+    }
+
+    /// `panel`: the value reads as a blood-pressure panel's ("120/80").
+    static func of(description: String, codes: [String: [String]], panel: Bool) -> VitalKind? {
+        let lowered = description.lowercased()
         let squeezed = String(String.UnicodeScalarView(lowered.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }))
         let words = Set(lowered.split { !$0.isLetter && !$0.isNumber }.map(String.init))
         let namesPressure = squeezed.contains("bloodpressure") || words.contains("bp")
+        func hasCode(_ system: String, in set: Set<String>) -> Bool { CodeMatch.has(codes, system, in: set) }
         // A panel first: LOINC 55284-4 reads "Blood pressure systolic and diastolic".
-        if namesPressure || entry.hasCode("LOINC", in: VitalSignApplets.bloodPressurePanelLOINC), VitalSignApplets.panelValues(entry) != nil {
+        if namesPressure || hasCode("LOINC", in: VitalSignApplets.bloodPressurePanelLOINC), panel {
             return .bloodPressurePanel
         }
         if squeezed.contains("systolic") { return .systolic }
@@ -221,11 +278,11 @@ enum VitalKind: Equatable {
         let otherVitals = ["heart", "pulse", "weight", "height", "temperature", "glucose", "pain", "circumference", "length"]
         if otherVitals.contains(where: { squeezed.contains($0) }) { return nil }
         typealias V = VitalSignApplets
-        if entry.hasCode("LOINC", in: V.systolicLOINC) || entry.hasCode("SNOMED-CT", in: V.systolicSNOMED) { return .systolic }
-        if entry.hasCode("LOINC", in: V.diastolicLOINC) || entry.hasCode("SNOMED-CT", in: V.diastolicSNOMED) { return .diastolic }
-        if entry.hasCode("LOINC", in: V.bmiLOINC) { return .bmi }
-        if entry.hasCode("LOINC", in: V.oxygenSaturationLOINC) { return .oxygenSaturation }
-        if entry.hasCode("LOINC", in: V.respiratoryRateLOINC) { return .respiratoryRate }
+        if hasCode("LOINC", in: V.systolicLOINC) || hasCode("SNOMED-CT", in: V.systolicSNOMED) { return .systolic }
+        if hasCode("LOINC", in: V.diastolicLOINC) || hasCode("SNOMED-CT", in: V.diastolicSNOMED) { return .diastolic }
+        if hasCode("LOINC", in: V.bmiLOINC) { return .bmi }
+        if hasCode("LOINC", in: V.oxygenSaturationLOINC) { return .oxygenSaturation }
+        if hasCode("LOINC", in: V.respiratoryRateLOINC) { return .respiratoryRate }
         return nil
     }
 }

@@ -16,6 +16,13 @@ extension JSONValue {
         return out
     }
 
+    /// `serializedBytes(pretty:)` of this value laid out as it is `level` levels deep in a document,
+    /// appended to `out`: a document too large to build as one value (an export's Bundle) is written
+    /// an element at a time, byte for byte as its whole serialization would be.
+    public func appendSerialized(to out: inout [UInt8], pretty: Bool = false, level: Int) {
+        write(into: &out, pretty: pretty, sortingKeys: false, indent: level)
+    }
+
     func write(into out: inout [UInt8], pretty: Bool, sortingKeys: Bool, indent: Int) {
         switch self {
         case .null: out += "null".utf8
@@ -52,8 +59,15 @@ extension JSONValue {
 
     private static func newline(into out: inout [UInt8], _ level: Int) {
         out.append(UInt8(ascii: "\n"))
-        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+        if 2 * level <= spaces.count {
+            spaces.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[0..<(2 * level)])) }
+        } else {
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
+        }
     }
+
+    /// The indentation of the levels most documents reach, copied rather than repeated byte by byte.
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
 
     /// JSON text (valid, in any layout) laid out as pretty output lays out values, starting at
     /// `level`: whitespace outside strings dropped, every token kept as it is.

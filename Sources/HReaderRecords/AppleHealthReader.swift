@@ -210,16 +210,17 @@ public final class AppleHealthReader {
 }
 
 /// What one thread hands another, only ever used by one of them at a time (the queue's lock orders it).
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+public struct UncheckedSendable<Value>: @unchecked Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
 }
 
 /// A bounded queue from one producer thread to one consumer: `put` waits while it is full, `take`
 /// while it is empty; `finish` ends it (with the producer's error, which `take` throws after the
-/// last item); `cancel` makes the producer's next `put` throw.
-final class BoundedQueue<Item>: @unchecked Sendable {
-    struct Cancelled: Error {}
+/// last item); `cancel` makes the producer's next `put` throw. The import's reader and an export's
+/// writer hand their work over through it.
+public final class BoundedQueue<Item>: @unchecked Sendable {
+    public struct Cancelled: Error {}
 
     private let condition = NSCondition()
     private var items: [Item] = []
@@ -228,9 +229,9 @@ final class BoundedQueue<Item>: @unchecked Sendable {
     private var cancelled = false
     private var error: Error?
 
-    init(capacity: Int) { self.capacity = capacity }
+    public init(capacity: Int) { self.capacity = capacity }
 
-    func put(_ item: Item) throws {
+    public func put(_ item: Item) throws {
         condition.lock()
         defer { condition.unlock() }
         while items.count >= capacity && !cancelled { condition.wait() }
@@ -239,7 +240,7 @@ final class BoundedQueue<Item>: @unchecked Sendable {
         condition.broadcast()
     }
 
-    func finish(_ error: Error?) {
+    public func finish(_ error: Error?) {
         condition.lock()
         defer { condition.unlock() }
         finished = true
@@ -248,7 +249,7 @@ final class BoundedQueue<Item>: @unchecked Sendable {
     }
 
     /// The next item; nil at the end; the producer's error once the items before it are taken.
-    func take() throws -> Item? {
+    public func take() throws -> Item? {
         condition.lock()
         defer { condition.unlock() }
         while items.isEmpty && !finished { condition.wait() }
@@ -260,7 +261,7 @@ final class BoundedQueue<Item>: @unchecked Sendable {
         return nil
     }
 
-    func cancel() {
+    public func cancel() {
         condition.lock()
         defer { condition.unlock() }
         cancelled = true
@@ -268,7 +269,7 @@ final class BoundedQueue<Item>: @unchecked Sendable {
         condition.broadcast()
     }
 
-    func waitUntilFinished() {
+    public func waitUntilFinished() {
         condition.lock()
         defer { condition.unlock() }
         while !finished { condition.wait() }

@@ -42,23 +42,62 @@ public enum AppleHealthDate {
         return (y, m, d, seconds / 3600, seconds / 60 % 60, seconds % 60)
     }
 
-    private static func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    private static func four(_ v: Int) -> String { v < 10 ? "000\(v)" : v < 100 ? "00\(v)" : v < 1000 ? "0\(v)" : "\(v)" }
-
     /// `yyyy-MM-dd HH:mm:ss ±HHMM` (`+0000` for UTC).
     public static func text(_ epoch: Int64, offsetMinutes: Int) -> String {
-        let c = civil(epoch, offsetMinutes)
         let o = abs(offsetMinutes)
-        return "\(four(c.year))-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) "
-            + "\(offsetMinutes < 0 ? "-" : "+")\(two(o / 60))\(two(o % 60))"
+        return written(epoch, offsetMinutes, between: 0x20) { out in
+            out.append(0x20)
+            out.append(offsetMinutes < 0 ? 0x2D : 0x2B)
+            digits(o / 60, 2, &out)
+            digits(o % 60, 2, &out)
+        }
     }
 
     /// The same instant as RFC 3339 keeping the offset (`Z` for UTC), as the mapping stores it.
     public static func rfc3339(_ epoch: Int64, offsetMinutes: Int) -> String {
-        let c = civil(epoch, offsetMinutes)
         let o = abs(offsetMinutes)
-        let zone = offsetMinutes == 0 ? "Z" : "\(offsetMinutes < 0 ? "-" : "+")\(two(o / 60)):\(two(o % 60))"
-        return "\(four(c.year))-\(two(c.month))-\(two(c.day))T\(two(c.hour)):\(two(c.minute)):\(two(c.second))\(zone)"
+        return written(epoch, offsetMinutes, between: 0x54) { out in
+            guard offsetMinutes != 0 else { return out.append(0x5A) }
+            out.append(offsetMinutes < 0 ? 0x2D : 0x2B)
+            digits(o / 60, 2, &out)
+            out.append(0x3A)
+            digits(o % 60, 2, &out)
+        }
+    }
+
+    /// `yyyy-MM-dd`, `between`, `HH:mm:ss`, then the zone as `zone` writes it: bytes, not
+    /// interpolated strings (a sample's entry writes two or three of these, an export millions).
+    private static func written(_ epoch: Int64, _ offsetMinutes: Int, between: UInt8, zone: (inout [UInt8]) -> Void) -> String {
+        let c = civil(epoch, offsetMinutes)
+        var out: [UInt8] = []
+        out.reserveCapacity(25)
+        if c.year < 0 { out += "000".utf8 }
+        digits(c.year, 4, &out)
+        out.append(0x2D)
+        digits(c.month, 2, &out)
+        out.append(0x2D)
+        digits(c.day, 2, &out)
+        out.append(between)
+        digits(c.hour, 2, &out)
+        out.append(0x3A)
+        digits(c.minute, 2, &out)
+        out.append(0x3A)
+        digits(c.second, 2, &out)
+        zone(&out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `value` in at least `count` digits, zero-padded (a negative or longer one as it is).
+    private static func digits(_ value: Int, _ count: Int, _ out: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<count { divisor *= 10 }
+        guard value >= 0, value < divisor * 10 else { return out += String(value).utf8 }
+        var rest = value
+        while divisor > 0 {
+            out.append(0x30 + UInt8(rest / divisor % 10))
+            rest %= divisor
+            divisor /= 10
+        }
     }
 }
 
@@ -86,8 +125,9 @@ public enum HealthKitText {
     /// names content, it does not protect it.
     public static func fnv1a64(_ text: String) -> String { hex(fnv1a64Hash(text)) }
 
-    static func fnv1a64Hash(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    /// `from`: the hash of the text before this one (FNV-1a reads its bytes in one run).
+    static func fnv1a64Hash(_ text: String, from start: UInt64 = 0xcbf2_9ce4_8422_2325) -> UInt64 {
+        var hash = start
         for byte in text.utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x0000_0100_0000_01b3
@@ -107,10 +147,16 @@ public enum HealthKitText {
 
     /// The hash a remote id writes: the id in eight bytes, for sets of many of them.
     public static func remoteIDHash(kind: String, _ attribute: (String) -> String?) -> UInt64 {
-        let key = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
-            .map { attribute($0) ?? "" }.joined(separator: "\u{1F}")
-        return fnv1a64Hash(kind + "\u{1F}" + key)
+        // The hash of kind, then each attribute, separated by U+001F, fed a piece at a time.
+        var hash = fnv1a64Hash(kind)
+        for name in remoteIDAttributes {
+            hash = fnv1a64Hash("\u{1F}", from: hash)
+            if let value = attribute(name) { hash = fnv1a64Hash(value, from: hash) }
+        }
+        return hash
     }
+
+    private static let remoteIDAttributes = ["type", "workoutActivityType", "sourceName", "startDate", "endDate", "value", "unit", "duration"]
 
     public static func remoteID(hash: UInt64) -> String { "HK:" + hex(hash) }
 }

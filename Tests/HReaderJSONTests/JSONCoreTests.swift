@@ -38,6 +38,24 @@ final class JSONCoreTests: XCTestCase {
         }
     }
 
+    /// An export writes its Bundle an entry at a time: the pieces are the bytes of the whole.
+    func testADocumentWrittenAnElementAtATimeIsTheWholeSerialized() throws {
+        let element: JSONValue = .object([("fullUrl", "urn:uuid:1"), ("resource", .object([("a", .array([.int(1), .double(2.5), .null])),
+                                                                                           ("deep", .object([("x", .array([.object([("y", "z\n")])]))])),
+                                                                                           ("empty", .array([])), ("none", .object([]))]))])
+        for count in [1, 3] {
+            let elements = [JSONValue](repeating: element, count: count)
+            let whole = JSONValue.object([("resourceType", "Bundle"), ("entry", .array(elements))]).serializedBytes(pretty: true)
+            var pieces = Array("{\n  \"resourceType\": \"Bundle\",\n  \"entry\": [".utf8)
+            for (i, value) in elements.enumerated() {
+                pieces += (i > 0 ? ",\n    " : "\n    ").utf8
+                value.appendSerialized(to: &pieces, pretty: true, level: 2)
+            }
+            pieces += "\n  ]\n}".utf8
+            XCTAssertEqual(String(decoding: pieces, as: UTF8.self), String(decoding: whole, as: UTF8.self))
+        }
+    }
+
     func testNumberLiteralsAreKeptAsWritten() throws {
         let text = #"[120.0,120,1.50,-0,0e0,1E+2,1e-7,12345678901234567890123,0.1000000000000000055511151231257827]"#
         let value = try parse(text)

@@ -35,10 +35,11 @@ public struct ExportOptions: Sendable {
     }
 }
 
-/// The Observations one export sends, and the entries it leaves out with the reason.
+/// What one export sends, counted as it goes, and the entries it leaves out with the reason.
 struct ExportPlan: Sendable {
-    var drafts: [ObservationDraft] = []
-    /// Vault entries the drafts stand for.
+    /// Observations handed out to be written or sent.
+    var observations = 0
+    /// Vault entries they stand for.
     var entries = 0
     /// … of which summed into hourly or daily Observations.
     var groupedEntries = 0
@@ -49,6 +50,42 @@ struct ExportPlan: Sendable {
     static let struck = "struck through"
     static let duplicate = "with the same identifier as another entry"
     static let bucketOpen = "in an hour or day not over yet (a later export sends them)"
+}
+
+/// An export's Observation drafts in the order they are written, read from the vault as they are
+/// asked for: one pass over the patient's entries (`EntryCursor`, samples without their raw JSON,
+/// which no draft reads) through `ExportPlanner.Pass`.
+struct ExportDrafts {
+    private var cursor: EntryCursor
+    private var pass: ExportPlanner.Pass
+    private var ready: [ObservationDraft] = []
+    private var finished = false
+
+    init(_ db: Database, patient: Patient, planner: ExportPlanner) throws {
+        pass = ExportPlanner.Pass(planner)
+        cursor = try EntryCursor(db, patientID: patient.id, types: planner.options.types, from: pass.earliestNeeded, raw: false)
+    }
+
+    /// What was sent and left out so far (all of it once `next` has returned nothing).
+    var plan: ExportPlan { pass.plan }
+
+    /// The next `count` drafts; fewer only at the end, none once all were handed out.
+    mutating func next(_ count: Int) throws -> [ObservationDraft] {
+        var out: [ObservationDraft] = []
+        while ready.count < count, !finished {
+            if let entry = try cursor.next() {
+                pass.add(entry) { out += $0 }
+            } else {
+                pass.finish { out += $0 }
+                finished = true
+            }
+            ready += out
+            out.removeAll(keepingCapacity: true)
+        }
+        out = Array(ready.prefix(count))
+        ready.removeFirst(out.count)
+        return out
+    }
 }
 
 /// Turns entries into Observation drafts: the entry-by-entry mapping (codes, value and unit,
@@ -77,12 +114,12 @@ struct ExportPlanner {
     }
 
     /// A bucket of summed samples: one code in one local hour or day.
-    private struct BucketKey: Hashable {
+    struct BucketKey: Hashable {
         var loinc: String
         var start: Int64
     }
 
-    private struct Bucket {
+    struct Bucket {
         var end: Int64
         var sum: Double = 0
         var samples = 0
@@ -90,62 +127,145 @@ struct ExportPlanner {
         var healthKitType: String?
     }
 
-    func plan(_ entries: [Entry]) -> ExportPlan {
-        var plan = ExportPlan()
-        var singles: [ObservationDraft] = []
-        var buckets: [BucketKey: Bucket] = [:]
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
+    /// An export planned in one pass over the patient's entries in time order (`EntryCursor`): each
+    /// entry becomes a draft or is counted as left out, and samples are summed per hour or day as they
+    /// come. Drafts come out in (time, identifier) order, the order the Bundle lists them in, as soon
+    /// as nothing read later can come before them: without `--group`, once a later time is read;
+    /// with it, once a later hour or day begins (a bucket's Observation is dated at its start). So
+    /// memory holds an hour or a day of drafts, never the export.
+    ///
+    /// An identifier names one time (an entry's uuid; an Apple Health id hashes the sample's dates; a
+    /// group's names its bucket), so two drafts with the same one are out together and the second is
+    /// counted as a duplicate there.
+    struct Pass {
+        let planner: ExportPlanner
+        private(set) var plan = ExportPlan()
+        private var calendar: Calendar
+        /// Buckets that may still get samples, and the earliest end among them.
+        private var open: [BucketKey: Bucket] = [:]
+        private var closesAt = Int64.max
+        /// Drafts not handed out yet, with their arrival (ties keep it, as the sort of all drafts did).
+        private var pending: [(draft: ObservationDraft, arrival: Int)] = []
+        private var arrivals = 0
+        /// Drafts before this time have been handed out.
+        private var horizon = Int64.min
+        /// The local hour or day of the last time asked about.
+        private var interval: (start: Int64, end: Int64)?
 
-        for entry in entries where options.types.contains(entry.content.type) {
+        init(_ planner: ExportPlanner) {
+            self.planner = planner
+            calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = planner.timeZone
+        }
+
+        /// Reads entries before this time only to sum them into a bucket that ends after `--since`: an
+        /// export need not read anything older.
+        var earliestNeeded: Int64? {
+            guard let since = planner.options.since?.epoch else { return nil }
+            return planner.options.grouping == .none ? since : since - 2 * 86_400
+        }
+
+        /// Takes the next entry (in time order); `emit` gets the drafts that are now final, in order.
+        mutating func add(_ entry: Entry, emit: ([ObservationDraft]) throws -> Void) rethrows {
+            let options = planner.options
+            guard options.types.contains(entry.content.type) else { return }
             let time = entry.content.effectiveTime
+            if let time { try advance(to: time.epoch, emit: emit) }
             // --since: an entry at or after it; a summed hour or day that ends after it (whole).
             let inRange = options.since.map { since in time.map { $0.epoch >= since.epoch } ?? false } ?? true
             if entry.user.deleted {
                 if inRange { plan.skipped[ExportPlan.struck, default: 0] += 1 }
-                continue
+                return
             }
-            guard let draft = draft(for: entry) else {
+            guard let draft = planner.draft(for: entry) else {
                 if inRange { plan.skipped[ExportPlan.noLOINC, default: 0] += 1 }
-                continue
+                return
             }
-
-            if let component = options.grouping.component, let code = catalog.code(draft.loinc), code.summable,
+            if options.grouping != .none, let code = planner.catalog.code(draft.loinc), code.summable,
                case .quantity(let quantity) = draft.value, quantity.ucum == code.ucum, let time,
-               let interval = calendar.dateInterval(of: component, for: time.date) {
-                let key = BucketKey(loinc: draft.loinc, start: Int64(interval.start.timeIntervalSince1970))
-                var bucket = buckets[key] ?? Bucket(end: Int64(interval.end.timeIntervalSince1970), first: draft, healthKitType: draft.healthKitType)
+               let interval = bucket(of: time.epoch) {
+                let key = BucketKey(loinc: draft.loinc, start: interval.start)
+                var bucket = open[key] ?? Bucket(end: interval.end, first: draft, healthKitType: draft.healthKitType)
                 bucket.sum += quantity.value
                 bucket.samples += 1
                 if bucket.healthKitType != draft.healthKitType { bucket.healthKitType = nil }
-                buckets[key] = bucket
+                open[key] = bucket
+                closesAt = min(closesAt, bucket.end)
             } else if inRange {
-                singles.append(draft)
+                pending.append((draft, arrivals))
+                arrivals += 1
             }
         }
 
-        var drafts = singles
-        for (key, bucket) in buckets {
-            if let since = options.since, bucket.end <= since.epoch { continue }
-            if bucket.end > Int64(now.timeIntervalSince1970) {
+        /// After the last entry: every bucket closes, every draft goes out.
+        mutating func finish(emit: ([ObservationDraft]) throws -> Void) rethrows {
+            for (key, bucket) in open { close(key, bucket) }
+            open = [:]
+            try flush(before: Int64.max, emit: emit)
+        }
+
+        /// Entries from `time` on are still to come: buckets that ended are closed, and drafts that
+        /// nothing to come can precede go out.
+        private mutating func advance(to time: Int64, emit: ([ObservationDraft]) throws -> Void) rethrows {
+            if time >= closesAt {
+                for (key, bucket) in open where bucket.end <= time {
+                    close(key, bucket)
+                    open[key] = nil
+                }
+                closesAt = open.values.map(\.end).min() ?? Int64.max
+            }
+            // A bucket read later starts no earlier than the hour or day of `time`.
+            let limit = planner.options.grouping == .none ? time : bucket(of: time)?.start ?? time
+            if limit > horizon { try flush(before: limit, emit: emit) }
+        }
+
+        /// A closed bucket's Observation, unless it is before `--since` or not over yet.
+        private mutating func close(_ key: BucketKey, _ bucket: Bucket) {
+            if let since = planner.options.since, bucket.end <= since.epoch { return }
+            if bucket.end > Int64(planner.now.timeIntervalSince1970) {
                 plan.skipped[ExportPlan.bucketOpen, default: 0] += bucket.samples
-                continue
+                return
             }
-            drafts.append(groupDraft(key, bucket))
+            pending.append((planner.groupDraft(key, bucket), arrivals))
+            arrivals += 1
         }
-        drafts.sort { ($0.time ?? .min, $0.identifier.value) < ($1.time ?? .min, $1.identifier.value) }
 
-        var seen: Set<ObservationDraft.Identifier> = []
-        for draft in drafts {
-            guard seen.insert(draft.identifier).inserted else {
-                plan.skipped[ExportPlan.duplicate, default: 0] += draft.entries
-                continue
+        /// Hands out the drafts dated before `limit` (undated ones first), in (time, identifier) order.
+        private mutating func flush(before limit: Int64, emit: ([ObservationDraft]) throws -> Void) rethrows {
+            horizon = limit
+            guard !pending.isEmpty else { return }
+            var out: [(draft: ObservationDraft, arrival: Int)] = []
+            var kept: [(draft: ObservationDraft, arrival: Int)] = []
+            for item in pending {
+                if (item.draft.time ?? Int64.min) < limit { out.append(item) } else { kept.append(item) }
             }
-            plan.drafts.append(draft)
-            plan.entries += draft.entries
-            if draft.identifier.system == ObservationDraft.groupSystem { plan.groupedEntries += draft.entries }
+            guard !out.isEmpty else { return }
+            pending = kept
+            out.sort { ($0.draft.time ?? .min, $0.draft.identifier.value, $0.arrival) < ($1.draft.time ?? .min, $1.draft.identifier.value, $1.arrival) }
+            var seen: Set<ObservationDraft.Identifier> = []
+            var drafts: [ObservationDraft] = []
+            drafts.reserveCapacity(out.count)
+            for (draft, _) in out {
+                guard seen.insert(draft.identifier).inserted else {
+                    plan.skipped[ExportPlan.duplicate, default: 0] += draft.entries
+                    continue
+                }
+                drafts.append(draft)
+                plan.observations += 1
+                plan.entries += draft.entries
+                if draft.identifier.system == ObservationDraft.groupSystem { plan.groupedEntries += draft.entries }
+            }
+            try emit(drafts)
         }
-        return plan
+
+        /// The local hour or day `time` falls in (one calendar question per hour or day read).
+        private mutating func bucket(of time: Int64) -> (start: Int64, end: Int64)? {
+            if let interval, interval.start <= time, time < interval.end { return interval }
+            guard let component = planner.options.grouping.component,
+                  let found = calendar.dateInterval(of: component, for: Date(timeIntervalSince1970: TimeInterval(time))) else { return nil }
+            interval = (Int64(found.start.timeIntervalSince1970), Int64(found.end.timeIntervalSince1970))
+            return interval
+        }
     }
 
     // MARK: One entry
@@ -178,7 +298,7 @@ struct ExportPlanner {
     /// A blood-pressure panel code first, else the first code the catalog knows, else the first.
     func primaryLOINC(_ codes: [String: [String]]) -> String? {
         let all = ["LOINC", "http://loinc.org", "urn:oid:2.16.840.1.113883.6.1"].flatMap { codes[$0] ?? [] }
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .map { $0.trimmingSpaces() }.filter { !$0.isEmpty }
         return all.first(where: ObservationCatalog.bloodPressurePanels.contains)
             ?? all.first(where: { catalog.code($0) != nil }) ?? all.first
     }
@@ -199,7 +319,7 @@ struct ExportPlanner {
     /// A value and its unit as recorded, as a FHIR Quantity. HealthKit's bare `count` takes the
     /// code's unit (steps, BMI); its `%` is a fraction (0.97), sent as a percentage (97).
     func quantity(_ number: Double, recorded: String?, loinc: String, healthKit: Bool) -> ObservationDraft.Quantity {
-        let unit = recorded?.trimmingCharacters(in: .whitespaces) ?? ""
+        let unit = recorded?.trimmingSpaces() ?? ""
         if unit == "count", let ucum = catalog.code(loinc)?.ucum, let mapped = catalog.unit(ucum) {
             return .init(value: Self.rounded(number * mapped.factor), unit: mapped.display, ucum: mapped.ucum)
         }
@@ -251,13 +371,43 @@ struct ExportPlanner {
     /// The time as the source wrote it when that is a valid FHIR dateTime (keeping its precision
     /// and offset), else the instant in UTC.
     func fhirDateTime(_ time: ClinicalTime) -> String {
+        if let valid = Self.isPlainDateTime(time.text) { return valid ? time.text : RFC3339.utc(time.epoch) }
         let range = NSRange(time.text.startIndex..., in: time.text)
         return dateTimePattern.firstMatch(in: time.text, range: range) != nil ? time.text : RFC3339.utc(time.epoch)
     }
 
+    /// The pattern's verdict on the shape nearly every time has, `2026-11-01T08:30:00Z` or with an
+    /// offset (`+01:00`), read byte by byte (the regular expression costs an export of millions of
+    /// samples seconds); nil for any other shape, which the pattern decides.
+    static func isPlainDateTime(_ text: String) -> Bool? {
+        let b = Array(text.utf8)
+        guard b.count == 20 || b.count == 25 else { return nil }
+        func digits(_ range: Range<Int>) -> Int? {
+            var n = 0
+            for i in range {
+                guard (0x30...0x39).contains(b[i]) else { return nil }
+                n = n * 10 + Int(b[i] - 0x30)
+            }
+            return n
+        }
+        guard b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"), b[13] == UInt8(ascii: ":"),
+              b[16] == UInt8(ascii: ":"), let year = digits(0..<4), let month = digits(5..<7), let day = digits(8..<10),
+              let hour = digits(11..<13), let minute = digits(14..<16), let second = digits(17..<19) else { return nil }
+        let zone: Bool
+        if b.count == 20 {
+            guard b[19] == UInt8(ascii: "Z") else { return nil }
+            zone = true
+        } else {
+            guard b[19] == UInt8(ascii: "+") || b[19] == UInt8(ascii: "-"), b[22] == UInt8(ascii: ":"),
+                  let zoneHour = digits(20..<22), let zoneMinute = digits(23..<25) else { return nil }
+            zone = (zoneHour <= 13 && zoneMinute <= 59) || (zoneHour == 14 && zoneMinute == 0)
+        }
+        return year >= 1 && (1...12).contains(month) && (1...31).contains(day) && hour <= 23 && minute <= 59 && second <= 60 && zone
+    }
+
     // MARK: Groups
 
-    private func groupDraft(_ key: BucketKey, _ bucket: Bucket) -> ObservationDraft {
+    func groupDraft(_ key: BucketKey, _ bucket: Bucket) -> ObservationDraft {
         var draft = bucket.first
         draft.identifier = .init(system: ObservationDraft.groupSystem, value: "\(patientUUID):\(key.loinc):\(RFC3339.utc(key.start))")
         draft.effective = .period(start: localDateTime(key.start), end: localDateTime(bucket.end))

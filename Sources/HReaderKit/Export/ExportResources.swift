@@ -173,21 +173,70 @@ enum ExportResources {
         .object([
             ("resourceType", .string("Bundle")),
             ("type", .string(type)),
-            ("entry", .array(creates.map { create in
-                .object([
-                    ("fullUrl", .string(create.fullURL)),
-                    ("resource", create.resource),
-                    ("request", .object([("method", .string("POST")), ("url", .string(create.type)),
-                                         ("ifNoneExist", .string(ifNoneExist(create.identifier)))])),
-                ])
-            })),
+            ("entry", .array(creates.map(bundleEntry))),
         ])
     }
 
-    /// `identifier=system|value`, percent-encoded as a query (a `+` in a time would read as a space).
+    static func bundleEntry(_ create: Create) -> JSONValue {
+        .object([
+            ("fullUrl", .string(create.fullURL)),
+            ("resource", create.resource),
+            ("request", .object([("method", .string("POST")), ("url", .string(create.type)),
+                                 ("ifNoneExist", .string(ifNoneExist(create.identifier)))])),
+        ])
+    }
+
+    /// A transaction Bundle of conditional creates written as it comes, the bytes of
+    /// `transaction(creates).serialized(pretty: true)` and a newline: an export of millions of
+    /// Observations is never one value in memory. At least one create (the Patient) is written.
+    struct TransactionWriter {
+        private var buffer: [UInt8] = []
+        private var count = 0
+        private let sink: ([UInt8]) throws -> Void
+
+        init(sink: @escaping ([UInt8]) throws -> Void) {
+            self.sink = sink
+            buffer += "{\n  \"resourceType\": \"Bundle\",\n  \"type\": \"transaction\",\n  \"entry\": [".utf8
+        }
+
+        mutating func add(_ create: Create) throws {
+            if count > 0 { buffer.append(UInt8(ascii: ",")) }
+            buffer += "\n    ".utf8
+            bundleEntry(create).appendSerialized(to: &buffer, pretty: true, level: 2)
+            count += 1
+            if buffer.count >= 1 << 20 { try flush() }
+        }
+
+        mutating func finish() throws {
+            precondition(count > 0, "a Bundle written as it comes has its Patient")
+            buffer += "\n  ]\n}\n".utf8
+            try flush()
+        }
+
+        private mutating func flush() throws {
+            try sink(buffer)
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// `identifier=system|value`, percent-encoded as a query (a `+` in a time would read as a space):
+    /// every UTF-8 byte but the letters, digits and `-._~:/|` as `%XX`.
     static func ifNoneExist(_ identifier: ObservationDraft.Identifier) -> String {
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/|")
-        return "identifier=" + (identifier.token.addingPercentEncoding(withAllowedCharacters: allowed) ?? identifier.token)
+        var out = Array("identifier=".utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in identifier.token.utf8 {
+            if queryAllowed[Int(byte)] {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The bytes `ifNoneExist` leaves as they are.
+    private static let queryAllowed: [Bool] = (0..<256).map { byte in
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/|".utf8.contains(UInt8(byte))
     }
 
     /// A `urn:uuid:` that is the same for the same resource in every export (a UUID made from a
@@ -196,9 +245,7 @@ enum ExportResources {
         var bytes = Array(SHA256.hash(Array(("hreader export " + key).utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let groups = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return "urn:uuid:" + groups.joined(separator: "-")
+        return "urn:uuid:" + Hex.uuid(bytes)
     }
 
     // MARK: Answers

@@ -60,16 +60,15 @@ extension OpenVault {
     public func export(patient: Patient, to destination: ExportDestination, options: ExportOptions, now: Date = Date(),
                        progress: @escaping (String) -> Void = { _ in }) async throws -> ExportSummary {
         guard options.batchSize >= 1 else { throw HReaderError.usage("--batch-size must be at least 1") }
-        let (all, sourceKinds) = try read {
-            let kinds = Dictionary(try SourceRepository(db).all().map { ($0.id, $0.kind) }, uniquingKeysWith: { first, _ in first })
-            return (try entries.list(patientID: patient.id), kinds)
+        let sourceKinds = try read {
+            Dictionary(try SourceRepository(db).all().map { ($0.id, $0.kind) }, uniquingKeysWith: { first, _ in first })
         }
-        let plan = ExportPlanner(patientUUID: patient.uuid, options: options, sourceKinds: sourceKinds, now: now).plan(all)
+        let planner = ExportPlanner(patientUUID: patient.uuid, options: options, sourceKinds: sourceKinds, now: now)
         switch destination {
         case .file(let url):
-            return try writeExport(plan, of: patient, to: url, withDocuments: options.withDocuments)
+            return try writeExport(planner, of: patient, to: url, withDocuments: options.withDocuments)
         case .server(let server):
-            return try await sendExport(plan, of: patient, to: server, batchSize: options.batchSize, withDocuments: options.withDocuments,
+            return try await sendExport(planner, of: patient, to: server, batchSize: options.batchSize, withDocuments: options.withDocuments,
                                         progress: progress)
         }
     }
@@ -84,32 +83,44 @@ extension OpenVault {
 
     // MARK: To a file
 
-    private func writeExport(_ plan: ExportPlan, of patient: Patient, to url: URL, withDocuments: Bool) throws -> ExportSummary {
+    /// Reads, groups and writes in one pass: the Bundle goes to the file an Observation at a time.
+    private func writeExport(_ planner: ExportPlanner, of patient: Patient, to url: URL, withDocuments: Bool) throws -> ExportSummary {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw HReaderError.usage("the directory of --out \(url.path) does not exist")
         }
         let patientCreate = ExportResources.create(patient)
-        var documentCreates: [ExportResources.Create] = []
-        if withDocuments {
-            // The bytes of each document go inline (base64) into the Bundle, so they are in memory here,
-            // one document at a time while it is encoded.
-            for document in try documents(patient: patient) where document.state == .fetched {
-                var bytes: [UInt8] = []
-                try readDocumentBytes(document) { bytes += $0 }
-                documentCreates.append(ExportResources.create(document, bytes: bytes, subject: patientCreate.fullURL))
-            }
-        }
-        let bundle = ExportResources.transaction([patientCreate] + plan.drafts.map { ExportResources.create($0, subject: patientCreate.fullURL) }
-                                                 + documentCreates)
+        var plan = ExportPlan()
+        var documents = 0
         do {
-            try AtomicFile.write(Array((bundle.serialized(pretty: true) + "\n").utf8), to: url, mode: 0o600)
+            try AtomicFile.write(to: url, mode: 0o600) { append in
+                try withoutActuallyEscaping(append) { append in
+                    var bundle = ExportResources.TransactionWriter(sink: append)
+                    try bundle.add(patientCreate)
+                    plan = try readingAside(planner, of: patient) { batch in
+                        for draft in batch { try bundle.add(ExportResources.create(draft, subject: patientCreate.fullURL)) }
+                    }
+                    if withDocuments {
+                        // The bytes of each document go inline (base64) into the Bundle, so they are in memory
+                        // here, one document at a time while it is encoded.
+                        for document in try self.documents(patient: patient) where document.state == .fetched {
+                            var bytes: [UInt8] = []
+                            try readDocumentBytes(document) { bytes += $0 }
+                            try bundle.add(ExportResources.create(document, bytes: bytes, subject: patientCreate.fullURL))
+                            documents += 1
+                        }
+                    }
+                    try bundle.finish()
+                }
+            }
+        } catch let error as HReaderError {
+            throw error
         } catch {
             throw HReaderError.from(error)
         }
         var summary = summary(plan, destination: url.path)
-        summary.observations = plan.drafts.count
-        summary.documents = documentCreates.count
+        summary.observations = plan.observations
+        summary.documents = documents
         summary.bundles = 1
         try write {
             try audit.record("export", subject: url.path,
@@ -118,12 +129,59 @@ extension OpenVault {
         return summary
     }
 
+    /// What an export reads and plans, handed to `write` a batch at a time from a second thread:
+    /// reading the vault and writing JSON are each about half of an export's work, so on two cores
+    /// they overlap (as the import parses and writes on two threads). Returns what the plan counted.
+    private func readingAside(_ planner: ExportPlanner, of patient: Patient,
+                              write: ([ObservationDraft]) throws -> Void) throws -> ExportPlan {
+        enum Piece: Sendable {
+            case drafts([ObservationDraft])
+            case done(ExportPlan)
+        }
+        let pieces = BoundedQueue<Piece>(capacity: 4)
+        // The vault goes to the reading thread and is used there only: this thread does not touch it
+        // until that one has finished (`waitUntilFinished`, below, before anything else is read).
+        let vault = UncheckedSendable(self)
+        let reader = Thread {
+            do {
+                var drafts = try vault.value.read { try ExportDrafts(vault.value.db, patient: patient, planner: planner) }
+                while true {
+                    let batch = try vault.value.read { try drafts.next(512) }
+                    if batch.isEmpty { break }
+                    try pieces.put(.drafts(batch))
+                }
+                try pieces.put(.done(drafts.plan))
+                pieces.finish(nil)
+            } catch is BoundedQueue<Piece>.Cancelled {
+                pieces.finish(nil)
+            } catch {
+                pieces.finish(error)
+            }
+        }
+        reader.stackSize = 8 << 20
+        reader.start()
+        defer {
+            pieces.cancel()
+            pieces.waitUntilFinished()
+        }
+        var plan = ExportPlan()
+        while let piece = try pieces.take() {
+            switch piece {
+            case .drafts(let batch): try write(batch)
+            case .done(let counted): plan = counted
+            }
+        }
+        return plan
+    }
+
     // MARK: To a server
 
-    private func sendExport(_ plan: ExportPlan, of patient: Patient, to server: ServerURL, batchSize: Int, withDocuments: Bool,
+    /// Reads, groups and sends in one pass: a Bundle of `batchSize` Observations is read from the
+    /// vault when the last one has gone.
+    private func sendExport(_ planner: ExportPlanner, of patient: Patient, to server: ServerURL, batchSize: Int, withDocuments: Bool,
                             progress: (String) -> Void) async throws -> ExportSummary {
         let guarded = GuardedVault(self)
-        var summary = summary(plan, destination: server.description)
+        var summary = ExportSummary(destination: server.description)
         func record(_ outcome: String) {
             try? guarded.run { vault in
                 try vault.write {
@@ -155,17 +213,24 @@ extension OpenVault {
             let (id, created) = try await serverPatient(patient, on: client, statement: statement)
             summary.serverPatient = "Patient/\(id)"
             summary.patientCreated = created
-            let total = plan.drafts.count
-            let batches = (total + batchSize - 1) / batchSize
-            for (number, start) in stride(from: 0, to: total, by: batchSize).enumerated() {
-                let batch = plan.drafts[start..<min(start + batchSize, total)]
-                progress("sending batch \(number + 1) of \(batches) (\(start) of \(total) observations sent)")
+            // The vault is read between sends, under the lock that credential renewals take.
+            var drafts = try guarded.run { vault in try vault.read { try ExportDrafts(vault.db, patient: patient, planner: planner) } }
+            var plan = ExportPlan()
+            while true {
+                let batch = try guarded.run { vault in try vault.read { try drafts.next(batchSize) } }
+                plan = drafts.plan
+                guard !batch.isEmpty else { break }
+                progress("sending batch \(summary.bundles + 1) (\(summary.observations) observations sent)")
                 try await sender.send(batch.map { ExportResources.create($0, subject: "Patient/\(id)") })
                 summary.created = sender.created
                 summary.existing = sender.existing
                 summary.bundles = sender.bundles
                 summary.observations += batch.count
             }
+            summary.entries = plan.entries
+            summary.groupedEntries = plan.groupedEntries
+            summary.skipped = plan.skipped
+            let total = summary.observations
             summary.mode = sender.mode
             summary.notes += sender.notes
             if withDocuments {

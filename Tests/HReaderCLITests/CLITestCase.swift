@@ -91,15 +91,22 @@ class CLITestCase: XCTestCase {
         }
     }
 
-    /// Starts hreader without waiting (for kill tests and concurrency tests).
-    func start(_ arguments: [String], env extra: [String: String] = [:]) throws -> Running {
+    /// Starts hreader without waiting (for kill tests and concurrency tests). With
+    /// `addressSpaceKB`, through `/bin/sh` under `ulimit -v` of that many KiB: a child that tries to
+    /// map more fails (its allocations do), however briefly it would have held it.
+    func start(_ arguments: [String], env extra: [String: String] = [:], addressSpaceKB: Int? = nil) throws -> Running {
         let id = UUID().uuidString
         let out = workDir.appendingPathComponent("out-\(id)"), err = workDir.appendingPathComponent("err-\(id)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
-        process.executableURL = Self.binary
-        process.arguments = arguments
+        if let addressSpaceKB {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -v \(addressSpaceKB) && exec \"$0\" \"$@\"", Self.binary.path] + arguments
+        } else {
+            process.executableURL = Self.binary
+            process.arguments = arguments
+        }
         process.environment = environment(extra)
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: out)
@@ -108,9 +115,10 @@ class CLITestCase: XCTestCase {
         return Running(process: process, out: out, err: err)
     }
 
-    /// Runs hreader and samples its peak resident memory (the kernel's `VmHWM`) while it runs, in MB.
-    func hreaderMeasuringMemory(_ arguments: [String], env extra: [String: String] = [:]) throws -> (CLIResult, Double) {
-        let running = try start(arguments, env: extra)
+    /// Runs hreader and samples its peak resident memory (the kernel's `VmHWM`) while it runs, in MB;
+    /// `addressSpaceKB` as `start`'s.
+    func hreaderMeasuringMemory(_ arguments: [String], env extra: [String: String] = [:], addressSpaceKB: Int? = nil) throws -> (CLIResult, Double) {
+        let running = try start(arguments, env: extra, addressSpaceKB: addressSpaceKB)
         let pid = running.process.processIdentifier
         var peakKB = 0
         let deadline = Date().addingTimeInterval(120)

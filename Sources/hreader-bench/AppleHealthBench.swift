@@ -8,7 +8,8 @@ import HReaderStore
 /// `import --apple-health` of generated exports (1M and 10M records): records/s and peak memory of
 /// the hreader process, against the reference importer healthkit-to-sqlite on the same files, and
 /// the parse floor under it: the reader alone over the same zip; at each size the timeline pages, the
-/// web view (largest size), check, backup and search; then how each figure grew with the size.
+/// web view (largest size), check, backup and search, and the views of the whole person (summary,
+/// patients show, a day-grouped export); then how each figure grew with the size.
 func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
     // One and ten million records (issue 27: a decade of a watch; the growth lines compare them).
     let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_HEALTH_RECORDS"] ?? "1000000,10000000")
@@ -37,6 +38,7 @@ func runAppleHealthBenchmarks(scratch: URL, password: SecretBytes) throws {
         row("    vault", String(format: "%8.1f MB", Double(vaultBytes) / 1e6), String(format: "%.0f bytes a record", Double(vaultBytes) / Double(size)))
         try timelinePages(service: service, token: token, hreader: hreader, withServer: size == sizes.max())
         try vaultWideCommands(service: service, token: token, hreader: hreader, vaultBytes: vaultBytes)
+        try wholeRecordViews(service: service, token: token, hreader: hreader, importSeconds: run.seconds)
         var referenceSeconds: Double?
         // Ten million records read in seconds each: one run of each read above a few million.
         let floorRuns = size > 2_000_000 ? 1 : 3

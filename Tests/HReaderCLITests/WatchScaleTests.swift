@@ -23,39 +23,53 @@ final class WatchScaleTests: CLITestCase {
     /// The child's address space (`ulimit -v`), in KiB: what a streamed export's threads reserve fits.
     static let addressSpaceKB = 512 * 1024
 
-    /// The vault every test of the class reads, generated and imported once (about 15 s of a debug
-    /// build): its directory and what the import printed.
-    /// XCTest runs the tests of a class one after another on one thread, so this is never raced.
+    /// The vault every test of the class reads, generated and imported once per build and day (about
+    /// 15 s of a debug build): its directory and what the import printed. `make test` runs each test
+    /// in a process of its own, so the vault is kept in the temporary directory, named by the test
+    /// binary's build time and the day (the recent samples are relative to it), made under a lock by
+    /// the first process that needs it and reused by the others; the previous builds' are removed then.
     nonisolated(unsafe) private static var shared: (root: URL, imported: String)?
-
-    override class func tearDown() {
-        if let shared { try? FileManager.default.removeItem(at: shared.root) }
-        shared = nil
-        super.tearDown()
-    }
 
     /// The environment that points a command at the shared vault.
     func onShared() throws -> [String: String] {
         if Self.shared == nil {
-            let root = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-watch-scale-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-            let env = ["HREADER_VAULT": root.appendingPathComponent("vault").path]
-            let export = root.appendingPathComponent("export.zip")
-            let started = Date()
-            try HealthExportGenerator.write(export, records: Self.records, days: 400)
-            try ok(["init", "--new-password-file", passwordFile] + Self.cheapKDF, env: env)
-            var imported = try ok(withPassword(["import", "--apple-health", export.path, "--as", "me"]), env: env).stdout
-            try? FileManager.default.removeItem(at: export)
-            let recent = root.appendingPathComponent("recent.xml")
-            try Self.recentExport(now: started).write(to: recent, atomically: true, encoding: .utf8)
-            imported += try ok(withPassword(["import", "--apple-health", recent.path, "--as", "me"]), env: env).stdout
-            for applet in ["org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.oxygen-saturation", "org.mitre.hreader.vital-sign.respiratory-rate",
-                           "org.mitre.hreader.vital-sign.total-cholesterol", "org.mitre.hreader.encounters", "org.mitre.hreader.immunizations",
-                           "org.mitre.hreader.functionalstatus", "org.mitre.hreader.tbi", "org.hreader.activity"] {
-                try ok(withPassword(["applets", "add", applet, "--patient", "1"]), env: env)
+            let temporary = FileManager.default.temporaryDirectory
+            let binary = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            let built = Int((try? FileManager.default.attributesOfItem(atPath: binary.path)[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)
+            let day = Int(Date().timeIntervalSince1970) / 86_400
+            let name = "hreader-watch-scale-\(getuid())-\(built)-\(day)"
+            let root = temporary.appendingPathComponent(name)
+            let lock = open(temporary.appendingPathComponent("hreader-watch-scale-\(getuid()).lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard lock >= 0 else { throw NSError(domain: "watch-scale", code: Int(errno)) }
+            defer { close(lock) }
+            flock(lock, LOCK_EX)
+            let ready = root.appendingPathComponent("imported.txt")
+            if !FileManager.default.fileExists(atPath: ready.path) {
+                for old in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+                where old.hasPrefix("hreader-watch-scale-\(getuid())-") && !old.hasSuffix(".lock") {
+                    try? FileManager.default.removeItem(at: temporary.appendingPathComponent(old))
+                }
+                try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                let env = ["HREADER_VAULT": root.appendingPathComponent("vault").path]
+                let export = root.appendingPathComponent("export.zip")
+                let started = Date()
+                try HealthExportGenerator.write(export, records: Self.records, days: 400)
+                try ok(["init", "--new-password-file", passwordFile] + Self.cheapKDF, env: env)
+                var imported = try ok(withPassword(["import", "--apple-health", export.path, "--as", "me"]), env: env).stdout
+                try? FileManager.default.removeItem(at: export)
+                let recent = root.appendingPathComponent("recent.xml")
+                try Self.recentExport(now: started).write(to: recent, atomically: true, encoding: .utf8)
+                imported += try ok(withPassword(["import", "--apple-health", recent.path, "--as", "me"]), env: env).stdout
+                for applet in ["org.mitre.hreader.bmi", "org.mitre.hreader.vital-sign.oxygen-saturation", "org.mitre.hreader.vital-sign.respiratory-rate",
+                               "org.mitre.hreader.vital-sign.total-cholesterol", "org.mitre.hreader.encounters", "org.mitre.hreader.immunizations",
+                               "org.mitre.hreader.functionalstatus", "org.mitre.hreader.tbi", "org.hreader.activity"] {
+                    try ok(withPassword(["applets", "add", applet, "--patient", "1"]), env: env)
+                }
+                print(String(format: "watch scale: generated and imported %d records in %.1f s", Self.records, Date().timeIntervalSince(started)))
+                // Written last: its presence says the vault is whole.
+                try imported.write(to: ready, atomically: true, encoding: .utf8)
             }
-            print(String(format: "watch scale: generated and imported %d records in %.1f s", Self.records, Date().timeIntervalSince(started)))
-            Self.shared = (root, imported)
+            Self.shared = (root, try String(contentsOf: ready, encoding: .utf8))
         }
         return ["HREADER_VAULT": Self.shared!.root.appendingPathComponent("vault").path]
     }

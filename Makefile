@@ -48,6 +48,7 @@ deb-test: deps schema
 # (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.
 test: deps schema
 	@python3 .ci/gen-lazy-libraries.py --check
+	@python3 .ci/check-json-core.py
 	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	@.ci/browser.sh
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)

@@ -4,7 +4,7 @@ import HReaderStore
 
 /// Maps FHIR R4 JSON to patients and entries: a Bundle of any type (nested Bundles included), a
 /// single resource, NDJSON (one resource per line, as bulk export writes it), or resources already
-/// decoded by `JSONSerialization`.
+/// parsed (`mapResources`).
 ///
 /// ```swift
 /// let batch = try FHIRMapper().mapBundle(everythingResponse)
@@ -115,15 +115,13 @@ public struct FHIRMapper: Sendable {
         }
     }
 
-    /// Resources (or Bundles) as `JSONSerialization` decodes them.
-    public func mapResources(_ resources: [[String: Any]]) throws -> MappedBatch {
+    /// Resources (or Bundles) already parsed; what is not an object is skipped. (Foundation's objects
+    /// come in through `JSONValue(foundation:)`, the one adapter.)
+    public func mapResources(_ resources: [JSONValue]) throws -> MappedBatch {
         var input = FHIRInput()
         for (i, resource) in resources.enumerated() {
-            let path = "resources[\(i)]"
-            let value: JSONValue
-            do { value = try JSONValue(foundation: resource, path: path) } catch { throw RecordsError.malformed(error.description) }
-            guard let object = value.object else { continue }
-            try input.add(object, path: path, fullUrl: nil)
+            guard let object = resource.object else { continue }
+            try input.add(object, path: "resources[\(i)]", fullUrl: nil)
         }
         return map(consume input)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import HReaderJSON
 import HReaderStore
 @testable import HReaderRecords
 
@@ -475,13 +476,13 @@ final class FHIRMapperTests: XCTestCase {
             ["resourceType": "Observation", "id": "n", "subject": ["reference": "Patient/js"], "code": ["text": "Count"],
              "valueInteger": 1],
         ]
-        let record = try only(try FHIRMapper().mapResources(resources))
+        let record = try only(try FHIRMapper().mapResources(resources.map { try JSONValue(foundation: $0) }))
         XCTAssertEqual(record.patient.content.lastName, "Serial")
         XCTAssertEqual(try entry(record, "Observation/t").valueText, "true")
         XCTAssertEqual(try entry(record, "Observation/n").valueNumber, 1)
 
         let decoded = try JSONSerialization.jsonObject(with: Data(#"[{"resourceType":"Observation","id":"d","code":{"text":"X"},"valueBoolean":false,"valueQuantity":null}]"#.utf8)) as! [[String: Any]]
-        let unattached = try FHIRMapper().mapResources(decoded).unattached
+        let unattached = try FHIRMapper().mapResources(decoded.map { try JSONValue(foundation: $0) }).unattached
         XCTAssertEqual(unattached.first?.entry.content.valueText, "false", "JSONSerialization's booleans stay booleans")
 
         XCTAssertThrowsError(try FHIRMapper().mapResources([["id": "x"]])) { error in

@@ -132,9 +132,7 @@ extension OpenVault {
             if let approval {
                 let pin = PluginPin(path: approval.program.path, sha256: approval.program.sha256,
                                     allowInterpreter: approval.program.interpreter != nil, approved: RFC3339.utc(Int64(now.timeIntervalSince1970)))
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                try settings.set(PluginPin.settingsKey(identifier), String(decoding: try encoder.encode(pin), as: UTF8.self))
+                try settings.set(PluginPin.settingsKey(identifier), pin.json.serialized(sortingKeys: true))
                 try audit.record("applet.approve", subject: identifier, detail: "\(approval.program.path) sha256 \(approval.program.sha256)")
             }
             let added = try applets.add(identifier, at: position, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets)
@@ -169,7 +167,7 @@ extension OpenVault {
     /// The approval pinned for `identifier` in this vault, if any.
     public func pluginPin(_ identifier: String) throws -> PluginPin? {
         guard let text = try read({ try settings.value(PluginPin.settingsKey(identifier)) }) else { return nil }
-        return try? JSONDecoder().decode(PluginPin.self, from: Data(text.utf8))
+        return (try? JSONParser.parse(text)).flatMap(PluginPin.init(json:))
     }
 
     public func removeApplet(_ identifier: String, from patient: Patient) throws {

@@ -150,15 +150,16 @@ struct PluginApplet {
     func answer(from stdout: [UInt8]) throws -> Answer {
         let trimmed = String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw AnswerError(reason: "it wrote nothing on stdout") }
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) else {
+        // Parsed by the fuzzed parser (a name given twice: the last counts, as before).
+        guard let parsed = try? JSONParser.parse(trimmed, limits: .init(maxDepth: 64, maxBytes: stdout.count + 1)) else {
             throw AnswerError(reason: "stdout is not JSON")
         }
-        guard let object = parsed as? [String: Any] else { throw AnswerError(reason: "stdout is JSON but not an object") }
+        guard let object = parsed.object else { throw AnswerError(reason: "stdout is JSON but not an object") }
 
         func string(_ key: String) throws -> String? {
             switch object[key] {
-            case nil, is NSNull: return nil
-            case let s as String: return Self.sanitized(s, limit: Self.maximumTextLength)
+            case nil, .null?: return nil
+            case let .string(s)?: return Self.sanitized(s, limit: Self.maximumTextLength)
             default: throw AnswerError(reason: "'\(key)' must be a string")
             }
         }
@@ -170,7 +171,7 @@ struct PluginApplet {
             guard let known = Tile.Status(rawValue: status) else { throw AnswerError(reason: "'status' must be normal, attention or unknown") }
             tile.status = known
         }
-        let value = object["value"].flatMap { try? JSONValue(foundation: $0) }
+        let value = object["value"]
         switch value {
         case nil, .null?: break
         case let .string(s)?: tile.value = Self.sanitized(s, limit: Self.maximumTextLength)
@@ -180,9 +181,10 @@ struct PluginApplet {
         tile.unit = try string("unit")
         tile.updated = try string("updated")
         switch object["lines"] {
-        case nil, is NSNull: break
-        case let lines as [Any]:
-            guard let texts = lines as? [String] else { throw AnswerError(reason: "'lines' must be an array of strings") }
+        case nil, .null?: break
+        case let .array(lines)?:
+            let texts = lines.compactMap(\.string)
+            guard texts.count == lines.count else { throw AnswerError(reason: "'lines' must be an array of strings") }
             tile.lines = texts.prefix(Self.maximumLines).map { Self.sanitized($0, limit: Self.maximumTextLength) }
             if texts.count > Self.maximumLines { tile.lines.append("\(texts.count - Self.maximumLines) more lines not shown") }
         default: throw AnswerError(reason: "'lines' must be an array of strings")
@@ -190,18 +192,18 @@ struct PluginApplet {
         return Answer(tile: tile, dataChanges: try dataChanges(object["data"]))
     }
 
-    func dataChanges(_ value: Any?) throws -> [(String, String?)] {
+    func dataChanges(_ value: JSONValue?) throws -> [(String, String?)] {
         switch value {
-        case nil, is NSNull: return []
-        case let object as [String: Any]:
+        case nil, .null?: return []
+        case let .object(object)?:
             guard object.count <= Self.maximumDataKeys else { throw AnswerError(reason: "'data' has more than \(Self.maximumDataKeys) keys") }
             return try object.keys.sorted().map { key in
                 guard !key.isEmpty, key.count <= Self.maximumDataKeyLength else {
                     throw AnswerError(reason: "'data' keys must have 1 to \(Self.maximumDataKeyLength) characters")
                 }
                 switch object[key] {
-                case is NSNull: return (key, nil)
-                case let s as String:
+                case .null?: return (key, nil)
+                case let .string(s)?:
                     guard s.utf8.count <= Self.maximumDataValueBytes else {
                         throw AnswerError(reason: "'data' value '\(key)' is larger than \(Self.maximumDataValueBytes) bytes")
                     }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderCrypto
 import HReaderStore
 #if canImport(Glibc)
@@ -145,15 +146,29 @@ public enum PluginTrust {
 /// The approval of one plugin in one vault: the program's real path and SHA-256 when the user
 /// approved it, and whether they allowed an interpreter. Kept in the vault's `settings` under
 /// `applet_plugin:<identifier>` (docs/formats.md).
-public struct PluginPin: Codable, Sendable, Equatable {
+public struct PluginPin: Sendable, Equatable {
     public var path: String
     public var sha256: String
     public var allowInterpreter: Bool
     public var approved: String
 
-    enum CodingKeys: String, CodingKey {
-        case path, sha256, approved
-        case allowInterpreter = "allow_interpreter"
+    /// As the vault's settings keep it (the shape JSONEncoder wrote before, which vaults keep).
+    var json: JSONValue {
+        .object(["allow_interpreter": .bool(allowInterpreter), "approved": .string(approved), "path": .string(path), "sha256": .string(sha256)])
+    }
+
+    /// Nil unless every member is there with its kind: an unreadable pin approves nothing.
+    init?(json: JSONValue) {
+        guard let path = json["path"]?.string, let sha256 = json["sha256"]?.string,
+              let allowInterpreter = json["allow_interpreter"]?.bool, let approved = json["approved"]?.string else { return nil }
+        self.init(path: path, sha256: sha256, allowInterpreter: allowInterpreter, approved: approved)
+    }
+
+    public init(path: String, sha256: String, allowInterpreter: Bool, approved: String) {
+        self.path = path
+        self.sha256 = sha256
+        self.allowInterpreter = allowInterpreter
+        self.approved = approved
     }
 
     static func settingsKey(_ identifier: String) -> String { "applet_plugin:\(identifier)" }

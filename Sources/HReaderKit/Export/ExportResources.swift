@@ -276,22 +276,22 @@ enum ExportResources {
 
     /// Each entry's result in a `kind`-response (transaction or batch) of `expected` entries.
     static func entryResults(of data: Data, expected: Int, kind: String) throws -> [EntryResult] {
-        guard let bundle = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], bundle["resourceType"] as? String == "Bundle" else {
+        guard let bundle = (try? JSONParser.parse(data))?.object, bundle["resourceType"]?.string == "Bundle" else {
             throw HReaderError.badInput("the server's answer to a \(kind) is not a Bundle")
         }
-        let entries = bundle["entry"] as? [[String: Any]] ?? []
+        let entries = bundle["entry"]?.array ?? []
         guard entries.count == expected else {
             throw HReaderError.badInput("the server's \(kind)-response has \(entries.count) entries for the \(expected) sent")
         }
         return entries.map { entry in
-            let response = entry["response"] as? [String: Any]
-            let status = response?["status"] as? String ?? ""
+            let response = entry["response"]
+            let status = response?["status"]?.string ?? ""
             switch Int(status.prefix { $0.isNumber }) ?? 0 {
             case 201: return .created
             case 200..<300: return .existing
             default:
-                let issue = (((response?["outcome"] as? [String: Any])?["issue"] as? [[String: Any]])?.first)
-                let detail = (issue?["diagnostics"] as? String).map { ": \($0)" } ?? ""
+                let issue = response?["outcome"]?["issue"]?.array?.first
+                let detail = issue?["diagnostics"]?.string.map { ": \($0)" } ?? ""
                 return .refused(status + detail)
             }
         }
@@ -299,8 +299,8 @@ enum ExportResources {
 
     /// The logical id of a resource the server returned (its body's `id`, else its Location).
     static func resourceID(body: Data, location: String?, type: String) -> String? {
-        if let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], object["resourceType"] as? String == type,
-           let id = object["id"] as? String, !id.isEmpty {
+        if let object = (try? JSONParser.parse(body))?.object, object["resourceType"]?.string == type,
+           let id = object["id"]?.string, !id.isEmpty {
             return id
         }
         guard let location else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderJSON
 import HReaderCrypto
 import HReaderNet
 import HReaderRecords
@@ -313,8 +314,7 @@ extension OpenVault {
 
     /// Whether a Patient resource (JSON text) carries the identifier.
     static func carries(_ raw: String?, _ identifier: ObservationDraft.Identifier) -> Bool {
-        guard let data = raw?.data(using: .utf8), let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              let identifiers = object["identifier"] as? [[String: Any]] else { return false }
-        return identifiers.contains { $0["system"] as? String == identifier.system && $0["value"] as? String == identifier.value }
+        guard let raw, let identifiers = (try? JSONParser.parse(raw))?["identifier"]?.array else { return false }
+        return identifiers.contains { $0["system"]?.string == identifier.system && $0["value"]?.string == identifier.value }
     }
 }

@@ -447,6 +447,55 @@ final class ServeTests: CLITestCase {
         XCTAssertTrue(listed.contains("4.1 ×10⁹/L"), listed)
     }
 
+    /// A glucose monitor's readings (Apple Health samples, results) become at most 400 points: the
+    /// means of equal stretches, which together stand for every reading, with the trend's count,
+    /// extremes and ends exact; a range keeps its own readings alone when they fit. The server reads
+    /// them in two streaming passes, not all at once (issue 41).
+    func testAMonitorsThousandsOfReadingsBecomeAtMost400PointsThatAccountForEachReading() throws {
+        try initVault()
+        let start = ISO8601DateFormatter().date(from: "2026-03-01T00:00:00Z")!
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        var values: [Double] = []
+        var records: [String] = []
+        for i in 0..<2_000 {   // every 5 minutes for about a week
+            let value = 90 + Double((i * 37) % 101)   // 90...190 mg/dL
+            values.append(value)
+            records.append(AppleHealthTests.record("HKQuantityTypeIdentifierBloodGlucose", String(Int(value)), "mg/dL",
+                                                   formatter.string(from: start.addingTimeInterval(Double(i) * 300))))
+        }
+        let path = try file("export.xml", AppleHealthTests.export(extraRecords: records))
+        try ok(withPassword(["import", "--apple-health", path, "--as", "me"]))
+        let served = try serve()
+        defer { stop(served) }
+        let answer = try served.bearer("/api/patients/1/trends")
+        XCTAssertEqual(answer.status, 200, answer.body)
+        let trends = try XCTUnwrap(answer.json["trends"] as? [[String: Any]])
+        let glucose = try XCTUnwrap(trends.first { ($0["description"] as? String)?.contains("glucose") == true }, "\(trends)")
+        XCTAssertEqual(glucose["readings"] as? Int, 2_000)
+        XCTAssertEqual(glucose["min"] as? Double, values.min())
+        XCTAssertEqual(glucose["max"] as? Double, values.max())
+        let points = try XCTUnwrap(glucose["points"] as? [[String: Any]])
+        XCTAssertLessThanOrEqual(points.count, 400)
+        XCTAssertGreaterThan(points.count, 300, "one point per stretch that holds readings")
+        XCTAssertEqual(points.compactMap { $0["readings"] as? Int }.reduce(0, +), 2_000, "the points stand for every reading")
+        let means = points.compactMap { $0["value"] as? Double }
+        XCTAssertTrue(means.allSatisfy { $0 >= values.min()! && $0 <= values.max()! })
+        let pointTimes = points.compactMap { $0["time"] as? Double }
+        XCTAssertEqual(pointTimes, pointTimes.sorted(), "in time order")
+        // Weighted by their readings, the means give the mean of all readings.
+        let weighted = zip(points.compactMap { $0["value"] as? Double }, points.compactMap { $0["readings"] as? Int })
+            .reduce(0.0) { $0 + $1.0 * Double($1.1) } / 2_000
+        XCTAssertEqual(weighted, values.reduce(0, +) / 2_000, accuracy: 1e-6)
+        // Half a day: 144 readings fit, each its own point with its entry.
+        let day = try served.bearer("/api/patients/1/trends?from=2026-03-02T00:00:00Z&to=2026-03-02T11:59:59Z")
+        let dayPoints = try XCTUnwrap(((day.json["trends"] as? [[String: Any]])?.first?["points"]) as? [[String: Any]])
+        XCTAssertEqual(dayPoints.count, 144)
+        XCTAssertTrue(dayPoints.allSatisfy { $0["readings"] as? Int == 1 && $0["entry_id"] != nil })
+    }
+
     /// One chart per result code: its readings, the reference range from the FHIR Observation, and
     /// the readings outside it (by the range, or by the lab's H flag) counted and marked.
     func testTheTrendOfAResultCodeHasItsReferenceRangeAndMarksValuesOutsideIt() throws {

@@ -145,18 +145,23 @@ public struct ResultTrend: Sendable, Equatable {
     /// At most `maximumPoints` points over [start, end]: readings alone when they fit, else the mean of
     /// each of that many equal stretches of time (a stretch with none is left out). A mean stands for
     /// its readings and counts those out of range, so the chart still marks the stretch.
-    static func points(_ readings: [Reading], start: Int64, end: Int64, maximumPoints: Int) -> [Point] {
-        func single(_ r: Reading) -> Point {
-            Point(time: Double(r.time), value: r.value, readings: 1, outOfRange: r.outside ? 1 : 0, low: r.reference.low,
-                  high: r.reference.high, flag: r.reference.flag, entryID: r.entryID)
-        }
-        guard readings.count > maximumPoints, maximumPoints > 0 else { return readings.map(single) }
+    static func single(_ r: Reading) -> Point {
+        Point(time: Double(r.time), value: r.value, readings: 1, outOfRange: r.outside ? 1 : 0, low: r.reference.low,
+              high: r.reference.high, flag: r.reference.flag, entryID: r.entryID)
+    }
+
+    /// Which of `count` equal stretches of [start, end] `time` falls in (the ends clamped).
+    static func bucket(_ time: Int64, start: Int64, end: Int64, count: Int) -> Int {
         let span = max(Double(end) - Double(start), 1)
+        let scaled = ((Double(time) - Double(start)) / span * Double(count)).rounded(.down)
+        return scaled.isFinite ? Int(min(max(scaled, 0), Double(count - 1))) : 0
+    }
+
+    static func points(_ readings: [Reading], start: Int64, end: Int64, maximumPoints: Int) -> [Point] {
+        guard readings.count > maximumPoints, maximumPoints > 0 else { return readings.map(single) }
         var buckets = [[Reading]](repeating: [], count: maximumPoints)
         for reading in readings {
-            let scaled = ((Double(reading.time) - Double(start)) / span * Double(maximumPoints)).rounded(.down)
-            let index = scaled.isFinite ? Int(min(max(scaled, 0), Double(maximumPoints - 1))) : 0
-            buckets[index].append(reading)
+            buckets[bucket(reading.time, start: start, end: end, count: maximumPoints)].append(reading)
         }
         return buckets.compactMap { bucket in
             guard let only = bucket.first else { return nil }
@@ -172,14 +177,12 @@ extension OpenVault {
     /// The patient's numeric results, one trend per result code (`ResultTrend.key`) and unit, ordered by
     /// description; only `code` when given. Without a range, all of the patient's results, each trend
     /// placed over its own first to last reading. Struck entries and text values are left out.
+    ///
+    /// Memory is bounded by the charts, not the record: the rows stream twice (a glucose monitor's ten
+    /// years are a million samples). The first pass counts each trend and keeps its readings only while
+    /// they fit in `maximumPoints`; the second averages the larger trends into that many stretches.
     public func resultTrends(patient: Patient, code: String? = nil, range: TimelineRange? = nil, maximumPoints: Int = 400) throws -> [ResultTrend] {
         let bounds = range.map { ($0.start, $0.end) } ?? (TimelineRange.supportedEpochs.lowerBound, TimelineRange.supportedEpochs.upperBound)
-        let (rows, raws) = try read {
-            let rows = try entries.timelineRows(patientID: patient.id, from: bounds.0, to: bounds.1, type: .result, withCodes: true)
-            // Raw resources (for reference ranges) of the stored entries; Apple Health samples have none.
-            let stored = try entries.list(patientID: patient.id, type: .result, from: bounds.0, to: bounds.1, samples: false)
-            return (rows, Dictionary(stored.map { ($0.id, $0.content.raw) }, uniquingKeysWith: { a, _ in a }))
-        }
         struct Group {
             var key: String
             var system: String?
@@ -187,41 +190,96 @@ extension OpenVault {
             var description = ""
             var unit: String?
             var reference = ResultTrend.Reference(low: nil, high: nil, flag: nil)
+            var count = 0
+            var outOfRange = 0
+            var minimum = Double.infinity, maximum = -Double.infinity
+            var first: Int64 = 0, last: Int64 = 0
+            /// All readings while they fit in `maximumPoints`; then none (the second pass averages).
             var readings: [ResultTrend.Reading] = []
+            var buckets: [Bucket] = []
         }
-        var groups: [String: Group] = [:]
-        for row in rows {
-            let number = row.valueNumber ?? row.valueText.flatMap { Double($0.trimmingSpaces()) }
-            guard let number, number.isFinite else { continue }
-            let key = ResultTrend.key(codes: row.codes, description: row.description)
-            if let code, key.key != code { continue }
-            let shown = ReadableUnits.quantity(number, unit: row.unit, codes: row.codes, description: row.description)
-            // One chart per code and unit: a code a lab reported in mg/dL and another in mmol/L is two charts.
-            let groupKey = key.key + "\u{1F}" + (shown.unit ?? "")
-            var reference = ResultTrend.Reference(raw: raws[row.id] ?? nil)
-            // The range is in the unit recorded: it is shown as the value is (a fraction's range too).
-            if shown.value != number, number != 0 {
-                let factor = shown.value / number
-                reference.low = reference.low.map { ReadableUnits.rounded($0 * factor) }
-                reference.high = reference.high.map { ReadableUnits.rounded($0 * factor) }
+        struct Bucket {
+            var count = 0, outOfRange = 0
+            var time = 0.0, value = 0.0
+            var only: ResultTrend.Reading?
+        }
+        return try read {
+            // Raw resources (for reference ranges) of the stored entries: a clinical record's worth;
+            // Apple Health samples have none.
+            let stored = try entries.list(patientID: patient.id, type: .result, from: bounds.0, to: bounds.1, samples: false)
+            let raws = Dictionary(stored.map { ($0.id, $0.content.raw) }, uniquingKeysWith: { a, _ in a })
+            var groups: [String: Group] = [:]
+            /// A row as its trend reads it: the group's key, its reference, the reading; nil when not a number or not `code`.
+            func reading(_ row: TimelineRow) -> (groupKey: String, key: (key: String, system: String?, code: String?), description: String,
+                                                  unit: String?, reading: ResultTrend.Reading)? {
+                let number = row.valueNumber ?? row.valueText.flatMap { Double($0.trimmingSpaces()) }
+                guard let number, number.isFinite else { return nil }
+                let key = ResultTrend.key(codes: row.codes, description: row.description)
+                if let code, key.key != code { return nil }
+                let shown = ReadableUnits.quantity(number, unit: row.unit, codes: row.codes, description: row.description)
+                var reference = ResultTrend.Reference(raw: raws[row.id] ?? nil)
+                // The range is in the unit recorded: it is shown as the value is (a fraction's range too).
+                if shown.value != number, number != 0 {
+                    let factor = shown.value / number
+                    reference.low = reference.low.map { ReadableUnits.rounded($0 * factor) }
+                    reference.high = reference.high.map { ReadableUnits.rounded($0 * factor) }
+                }
+                // One chart per code and unit: a code a lab reported in mg/dL and another in mmol/L is two charts.
+                return (key.key + "\u{1F}" + (shown.unit ?? ""), key, row.description, shown.unit,
+                        ResultTrend.Reading(time: row.time, value: shown.value, reference: reference, entryID: row.id))
             }
-            var group = groups[groupKey] ?? Group(key: key.key, system: key.system, code: key.code)
-            group.description = row.description
-            group.unit = shown.unit
-            if reference.low != nil || reference.high != nil { group.reference = reference }
-            group.readings.append(ResultTrend.Reading(time: row.time, value: shown.value, reference: reference, entryID: row.id))
-            groups[groupKey] = group
+            try entries.forEachTimelineRow(patientID: patient.id, from: bounds.0, to: bounds.1, type: .result, withCodes: true) { row in
+                guard let read = reading(row) else { return }
+                var group = groups[read.groupKey] ?? Group(key: read.key.key, system: read.key.system, code: read.key.code, first: read.reading.time)
+                group.description = read.description
+                group.unit = read.unit
+                let reference = read.reading.reference
+                if reference.low != nil || reference.high != nil { group.reference = reference }
+                group.count += 1
+                if read.reading.outside { group.outOfRange += 1 }
+                group.minimum = min(group.minimum, read.reading.value)
+                group.maximum = max(group.maximum, read.reading.value)
+                group.last = read.reading.time
+                if group.count <= maximumPoints { group.readings.append(read.reading) } else { group.readings = [] }
+                groups[read.groupKey] = group
+            }
+            // Trends with more readings than points: their stretches, from a second pass.
+            func span(_ group: Group) -> (Int64, Int64) { range.map { ($0.start, $0.end) } ?? (group.first, group.last) }
+            if maximumPoints > 0, groups.values.contains(where: { $0.count > maximumPoints }) {
+                for key in groups.keys where groups[key]!.count > maximumPoints {
+                    groups[key]!.buckets = Array(repeating: Bucket(), count: maximumPoints)
+                }
+                try entries.forEachTimelineRow(patientID: patient.id, from: bounds.0, to: bounds.1, type: .result, withCodes: true) { row in
+                    guard let read = reading(row), let group = groups[read.groupKey], !group.buckets.isEmpty else { return }
+                    let (start, end) = span(group)
+                    let index = ResultTrend.bucket(read.reading.time, start: start, end: end, count: maximumPoints)
+                    var bucket = group.buckets[index]
+                    bucket.count += 1
+                    if read.reading.outside { bucket.outOfRange += 1 }
+                    bucket.time += Double(read.reading.time)
+                    bucket.value += read.reading.value
+                    if bucket.only == nil { bucket.only = read.reading }
+                    groups[read.groupKey]!.buckets[index] = bucket
+                }
+            }
+            return groups.values.map { group in
+                let (start, end) = span(group)
+                let points = group.buckets.isEmpty
+                    ? ResultTrend.points(group.readings, start: start, end: end, maximumPoints: maximumPoints)
+                    : group.buckets.compactMap { bucket -> ResultTrend.Point? in
+                        guard let only = bucket.only else { return nil }
+                        if bucket.count == 1 { return ResultTrend.single(only) }
+                        let count = Double(bucket.count)
+                        return ResultTrend.Point(time: bucket.time / count, value: bucket.value / count, readings: bucket.count,
+                                                 outOfRange: bucket.outOfRange, low: nil, high: nil, flag: nil, entryID: nil)
+                    }
+                return ResultTrend(key: group.key, system: group.system, code: group.code, description: group.description, unit: group.unit,
+                                   referenceLow: group.reference.low, referenceHigh: group.reference.high, points: points,
+                                   readings: group.count, outOfRange: group.outOfRange,
+                                   minimum: group.count == 0 ? 0 : group.minimum, maximum: group.count == 0 ? 0 : group.maximum,
+                                   first: group.first, last: group.last)
+            }.sorted { ($0.description.lowercased(), $0.key, $0.unit ?? "") < ($1.description.lowercased(), $1.key, $1.unit ?? "") }
         }
-        return groups.values.map { group in
-            let values = group.readings.map(\.value)
-            let first = group.readings.first?.time ?? bounds.0, last = group.readings.last?.time ?? bounds.1
-            let (start, end) = range.map { ($0.start, $0.end) } ?? (first, last)
-            return ResultTrend(key: group.key, system: group.system, code: group.code, description: group.description, unit: group.unit,
-                               referenceLow: group.reference.low, referenceHigh: group.reference.high,
-                               points: ResultTrend.points(group.readings, start: start, end: end, maximumPoints: maximumPoints),
-                               readings: group.readings.count, outOfRange: group.readings.filter(\.outside).count,
-                               minimum: values.min() ?? 0, maximum: values.max() ?? 0, first: first, last: last)
-        }.sorted { ($0.description.lowercased(), $0.key, $0.unit ?? "") < ($1.description.lowercased(), $1.key, $1.unit ?? "") }
     }
 
     /// The trend key of one of the patient's results (`ResultTrend.key`), for "this result's trend"; nil

@@ -219,6 +219,37 @@ final class ExportTests: CLITestCase {
         try validateFHIR([hours.bundle])
     }
 
+    /// One calendar: the export counts its hours and days with the timeline's clock (the C library's
+    /// tzdata), so the night Paris puts its clocks back (25 October 2026, 03:00 CEST → 02:00 CET) has
+    /// two hours that read 02:xx, each its own, a 25-hour day, and the day's steps are the timeline's.
+    func testTheNightTheClocksGoBackHasTwoHoursNamedTwoAndTheExportsDayIsTheTimelines() throws {
+        var samples: [[String: Any]] = []
+        // Every half hour from 21:00Z on the 24th to 02:30Z on the 26th: 100 steps at a time.
+        for n in 0..<60 {
+            let start = Date(timeIntervalSince1970: 1_792_875_600 + Double(n) * 1800)   // 2026-10-24T21:00:00Z
+            let text = ISO8601DateFormatter().string(from: start), end = ISO8601DateFormatter().string(from: start.addingTimeInterval(300))
+            samples.append(observation("dst-\(n)", "55423-8", "activity", "Step count", healthKit: "HKQuantityTypeIdentifierStepCount",
+                                       at: text, end: end, value: 100, unit: "count"))
+        }
+        try importObservations(samples)
+        let paris = ["TZ": "Europe/Paris"]
+        let hours = try exportToFile(["--group", "hour"], env: paris).observations
+        let starts = hours.map { period($0).start }
+        XCTAssertTrue(starts.contains("2026-10-25T02:00:00+02:00") && starts.contains("2026-10-25T02:00:00+01:00"),
+                      "the two hours that read 02:00 are two: \(starts.sorted())")
+        XCTAssertTrue(hours.allSatisfy { quantity($0)?.value == 200 }, "every hour has its two samples")
+        let days = try exportToFile(["--group", "day"], env: paris).observations.sorted { period($0).start < period($1).start }
+        // The 24th has its last hour (23:00 CEST), the 25th all its 25, the 26th its first four (from 00:00 CET).
+        XCTAssertEqual(days.map { period($0).start }, ["2026-10-24T00:00:00+02:00", "2026-10-25T00:00:00+02:00", "2026-10-26T00:00:00+01:00"])
+        XCTAssertEqual(days.map { quantity($0)?.value }, [200, 5000, 800])
+        XCTAssertEqual(period(days[1]).end, "2026-10-26T00:00:00+01:00", "the 25th is 25 hours long")
+        // The timeline counts the same local days.
+        let page = try json(try cli(["timeline", "--patient", "1", "--from", "2026-10-24", "--to", "2026-10-27"], env: paris))
+        let activity = try XCTUnwrap(page["activity"] as? [[String: Any]], "\(page)")
+        XCTAssertEqual(activity.map { $0["day"] as? String }, ["2026-10-24", "2026-10-25", "2026-10-26"])
+        XCTAssertEqual(activity.map { $0["total"] as? Double }, [200, 5000, 800])
+    }
+
     func testOutWritesOneValidTransactionBundleThatAServerAccepts() throws {
         try addManualEntries()
         let path = workDir.appendingPathComponent("export.json").path

@@ -4,14 +4,6 @@ import HReaderStore
 /// `--group`: whether high-frequency samples (steps, energy) are summed per local hour or day.
 public enum ExportGrouping: String, CaseIterable, Sendable {
     case none, hour, day
-
-    var component: Calendar.Component? {
-        switch self {
-        case .none: nil
-        case .hour: .hour
-        case .day: .day
-        }
-    }
 }
 
 /// What to export of a patient's record.
@@ -96,16 +88,17 @@ struct ExportPlanner {
     /// Each source's kind, to tell Apple Health entries apart.
     let sourceKinds: [Int64: SourceKind]
     let now: Date
-    let timeZone: TimeZone
+    /// Where its hours and days are counted: the local zone, read as the timeline reads it (DayCalendar).
+    let zone: DayZone
     let catalog = ObservationCatalog.standard
     private let dateTimePattern: NSRegularExpression
 
-    init(patientUUID: String, options: ExportOptions, sourceKinds: [Int64: SourceKind], now: Date, timeZone: TimeZone = .current) {
+    init(patientUUID: String, options: ExportOptions, sourceKinds: [Int64: SourceKind], now: Date, zone: DayZone = .local) {
         self.patientUUID = patientUUID
         self.options = options
         self.sourceKinds = sourceKinds
         self.now = now
-        self.timeZone = timeZone
+        self.zone = zone
         // FHIR R4's dateTime: a year, year-month, date, or a date and time with seconds and a zone.
         dateTimePattern = try! NSRegularExpression(pattern: """
             ^([0-9]([0-9]([0-9][1-9]|[1-9]0)|[1-9]00)|[1-9]000)(-(0[1-9]|1[0-2])(-(0[1-9]|[1-2][0-9]|3[0-1])\
@@ -140,7 +133,7 @@ struct ExportPlanner {
     struct Pass {
         let planner: ExportPlanner
         private(set) var plan = ExportPlan()
-        private var calendar: Calendar
+        private var calendar: DayCalendar
         /// Buckets that may still get samples, and the earliest end among them.
         private var open: [BucketKey: Bucket] = [:]
         private var closesAt = Int64.max
@@ -154,8 +147,7 @@ struct ExportPlanner {
 
         init(_ planner: ExportPlanner) {
             self.planner = planner
-            calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = planner.timeZone
+            calendar = DayCalendar(planner.zone)
         }
 
         /// Reads entries before this time only to sum them into a bucket that ends after `--since`: an
@@ -261,9 +253,11 @@ struct ExportPlanner {
         /// The local hour or day `time` falls in (one calendar question per hour or day read).
         private mutating func bucket(of time: Int64) -> (start: Int64, end: Int64)? {
             if let interval, interval.start <= time, time < interval.end { return interval }
-            guard let component = planner.options.grouping.component,
-                  let found = calendar.dateInterval(of: component, for: Date(timeIntervalSince1970: TimeInterval(time))) else { return nil }
-            interval = (Int64(found.start.timeIntervalSince1970), Int64(found.end.timeIntervalSince1970))
+            switch planner.options.grouping {
+            case .none: return nil
+            case .hour: interval = calendar.hour(containing: time)
+            case .day: interval = { let day = calendar.day(containing: time); return (day.start, day.end) }()
+            }
             return interval
         }
     }
@@ -426,7 +420,7 @@ struct ExportPlanner {
 
     /// RFC 3339 with the local offset of that instant ("2026-11-01T00:00:00+01:00", or Z in UTC).
     func localDateTime(_ epoch: Int64) -> String {
-        let offset = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch)))
+        let offset = Int(DayCalendar.offset(of: zone, at: epoch))
         let shifted = RFC3339.utc(epoch + Int64(offset))
         guard offset != 0 else { return shifted }
         let sign = offset < 0 ? "-" : "+"

@@ -50,6 +50,24 @@ struct DayCalendar {
         return (Int64(dayStart.timeIntervalSince1970), Int64((next ?? dayStart).timeIntervalSince1970), text)
     }
 
+    /// The hour holding `epoch`, in real seconds: the clock's reading at `epoch` less its minutes and
+    /// seconds, an hour long (the second 01:00 of a night the clocks go back is its own hour).
+    mutating func hour(containing epoch: Int64) -> (start: Int64, end: Int64) {
+        if let clock = WallClock(zone), let wall = clock.wall(at: epoch) {
+            let start = epoch - (wall - Self.floorDivide(wall, 3600) * 3600)
+            return (start, start + 3600)
+        }
+        let found = calendar().dateInterval(of: .hour, for: Date(timeIntervalSince1970: TimeInterval(epoch)))
+        let start = found.map { Int64($0.start.timeIntervalSince1970) } ?? epoch - Self.floorDivide(epoch, 3600) * 3600
+        return (start, start + 3600)
+    }
+
+    /// The zone's offset from UTC at `epoch`, in seconds east.
+    static func offset(of zone: DayZone, at epoch: Int64) -> Int64 {
+        if let clock = WallClock(zone), let wall = clock.wall(at: epoch) { return wall - epoch }
+        return Int64(zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))))
+    }
+
     /// Where a page ending at `epoch` starts: one day, 7 days, one month, one year or ten years earlier,
     /// as Calendar's `date(byAdding:)` counts (the same time of day; the 31st a month earlier is the
     /// month's last day).

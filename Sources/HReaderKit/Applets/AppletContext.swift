@@ -10,16 +10,15 @@ struct AppletContext {
     let record: EntryRepository
     let declaration: AppletDeclaration
     let now: Date
-    let calendar: Calendar
+    /// Where the tiles' local days are counted, as the timeline counts them (DayCalendar).
+    let zone: DayZone
 
-    init(patient: Patient, record: EntryRepository, declaration: AppletDeclaration, now: Date, timeZone: TimeZone = .current) {
+    init(patient: Patient, record: EntryRepository, declaration: AppletDeclaration, now: Date, zone: DayZone = .local) {
         self.patient = patient
         self.record = record
         self.declaration = declaration
         self.now = now
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        self.calendar = calendar
+        self.zone = zone
     }
 
     /// The newest current entries of `types` (struck ones left out) of the kinds `kinds` accepts
@@ -38,8 +37,15 @@ struct AppletContext {
     /// Whole years of age at `date`; nil without a birth date (hReader's age bug, reading years from a
     /// month-only difference, is not reproduced).
     func ageInYears(at date: Date) -> Int? {
-        guard let birthDate = patient.birthDate, let born = ClinicalTime.parse(birthDate, timeZone: calendar.timeZone) else { return nil }
-        return calendar.dateComponents([.year], from: born.date, to: date).year
+        // Birthdays passed, counted on local dates (a partial birth date is its period's first day).
+        guard let birthDate = patient.birthDate, ClinicalTime.parse(birthDate) != nil else { return nil }
+        let born = birthDate.prefix(10).split(separator: "-").compactMap { Int($0) }
+        var calendar = DayCalendar(zone)
+        let today = calendar.day(containing: Int64(date.timeIntervalSince1970.rounded(.down))).text.split(separator: "-").compactMap { Int($0) }
+        guard let year = born.first, today.count == 3 else { return nil }
+        let (month, day) = (born.count > 1 ? born[1] : 1, born.count > 2 ? born[2] : 1)
+        let years = today[0] - year - ((today[1], today[2]) < (month, day) ? 1 : 0)
+        return years >= 0 ? years : nil
     }
 
     func tile(status: Tile.Status, value: String? = nil, unit: String? = nil, lines: [String] = [], updated: String? = nil) -> Tile {

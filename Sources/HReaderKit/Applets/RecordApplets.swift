@@ -119,31 +119,32 @@ enum RecordApplets {
     /// week's step counts only (a watch writes about a thousand a day), not the person's record: the
     /// day totals of schema 7 are UTC days of vital signs, and the tile's days are local ones.
     static func activity(_ context: AppletContext) throws -> Tile {
-        let calendar = context.calendar
-        let today = calendar.startOfDay(for: context.now)
-        let days = (0..<7).reversed().compactMap { calendar.date(byAdding: .day, value: -$0, to: today) }
-        guard let first = days.first, let end = calendar.date(byAdding: .day, value: 1, to: today) else { return context.emptyTile("None") }
+        // The local days as the timeline counts them (DayCalendar: the C library's tzdata), today last.
+        var calendar = DayCalendar(context.zone)
+        var days = [calendar.day(containing: Int64(context.now.timeIntervalSince1970.rounded(.down)))]
+        while days.count < 7 { days.insert(calendar.day(containing: days[0].start - 1), at: 0) }
+        let first = days[0].start, end = days[days.count - 1].end
         let record = context.record, id = context.patient.id
         let series = try record.sampleSeriesIDs(patientID: id, type: .activity, kinds: isSteps)
         var totals = [Double](repeating: 0, count: days.count)
         var newest: (time: Int64, id: Int64)?
-        try record.forEachTimelineRow(patientID: id, from: Int64(first.timeIntervalSince1970), to: Int64(end.timeIntervalSince1970) - 1,
-                                      type: .activity, withCodes: true, series: series.contains) { row in
+        try record.forEachTimelineRow(patientID: id, from: first, to: end - 1, type: .activity, withCodes: true, series: series.contains) { row in
             let kind = EntryRepository.Kind(type: row.type, description: row.description, codes: row.codes)
-            let date = Date(timeIntervalSince1970: TimeInterval(row.time))
-            guard isSteps(kind), let number = CodeMatch.number(row.valueNumber, row.valueText), date >= first, date < end,
-                  let index = days.lastIndex(where: { $0 <= date }) else { return }
+            guard isSteps(kind), let number = CodeMatch.number(row.valueNumber, row.valueText), row.time >= first, row.time < end,
+                  let index = days.lastIndex(where: { $0.start <= row.time }) else { return }
             totals[index] += number
             if row.time > (newest?.time ?? .min) { newest = (row.time, row.id) }
         }
         guard let newest else { return context.emptyTile("No steps recorded in the last 7 days") }
-        let formatter = DateFormatter()
-        formatter.calendar = calendar
-        formatter.timeZone = calendar.timeZone
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "EEE yyyy-MM-dd"
+        /// "Fri 2026-11-27": the weekday of a date, from its day count (1970-01-01 was a Thursday).
+        func named(_ text: String) -> String {
+            let parts = text.split(separator: "-").compactMap { Int($0) }
+            guard parts.count == 3 else { return text }
+            let weekday = ((CivilDays.days(parts[0], parts[1], parts[2]) % 7) + 7 + 4) % 7
+            return ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][weekday] + " " + text
+        }
         let average = (totals.reduce(0, +) / Double(days.count)).rounded()
-        var lines = zip(days, totals).map { "\(formatter.string(from: $0))  \(TileFormat.number($1.rounded()))" }
+        var lines = zip(days, totals).map { "\(named($0.text))  \(TileFormat.number($1.rounded()))" }
         var status = Tile.Status.normal
         if let goal = context.declaration.configurationNumber("daily_goal"), goal > 0 {
             lines.insert("goal \(TileFormat.number(goal)) a day", at: 0)

@@ -17,10 +17,7 @@ extension Patient {
     }
 
     /// Age in whole years at `date`, when the birth date is known.
-    public func age(at date: Date = Date()) -> Int? {
-        guard let birthDate, let born = ClinicalTime.parse(birthDate) else { return nil }
-        return Calendar(identifier: .gregorian).dateComponents([.year], from: born.date, to: date).year
-    }
+    public func age(at date: Date = Date()) -> Int? { LocalAge(birthDate: birthDate, at: date)?.years }
 }
 
 extension Entry {

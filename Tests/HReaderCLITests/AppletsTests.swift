@@ -347,6 +347,36 @@ final class AppletsTests: CLITestCase {
         XCTAssertEqual(tiles(result)["org.mitre.hreader.bloodpressure"]?["status"] as? String, "unknown")
     }
 
+    /// Ages are counted on local dates by the timeline's clock; Foundation's Calendar in the same zone
+    /// (an independent count) agrees on birth dates around today's, partial ones, leap days and infants.
+    func testAgesAreCountedOnLocalDatesAsFoundationCountsThem() throws {
+        try initVault()
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let today = calendar.startOfDay(for: Date())
+        func text(_ date: Date) -> String {
+            let c = calendar.dateComponents([.year, .month, .day], from: date)
+            return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        }
+        var births: [String] = ["1980", "1980-04", "2000-02-29", "1975-12-31"]
+        for (years, days) in [(40, 0), (40, 1), (40, -1), (1, 0), (0, -20), (0, -100), (0, -200), (3, 5)] {
+            births.append(text(calendar.date(byAdding: .day, value: days, to: calendar.date(byAdding: .year, value: -years, to: today)!)!))
+        }
+        for (index, birth) in births.enumerated() {
+            try ok(withPassword(["patients", "add", "--first", "Age", "--last", "Case\(index)", "--birth-date", birth]), env: ["TZ": "UTC"])
+            let result = try json(try ok(withPassword(["summary", "--json", "--patient", String(index + 1)]), env: ["TZ": "UTC"]))
+            let shown = (result["patient"] as? [String: Any])?["age"] as? String
+            let parts = birth.split(separator: "-").compactMap { Int($0) }
+            let born = calendar.date(from: DateComponents(year: parts[0], month: parts.count > 1 ? parts[1] : 1, day: parts.count > 2 ? parts[2] : 1))!
+            let lived = calendar.dateComponents([.year, .month], from: born, to: today)
+            let months = lived.year! * 12 + lived.month!
+            let weeks = calendar.dateComponents([.weekOfYear], from: born, to: today).weekOfYear!
+            let expected = months < 6 ? "\(weeks) week"
+                : months < 24 ? "\(months) month" : "\(lived.year!) year"
+            XCTAssertEqual(shown.map { $0.hasSuffix("s") ? String($0.dropLast()) : $0 }, expected, "born \(birth)")
+        }
+    }
+
     func testActivityEncountersAndImmunizationsTiles() throws {
         try initVault()
         try ok(withPassword(["patients", "add", "--first", "Abe", "--last", "Active"]))

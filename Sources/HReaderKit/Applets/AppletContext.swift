@@ -36,17 +36,7 @@ struct AppletContext {
 
     /// Whole years of age at `date`; nil without a birth date (hReader's age bug, reading years from a
     /// month-only difference, is not reproduced).
-    func ageInYears(at date: Date) -> Int? {
-        // Birthdays passed, counted on local dates (a partial birth date is its period's first day).
-        guard let birthDate = patient.birthDate, ClinicalTime.parse(birthDate) != nil else { return nil }
-        let born = birthDate.prefix(10).split(separator: "-").compactMap { Int($0) }
-        var calendar = DayCalendar(zone)
-        let today = calendar.day(containing: Int64(date.timeIntervalSince1970.rounded(.down))).text.split(separator: "-").compactMap { Int($0) }
-        guard let year = born.first, today.count == 3 else { return nil }
-        let (month, day) = (born.count > 1 ? born[1] : 1, born.count > 2 ? born[2] : 1)
-        let years = today[0] - year - ((today[1], today[2]) < (month, day) ? 1 : 0)
-        return years >= 0 ? years : nil
-    }
+    func ageInYears(at date: Date) -> Int? { LocalAge(birthDate: patient.birthDate, at: date, zone: zone)?.years }
 
     func tile(status: Tile.Status, value: String? = nil, unit: String? = nil, lines: [String] = [], updated: String? = nil) -> Tile {
         Tile(identifier: declaration.identifier, title: declaration.displayName, status: status, value: value, unit: unit,

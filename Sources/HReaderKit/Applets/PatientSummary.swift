@@ -40,13 +40,13 @@ public struct PatientSummary: Sendable {
 
     // MARK: hReader's words
 
-    public static func ageText(birthDate: String?, at now: Date = Date(), calendar: Calendar = Calendar(identifier: .gregorian)) -> String? {
-        guard let birthDate, let born = ClinicalTime.parse(birthDate, timeZone: calendar.timeZone), born.date <= now else { return nil }
+    /// hReader's age words: weeks under six months, months under two years, then years.
+    public static func ageText(birthDate: String?, at now: Date = Date()) -> String? {
+        guard let age = LocalAge(birthDate: birthDate, at: now) else { return nil }
         func plural(_ n: Int, _ unit: String) -> String { "\(n) \(unit)\(n == 1 ? "" : "s")" }
-        let months = calendar.dateComponents([.month], from: born.date, to: now).month ?? 0
-        if months < 6 { return plural(calendar.dateComponents([.weekOfYear], from: born.date, to: now).weekOfYear ?? 0, "week") }
-        if months < 24 { return plural(months, "month") }
-        return plural(calendar.dateComponents([.year], from: born.date, to: now).year ?? 0, "year")
+        if age.months < 6 { return plural(age.weeks, "week") }
+        if age.months < 24 { return plural(age.months, "month") }
+        return plural(age.years, "year")
     }
 
     public static func genderText(_ gender: String?) -> String {

@@ -21,9 +21,7 @@ struct Routes {
         }
         router.get("/patients/:patient") { _, context in
             let reference = try context.parameters.require("patient")
-            let registry = self.registry
-            // On the writer: a plugin applet may store its data, and its pseudonym secret is made once.
-            let summary = try await gate.write { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
+            let summary = try await summary(reference)
             return HTMLResponse.make(Pages.summary(summary, visit: context.visit))
         }
         // The clinician summary as one printable page: the same HTML as `hreader summary --format html`.
@@ -154,8 +152,7 @@ struct Routes {
         }
         router.get("/api/patients/:patient/summary") { _, context in
             let reference = try context.parameters.require("patient")
-            let registry = self.registry
-            let summary = try await gate.write { open in try open.summary(of: try Self.patient(reference, in: open), registry: registry) }
+            let summary = try await summary(reference)
             return JSONResponse.make(summary.json)
         }
         router.get("/api/patients/:patient/entries") { request, context in
@@ -202,6 +199,18 @@ struct Routes {
         router.get("/static/app.css") { _, _ in Self.asset(PackageResources.app_css, type: "text/css; charset=utf-8") }
         router.get("/static/icon.svg") { _, _ in JSONResponse.body(Self.icon, contentType: "image/svg+xml") }
         router.get("/favicon.ico") { _, _ in Response(status: .noContent) }
+    }
+
+    /// A patient's summary: beside other reads when its tiles are all built in, on the writer when a
+    /// plugin applet may store its data (or its pseudonym secret be made). A plugin added between the
+    /// two steps makes that one request fail (the read-only connection refuses the write), not the vault.
+    func summary(_ reference: String) async throws -> PatientSummary {
+        let registry = self.registry
+        let mayWrite = try await gate.read { open in try open.summaryMayWrite(of: try Self.patient(reference, in: open), registry: registry) }
+        let body: @Sendable (OpenVault) throws -> PatientSummary = { open in
+            try open.summary(of: try Self.patient(reference, in: open), registry: registry)
+        }
+        return mayWrite ? try await gate.write(body) : try await gate.read(body)
     }
 
     // MARK: Posting to the timeline

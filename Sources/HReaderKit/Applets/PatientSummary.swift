@@ -113,6 +113,15 @@ extension OpenVault {
         return identifiers.enumerated().map { PatientApplet(position: $0.offset + 1, identifier: $0.element, declaration: registry.declaration($0.element)) }
     }
 
+    /// Whether computing the patient's summary may write to the vault: only a plugin applet does (its
+    /// data, and the secret its pseudonyms come from). Built-in tiles only read.
+    public func summaryMayWrite(of patient: Patient, registry: AppletRegistry) throws -> Bool {
+        try appletList(of: patient, registry: registry).contains { item in
+            guard let declaration = item.declaration, declaration.isAvailable, case .plugin = declaration.implementation else { return false }
+            return true
+        }
+    }
+
     /// Whether the patient's list is their own (false: they have the default list).
     public func hasOwnAppletList(_ patient: Patient) throws -> Bool {
         try read { try applets.identifiers(patientID: patient.id) != nil }

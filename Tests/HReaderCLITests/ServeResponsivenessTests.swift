@@ -74,7 +74,9 @@ final class ServeResponsivenessTests: CLITestCase {
         usleep(500_000)   // the summary is running its plugin
         var readsDone = Date()
         for path in ["/api/patients", "/api/patients/1/entries", "/timeline.json?patient=1&page=week", "/api/search?q=lisinopril",
-                     "/api/patients/1/vitals", "/patients/1/timeline"] {
+                     "/api/patients/1/vitals", "/patients/1/timeline",
+                     // Charles's summary has built-in tiles only: it reads, beside the plugin's summary.
+                     "/api/patients/2/summary", "/patients/2"] {
             XCTAssertEqual(try served.bearer(path).status, 200, path)
             readsDone = Date()
         }

@@ -80,7 +80,8 @@ public struct FactGrouping {
         let record: (source: Int64, patient: Int64)
         let valueNumber: Double?
         let valueText: String?
-        let unit: String?
+        /// As `UnitConversion.normalised` writes it (once a candidate, not once a comparison).
+        let unit: String
         let missing: Bool
         let remoteID: String
         var id: Int64 { fields.id }
@@ -105,12 +106,9 @@ public struct FactGrouping {
         guard !Self.skippedForBenchmark else { return 0 }
         if let touched, touched.isEmpty { return 0 }
         var reading = Reading()
-        // A medication without codes (or with placeholders only, which have no digit 1 to 9) compares by
-        // name: the few such rows are read for their description.
-        let names = Dictionary(try db.query("""
-            SELECT id, description FROM entries WHERE patient_id = ? AND type = 'medication' AND user_deleted = 0
-              AND (codes = '{}' OR codes NOT GLOB '*[1-9]*')
-            """, [patientID]) { ($0.int64(0)!, $0.string(1) ?? "") }, uniquingKeysWith: { a, _ in a }).compactMapValues { reading.name($0) }
+        // A medication without codes (or with placeholders only) compares by name: the few such rows
+        // are looked up for their description as the passes meet them.
+        let describe = try db.prepare("SELECT description FROM entries WHERE id = ?")
         // The user's choices: small tables, read from their side (a join from entries would read every row).
         let splits = Set(try db.query("""
             SELECT f.entry_id FROM fact_splits f WHERE (SELECT patient_id FROM entries WHERE id = f.entry_id) = ?
@@ -120,13 +118,6 @@ public struct FactGrouping {
             WHERE (SELECT patient_id FROM entries WHERE id = j.entry_id) = ?1 AND (SELECT patient_id FROM entries WHERE id = j.other_id) = ?1
             """, [patientID]) { ($0.int64(0)!, $0.int64(1)!) }
         let joined = Set(joins.flatMap { [$0.0, $0.1] })
-        // What is stored now: every copy of the person's (one struck or of another kind since still
-        // points at its fact: that is how its old group is found, and the pointer goes below). Read
-        // from the narrow table's side: it holds copies only, and each is looked up in entries by its id.
-        var current: [Int64: Int64] = [:]
-        try db.forEachRow("""
-            SELECT fc.entry_id, fc.fact_id FROM fact_copies fc CROSS JOIN entries e ON e.id = fc.entry_id WHERE e.patient_id = ?
-            """, [patientID]) { current[$0.int64(0)!] = $0.int64(1)! }
         func forEachKey(_ f: KeyFields, _ body: (BucketKey) -> Void) {
             guard !splits.contains(f.id) else { return }
             Self.forEachBucketKey(f, body)
@@ -138,7 +129,7 @@ public struct FactGrouping {
         var keyNumbers: [BucketKey: Int32] = [:]
         var counts: [UInt8] = []
         var rowIDs: [Int64] = [], rowKeyEnds: [Int32] = [], rowKeys: [Int32] = []
-        try forEachRow(patientID: patientID, names: names, reading: &reading) { f, _ in
+        try forEachRow(patientID: patientID, describe: describe, reading: &reading) { f, _ in
             forEachKey(f) { key in
                 let number: Int32
                 if let known = keyNumbers[key] {
@@ -154,6 +145,9 @@ public struct FactGrouping {
             rowIDs.append(f.id)
             rowKeyEnds.append(Int32(rowKeys.count))
         }
+        // What is stored now: every copy of the person's (one struck or of another kind since still
+        // points at its fact: that is how its old group is found, and the pointer goes below).
+        let current = try currentCopies(patientID: patientID, seen: rowIDs, touched: touched)
         func meetsAnother(_ f: KeyFields) -> Bool {
             if joined.contains(f.id) { return true }
             var found = false
@@ -195,7 +189,7 @@ public struct FactGrouping {
 
         // The candidates: what may meet another (and, given `touched`, may change group).
         var candidates: [Candidate] = []
-        try forEachRow(patientID: patientID, names: names, reading: &reading, candidates: true) { f, row in
+        try forEachRow(patientID: patientID, describe: describe, reading: &reading, candidates: true) { f, row in
             if let affected, !affected.contains(f.id) { return }
             guard meetsAnother(f) else { return }
             candidates.append(row(f))
@@ -203,7 +197,6 @@ public struct FactGrouping {
         keyNumbers = [:]; counts = []
         candidates.sort { $0.id < $1.id }
         // What they say, for those that meet on a local code only (read from the rows, these few).
-        let describe = try db.prepare("SELECT description FROM entries WHERE id = ?")
         var descriptions: [Int64: String] = [:]
         func description(_ c: Candidate) throws -> String {
             if let known = descriptions[c.id] { return known }
@@ -220,13 +213,13 @@ public struct FactGrouping {
         for (i, c) in candidates.enumerated() {
             forEachKey(c.fields) { buckets[$0, default: []].append(i) }
         }
+        // (Candidates are compared in place: a copy of one retains each of its arrays and strings.)
         for members in buckets.values where members.count > 1 {
             for (i, a) in members.enumerated() {
                 for b in members[(i + 1)...] where Self.sameFact(candidates[a], candidates[b]) {
-                    let (x, y) = (candidates[a], candidates[b])
-                    if !Self.shareTerminologyCode(x, y), !(x.fields.tokens.all.isEmpty && y.fields.tokens.all.isEmpty) {
-                        let (dx, dy) = (try description(x), try description(y))
-                        guard dx == dy else { continue }
+                    if !Self.shareTerminologyCode(candidates[a], candidates[b]),
+                       !(candidates[a].fields.tokens.all.isEmpty && candidates[b].fields.tokens.all.isEmpty) {
+                        guard try description(candidates[a]) == description(candidates[b]) else { continue }
                     }
                     groups.union(a, b)
                 }
@@ -244,8 +237,8 @@ public struct FactGrouping {
         var hidden: [Int64: Int64] = [:]
         for group in groupMembers.values where group.count > 1 {
             let shown = candidates[group.min { a, b in
-                let (x, y) = (candidates[a], candidates[b])
-                return (x.missing ? 1 : 0, x.remoteID, x.id) < (y.missing ? 1 : 0, y.remoteID, y.id)
+                (candidates[a].missing ? 1 : 0, candidates[a].remoteID, candidates[a].id)
+                    < (candidates[b].missing ? 1 : 0, candidates[b].remoteID, candidates[b].id)
             }!].id
             for i in group where candidates[i].id != shown { hidden[candidates[i].id] = shown }
         }
@@ -265,6 +258,36 @@ public struct FactGrouping {
         return changed
     }
 
+    /// The person's copies and the facts they point at. Given the rows the first pass saw (the
+    /// person's grouped entries), from the narrow `fact_copies` table alone: a copy seen, one
+    /// touched (struck, or of another kind now), or one pointing at a fact seen that is the person's.
+    /// Without `touched` (after a merge: rows may have changed person) every copy of the person's.
+    private func currentCopies(patientID: Int64, seen rowIDs: [Int64], touched: Set<Int64>?) throws -> [Int64: Int64] {
+        var current: [Int64: Int64] = [:]
+        guard let touched else {
+            // The person's entries from the narrow index (their ids are in it), each looked up in
+            // fact_copies by its key: no row of entries is read.
+            try db.forEachRow("""
+                SELECT fc.entry_id, fc.fact_id FROM entries e INDEXED BY entries_patient_type CROSS JOIN fact_copies fc ON fc.entry_id = e.id
+                WHERE e.patient_id = ?
+                """, [patientID]) { current[$0.int64(0)!] = $0.int64(1)! }
+            return current
+        }
+        let seen = Set(rowIDs)
+        var elsewhere: [(Int64, Int64)] = []
+        try db.forEachRow("SELECT entry_id, fact_id FROM fact_copies") { row in
+            let (copy, fact) = (row.int64(0)!, row.int64(1)!)
+            if seen.contains(copy) || touched.contains(copy) { current[copy] = fact } else if seen.contains(fact) { elsewhere.append((copy, fact)) }
+        }
+        let owner = try db.prepare("SELECT patient_id FROM entries WHERE id = ?")
+        for (copy, fact) in elsewhere {
+            try owner.bind([copy])
+            if try owner.step(), owner.int64(0) == patientID { current[copy] = fact }
+            owner.reset()
+        }
+        return current
+    }
+
     /// `groupedTypes` as an SQL list, in the words and order of the partial index `entries_facts`
     /// (SQLite uses it only for a query whose condition is its own).
     static let groupedTypesSQL = groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
@@ -274,7 +297,7 @@ public struct FactGrouping {
     struct Reading {
         private var tokenIDs: [String: Int32] = [:]
         private var terminology: [Bool] = []
-        private var dayIDs: [String: Int32] = [:]
+        private var dayIDs: [DayBytes: Int32] = [:]
         private var nameIDs: [String: Int32] = [:]
         /// By the FNV-1a hash of the `codes` text: the text and its tokens.
         private var codes: [UInt64: [(text: [UInt8], tokens: Tokens)]] = [:]
@@ -296,11 +319,36 @@ public struct FactGrouping {
             return tokens
         }
 
-        mutating func day(_ text: String) -> Int32 {
-            if let id = dayIDs[text] { return id }
+        /// A day as written: the first ten bytes of a date's text ("2019-04-02T…"), as a number.
+        mutating func day(_ text: UnsafeRawBufferPointer) -> Int32 {
+            var key = DayBytes()
+            for (i, byte) in text.prefix(10).enumerated() {
+                if i < 8 { key.head |= UInt64(byte) << (8 * i) } else { key.tail |= UInt16(byte) << (8 * (i - 8)) }
+            }
+            if let id = dayIDs[key] { return id }
             let id = Int32(dayIDs.count)
-            dayIDs[text] = id
+            dayIDs[key] = id
             return id
+        }
+
+        /// Up to ten bytes of text (no NUL among them), packed: compared and hashed without a string.
+        struct DayBytes: Hashable {
+            var head: UInt64 = 0
+            var tail: UInt16 = 0
+        }
+
+        /// Medications without codes, by id: their names' numbers (nil: a name that folds to nothing).
+        private var medicationNames: [Int64: Int32?] = [:]
+
+        /// The name of a medication without codes, read from its row once a regrouping.
+        mutating func medicationName(_ id: Int64, _ describe: Statement) throws -> Int32? {
+            if let known = medicationNames[id] { return known }
+            try describe.bind([id])
+            let text = try describe.step() ? describe.string(0) ?? "" : ""
+            describe.reset()
+            let number = name(text)
+            medicationNames[id] = number
+            return number
         }
 
         /// Nil for a name that folds to nothing.
@@ -316,7 +364,7 @@ public struct FactGrouping {
 
     /// The person's entries of the kinds grouped, never struck, one at a time: what their keys are
     /// made of, and a way to read the rest of the row into a candidate (only for the few that need it).
-    private func forEachRow(patientID: Int64, names: [Int64: Int32], reading: inout Reading, candidates: Bool = false,
+    private func forEachRow(patientID: Int64, describe: Statement, reading: inout Reading, candidates: Bool = false,
                             _ body: (KeyFields, (KeyFields) -> Candidate) throws -> Void) throws {
         // Read through `entries_facts` alone (schema 5): every column here is in that index. The passes
         // that only make keys ask for the key's columns alone (a step copies every column it selects).
@@ -329,19 +377,21 @@ public struct FactGrouping {
             let type = (s.textBytes(1) { Self.entryType($0) } ?? nil) ?? .observation
             // A condition's day is its onset's (start), others' their date's: the first ten characters as written.
             let dayColumn = type == .condition ? (s.isNull(3) ? 2 : 3) : type == .immunization ? (s.isNull(2) ? 3 : 2) : nil
-            let day = dayColumn.flatMap { column in s.textBytes(column) { String(decoding: $0.prefix(10), as: UTF8.self) } }
+            let day = dayColumn.flatMap { column in s.textBytes(column) { reading.day($0) } }
             let polarity: UInt8 = s.textBytes(8) { status in
                 if Self.equalsIgnoringCase(status, "entered-in-error") { return 2 }
                 return Self.equalsIgnoringCase(status, "refuted") || Self.equalsIgnoringCase(status, "not-done") ? 1 : 0
             } ?? 0
+            let tokens = s.textBytes(7) { reading.tokens($0) } ?? .none
             let fields = KeyFields(id: id, type: type, typeIndex: UInt8(Self.groupedTypes.firstIndex(of: type) ?? 255), polarity: polarity,
-                                   day: day.map { reading.day($0) }, instant: s.int64(4) ?? s.int64(5), start: s.int64(5) ?? s.int64(4),
-                                   end: s.int64(6), tokens: s.textBytes(7) { reading.tokens($0) } ?? .none,
-                                   name: type == .medication ? names[id] : nil)
+                                   day: day, instant: s.int64(4) ?? s.int64(5), start: s.int64(5) ?? s.int64(4),
+                                   end: s.int64(6), tokens: tokens,
+                                   name: type == .medication && tokens.all.isEmpty ? try reading.medicationName(id, describe) : nil)
             try body(fields) { fields in
                 precondition(candidates, "a candidate is read only by the pass that selects its columns")
                 return Candidate(fields: fields, record: (s.int64(9)!, s.int64(10)!), valueNumber: s.double(11),
-                                 valueText: type == .result || type == .vitalSign ? s.string(12) : nil, unit: s.string(13),
+                                 valueText: type == .result || type == .vitalSign ? s.string(12) : nil,
+                                 unit: UnitConversion.normalised(s.string(13)),
                                  missing: !s.isNull(14), remoteID: s.string(15) ?? "")
             }
         }
@@ -349,9 +399,12 @@ public struct FactGrouping {
 
     /// The grouped kind a `type` column names, read from its bytes.
     static func entryType(_ bytes: UnsafeRawBufferPointer) -> EntryType? {
-        for type in groupedTypes where bytes.elementsEqual(type.rawValue.utf8) { return type }
+        for (type, name) in groupedTypeNames where bytes.elementsEqual(name) { return type }
         return nil
     }
+
+    /// The grouped kinds with the bytes of their names, made once.
+    static let groupedTypeNames: [(EntryType, [UInt8])] = groupedTypes.map { ($0, Array($0.rawValue.utf8)) }
 
     /// ASCII case folded (a status as sources write it: "Entered-In-Error").
     static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ text: String) -> Bool {
@@ -423,7 +476,7 @@ public struct FactGrouping {
         case (nil, nil):
             return normalisedName(a.valueText ?? "") == normalisedName(b.valueText ?? "")
         case let (x?, y?):
-            return UnitConversion.sameQuantity(x, a.unit, y, b.unit)
+            return UnitConversion.sameNormalisedQuantity(x, a.unit, y, b.unit)
         default:
             return false
         }
@@ -500,8 +553,19 @@ public enum UnitConversion {
     /// Whether two measured values are one quantity: equal in one unit, or equal to the rounding
     /// a conversion brings (0.1 %) in two units of one dimension.
     public static func sameQuantity(_ a: Double, _ unitA: String?, _ b: Double, _ unitB: String?) -> Bool {
-        let ua = (unitA ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        let ub = (unitB ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        sameNormalisedQuantity(a, normalised(unitA), b, normalised(unitB))
+    }
+
+    /// A unit as compared: without the spaces around it, lowercased.
+    static func normalised(_ unit: String?) -> String {
+        guard let unit else { return "" }
+        // (Foundation's trimming goes through NSString: it cost more than the comparisons it served.)
+        let trimmed = unit.drop { $0.isWhitespace && !$0.isNewline }.reversed().drop { $0.isWhitespace && !$0.isNewline }.reversed()
+        return String(trimmed).lowercased()
+    }
+
+    /// `sameQuantity` of units already `normalised`.
+    static func sameNormalisedQuantity(_ a: Double, _ ua: String, _ b: Double, _ ub: String) -> Bool {
         if ua == ub { return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1) }
         guard let x = units[ua], let y = units[ub], x.dimension == y.dimension else { return false }
         let ca = a * x.factor + x.offset, cb = b * y.factor + y.offset

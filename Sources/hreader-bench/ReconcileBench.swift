@@ -29,7 +29,8 @@ func runReconcileBenchmarks(scratch: URL, password: SecretBytes) throws {
 
     // One person: the hospital's record, then the GP's and the lab's filed under them, then the
     // watch; and the same imports into a vault without reconciliation (no grouping index, no
-    // regrouping), alternately, the better of two runs each.
+    // regrouping), alternately, the best of three runs each (one import of a million samples
+    // varies by more than the whole difference measured).
     func importAll(_ name: String, reconciled: Bool, keepingIndex: Bool = false) throws -> (open: OpenVault, person: Patient, walls: [(String, Double)]) {
         let open = try freshVault(name)
         if !reconciled && !keepingIndex { try open.db.execute("DROP INDEX entries_facts") }
@@ -50,7 +51,7 @@ func runReconcileBenchmarks(scratch: URL, password: SecretBytes) throws {
     }
     var with: [[(String, Double)]] = [], without: [[(String, Double)]] = [], indexOnly: [[(String, Double)]] = []
     var reconciled: (open: OpenVault, person: Patient, walls: [(String, Double)])?
-    for round in 0..<2 {
+    for round in 0..<3 {
         let one = try importAll("reconcile-one-\(round)", reconciled: true)
         with.append(one.walls)
         reconciled = one

@@ -61,8 +61,8 @@ extension OpenVault {
                                        progress: (String) -> Void) throws -> AppleHealthSummary {
         let source = try AppleHealthExportSource(url: url)
         var summary = AppleHealthSummary()
-        // Whether an entry (not a sample) changed: only then is the person regrouped.
-        var factsChanged = false
+        // The entries (not samples) that changed: only the groups they can change are recomputed.
+        var touched: Set<Int64> = []
         summary.member = source.xmlName
         let mapper = AppleHealthMapper()
         let now = RFC3339.utc(Int64(Date().timeIntervalSince1970))
@@ -146,11 +146,11 @@ extension OpenVault {
                     return nil
                 case let .entry(entry):
                     let patient = try owner()
-                    let outcome = try entries.upsert(patientID: patient.personID, recordID: patient.id, sourceID: try sourceID(),
-                                                     remoteID: entry.remoteID, content: entry.content)
+                    let (outcome, id) = try entries.upsertEntry(patientID: patient.personID, recordID: patient.id, sourceID: try sourceID(),
+                                                                remoteID: entry.remoteID, content: entry.content)
                     count(outcome, entry.content.type, by: 1)
                     // (Also an entry that is no longer of a kind grouped: it leaves its fact.)
-                    if outcome != .unchanged { factsChanged = true }
+                    if outcome != .unchanged { touched.insert(id) }
                     if let unknownType { summary.unknownTypes[unknownType, default: 0] += 1 }
                     return outcome
                 }
@@ -289,7 +289,7 @@ extension OpenVault {
             try samples?.finish()
             let owner = try owner()
             if !summary.imports.patientIDs.contains(owner.personID) { summary.imports.patientIDs.append(owner.personID) }
-            if factsChanged { try FactGrouping(db).regroup(patientID: owner.personID) }
+            try FactGrouping(db).regroup(patientID: owner.personID, touched: touched)
             try sources.touchLastSync(id: try sourceID(), now: now)
             try sources.setDisplayName(id: try sourceID(), Self.sourceName(devices: try db.query("""
                 SELECT source_name FROM sample_series WHERE source_id = ? AND source_name <> ''

@@ -17,7 +17,10 @@ public enum HealthCardFile {
     public static func recognizes(_ data: Data) -> Bool {
         guard let first = data.firstIndex(where: { ![0x20, 0x09, 0x0a, 0x0d, 0xef, 0xbb, 0xbf].contains($0) }) else { return false }
         if data[first...].prefix(5).map({ $0 | 0x20 }) == Array("shc:/".utf8) { return true }
-        guard data[first] == UInt8(ascii: "{"), let object = (try? JSONParser.parse(data))?.object else { return false }
+        // The member's name first (a byte search): a large FHIR Bundle is not parsed twice to learn it is no card.
+        guard data[first] == UInt8(ascii: "{"),
+              data.withUnsafeBytes({ ByteSearch.find("\"verifiableCredential\"", in: $0.bindMemory(to: UInt8.self)) }) != nil,
+              let object = (try? JSONParser.parse(data))?.object else { return false }
         if object["verifiableCredential"] != nil { return true }
         return object["resourceType"]?.string == "Parameters"
             && (object["parameter"]?.array ?? []).contains { $0.object?["name"]?.string == "verifiableCredential" }

@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto", "HReaderJSON"]),
         .target(name: "CByteSearch"),
-        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderJSON", "CLibXML2", "CByteSearch"]),
+        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderCrypto", "HReaderJSON", "CLibXML2", "CByteSearch", "CZlibChecksum"]),
         .target(
             name: "HReaderNet",
             dependencies: [

@@ -77,16 +77,16 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
     functions.OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_CONFIG, NULL);""",
         "prelude": [],
         "includes": ["<openssl/crypto.h>", "<openssl/err.h>", "<openssl/evp.h>", "<openssl/kdf.h>",
-                     "<openssl/rand.h>", "<openssl/opensslv.h>"],
+                     "<openssl/rand.h>", "<openssl/opensslv.h>", "<openssl/x509.h>"],
         "pkg_config": "libcrypto",
-        "functions": """CRYPTO_memcmp EVP_CIPHER_CTX_ctrl EVP_CIPHER_CTX_free EVP_CIPHER_CTX_new EVP_DecryptFinal_ex
+        "functions": """CRYPTO_memcmp ERR_clear_error EVP_CIPHER_CTX_ctrl EVP_CIPHER_CTX_free EVP_CIPHER_CTX_new EVP_DecryptFinal_ex
             EVP_DecryptInit_ex EVP_DecryptUpdate EVP_Digest EVP_DigestFinal_ex EVP_DigestInit_ex EVP_DigestSign
-            EVP_DigestSignFinal EVP_DigestSignInit EVP_DigestSignUpdate EVP_DigestUpdate EVP_EncryptFinal_ex
+            EVP_DigestSignFinal EVP_DigestSignInit EVP_DigestSignUpdate EVP_DigestUpdate EVP_DigestVerify EVP_DigestVerifyInit EVP_EncryptFinal_ex
             EVP_EncryptInit_ex EVP_EncryptUpdate EVP_MD_CTX_free EVP_MD_CTX_new EVP_PBE_scrypt
             EVP_PKEY_CTX_add1_hkdf_info EVP_PKEY_CTX_free EVP_PKEY_CTX_new_id EVP_PKEY_CTX_set1_hkdf_key
             EVP_PKEY_CTX_set1_hkdf_salt EVP_PKEY_CTX_set_hkdf_md EVP_PKEY_derive EVP_PKEY_derive_init EVP_PKEY_free
             EVP_PKEY_new_raw_private_key EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OPENSSL_init_crypto OpenSSL_version
-            PKCS5_PBKDF2_HMAC RAND_bytes""",
+            PKCS5_PBKDF2_HMAC RAND_bytes d2i_PUBKEY""",
         "variadic": [],
         "epilogue": "",
     },

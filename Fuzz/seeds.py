@@ -386,3 +386,47 @@ put("backup-header", "overflow-long-header.hrbackup", backup(key_files["default.
 put("backup-header", "key-file-too-long.hrbackup", backup(key_files["default.key"], header_extra={"key_file_bytes": 1048577}))
 put("backup-header", "unknown-member.hrbackup", backup(key_files["rekey.key"], header_extra={"extra": 1}))
 print("seeds: written to %s" % out)
+
+
+# --- SMART Health Cards (JWS, QR text, JWK Set, revocation list) -------------------------------
+import base64, zlib
+
+
+def b64u(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def deflate(data):
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return c.compress(data) + c.flush()
+
+
+def shc(claims, header=None, signature=b"\x01" * 64, raw=None):
+    header = header or {"alg": "ES256", "zip": "DEF", "kid": "3Kfdg-XwP-7gXyywtUfUADwBumDOPKMQx-iELL11W9s"}
+    payload = raw if raw is not None else deflate(j(claims).encode())
+    return b64u(j(header).encode()) + "." + b64u(payload) + "." + b64u(signature)
+
+
+def qr(jws):
+    return "".join("%02d" % (ord(c) - 45) for c in jws)
+
+
+card_bundle = {"resourceType": "Bundle", "type": "collection", "entry": [
+    {"fullUrl": "resource:0", "resource": {"resourceType": "Patient", "name": [{"family": "Lovelace", "given": ["Ada"]}], "birthDate": "1985-12-10"}},
+    {"fullUrl": "resource:1", "resource": {"resourceType": "Immunization", "status": "completed",
+                                           "vaccineCode": {"coding": [{"system": "http://hl7.org/fhir/sid/cvx", "code": "208"}]},
+                                           "patient": {"reference": "resource:0"}, "occurrenceDateTime": "2021-01-01"}}]}
+claims = {"iss": "https://issuer.example.org", "nbf": 1600000000,
+          "vc": {"type": ["https://smarthealth.cards#health-card"], "rid": "abc",
+                 "credentialSubject": {"fhirVersion": "4.0.1", "fhirBundle": card_bundle}}}
+card = shc(claims)
+put("health-card", "card.jws", card)
+put("health-card", "file.smart-health-card", j({"verifiableCredential": [card, shc(claims, header={"alg": "ES256", "kid": "k"}, raw=j(claims).encode())]}))
+put("health-card", "qr.txt", "shc:/" + qr(card) + "\n")
+half = len(card) // 2
+put("health-card", "chunked.txt", "shc:/2/2/" + qr(card[half:]) + "\nshc:/1/2/" + qr(card[:half]) + "\n")
+put("health-card", "chunk-missing.txt", "shc:/1/3/" + qr(card[:10]) + "\n")
+put("health-card", "bomb.jws", shc(claims, raw=deflate(b"{\"iss\":\"" + b"a" * (4 << 20) + b"\"}")))
+put("health-card", "params.json", j({"resourceType": "Parameters", "parameter": [{"name": "verifiableCredential", "valueString": card}]}))
+put("health-card", "jwks.json", j({"keys": [{"kty": "EC", "crv": "P-256", "kid": "x", "x": b64u(b"\x01" * 32), "y": b64u(b"\x02" * 32), "crlVersion": 1}]}))
+put("health-card", "crl.json", j({"kid": "x", "method": "rid", "ctr": 1, "rids": ["abc", "def.1600000000", "abc.-9223372036854775808"]}))

@@ -78,6 +78,13 @@ public struct FHIRMapper: Sendable {
             }
             files.append((name, author))
         }
+
+        /// Adds a Bundle already parsed (a SMART Health Card's `fhirBundle`), written by `author`.
+        public mutating func add(bundle: JSONObject, name: String, author: String?) throws {
+            input.file = files.count
+            try input.add(bundle, path: "\(name): Bundle", fullUrl: nil)
+            files.append((name, author))
+        }
     }
 
     public func map(_ files: consuming FileInput) -> MappedBatch {

@@ -22,6 +22,7 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --file bulk-export/          (a directory: every .json, .ndjson, .xml, .ccd, .cda in it)
               hreader import --file summary.ccd --as me   (a C-CDA CCD, a discharge summary, a HITSP C32, …)
               hreader import --file labs.ndjson --patient 1
+              hreader import --file vaccination.smart-health-card   (SMART Health Cards, verified; also shc:/ QR text)
               hreader import --apple-health export.zip --as me
               hreader import --apple-health export.zip --patient 2
             """)
@@ -39,6 +40,8 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("as"), help: "Relationship of new patients to you.") var relationship: Relationship?
     @Option(help: ArgumentHelp("With --server: a file holding a bearer token (stored in the vault for later syncs).", valueName: "file"))
     var tokenFile: String?
+    @Flag(help: "With --file: import SMART Health Cards whose issuer's keys cannot be had, marked unverified (a card that fails its check is still refused).")
+    var unverified = false
 
     func validate() throws {
         guard [server, file, appleHealth].compactMap({ $0 }).count == 1 else {
@@ -54,6 +57,9 @@ struct ImportCommand: AsyncParsableCommand {
         } else {
             guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
             guard patient.count <= 1 else { throw ValidationError("with --file, --patient names one local patient") }
+        }
+        if unverified, file == nil {
+            throw ValidationError("--unverified goes with --file (SMART Health Cards)")
         }
     }
 
@@ -124,7 +130,9 @@ struct ImportCommand: AsyncParsableCommand {
         let open = try global.open()
         let target = try patient.first.map { try open.patient($0) }
         let progress = ProgressLine(global: global)
-        let (format, summary) = try open.importFile(url, into: target, relationship: relationship) { progress.update("importing \($0)") }
+        let (format, summary) = try open.importFile(url, into: target, relationship: relationship, unverifiedCards: unverified) {
+            progress.update("importing \($0)")
+        }
         progress.finish()
         if global.json {
             print(JSONValue.object([("import", .object([("file", .string(url.path)), ("format", .string(format))])),

@@ -239,9 +239,15 @@ struct EntriesCommand: ParsableCommand {
             let sources = try open.factSources(of: entries)
             // Where the copies of a fact disagree (status, value, dose…), the row says so.
             let differences = copies ? [:] : try open.factDifferences(of: entries, sources: sources)
+            // A card's check, for the shown entry or else the first of its copies a card brought.
+            let verifications = try open.verifications(of: entries.map(\.id) + sources.values.flatMap { $0.map(\.entryID) })
+            func verification(_ e: Entry) -> EntryVerification? {
+                verifications[e.id] ?? (sources[e.id] ?? []).lazy.compactMap { verifications[$0.entryID] }.first
+            }
             if global.json {
                 Output.json(["entries": .array(entries.map { e in
                     var o = e.jsonObject
+                    if let found = verification(e) { o["verification"] = found.jsonValue }
                     o["sources"] = .array((sources[e.id] ?? []).map(Self.json))
                     if let found = differences[e.id] { o["differences"] = .strings(found) }
                     return .object(o)
@@ -283,9 +289,18 @@ struct EntriesCommand: ParsableCommand {
         func run() throws {
             let open = try global.open()
             let fact = try open.fact(of: try open.entry(entry))
+            let verifications = try open.verifications(of: [fact.shown.id] + fact.copies.map(\.id))
+            let shownVerification = verifications[fact.shown.id] ?? fact.copies.lazy.compactMap { verifications[$0.id] }.first
+            func withVerification(_ e: Entry) -> JSONValue {
+                var o = e.jsonObject
+                if let found = verifications[e.id] { o["verification"] = found.jsonValue }
+                return .object(o)
+            }
             if global.json {
-                Output.json(["entry": .object(fact.shown.jsonObject),
-                             "copies": .array(fact.copies.map { .object($0.jsonObject) }),
+                var shown = fact.shown.jsonObject
+                if let shownVerification { shown["verification"] = shownVerification.jsonValue }
+                Output.json(["entry": .object(shown),
+                             "copies": .array(fact.copies.map(withVerification)),
                              "sources": .array(fact.sources.map(List.json)),
                              "differences": .strings(fact.differences)])
                 return
@@ -296,6 +311,7 @@ struct EntriesCommand: ParsableCommand {
             if let v = e.displayValue { rows.append(["value:", v]) }
             if let s = e.content.status { rows.append(["status:", s]) }
             if let c = e.user.comments { rows.append(["your note:", c]) }
+            if let shownVerification { rows.append(["card:", shownVerification.summary]) }
             for source in fact.sources {
                 let copy = fact.copies.first { $0.id == source.entryID }
                 var line = "\(source.sourceName) (entry \(source.entryID))"

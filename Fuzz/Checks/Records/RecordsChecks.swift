@@ -14,6 +14,7 @@ public enum RecordsFuzzChecks {
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
+        ("health-card", healthCard),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -270,6 +271,55 @@ public enum RecordsFuzzChecks {
         document.append(Data(("</text>" + problems + "</section></component><component><section><templateId root=\"2.16.840.1.113883.10.20.22.2.1.1\"/>"
             + "<title>M</title>" + medications + "</section></component></structuredBody></component></ClinicalDocument>").utf8))
         return document
+    }
+
+    /// SMART Health Cards (docs/sharing.md): the bytes as a card file or QR text, as one compact JWS,
+    /// and as raw DEFLATE; also as a JWK Set and a revocation list. Each reader gives its value or
+    /// its own error (typed throws), and: a QR text's cards are made of the characters its digits can
+    /// encode; a card's signing input is the start of its text, its signature 64 bytes, its Bundle
+    /// a Bundle, and preparing that Bundle keeps its entries; inflating never gives more than the
+    /// limit; the digits of any base64url text read back as that text.
+    public static func healthCard(_ data: Data) throws {
+        if HealthCardFile.recognizes(data), let cards = try? HealthCardFile.credentials(in: data) {
+            guard cards.count <= HealthCardFile.maxCards else { throw FuzzViolation("health-card: \(cards.count) cards read") }
+            let qr = String(decoding: data, as: UTF8.self).drop { $0.isWhitespace || $0 == "\u{FEFF}" }.prefix(5).lowercased() == "shc:/"
+            for card in cards where qr {
+                guard card.utf8.allSatisfy({ $0 >= 45 && $0 <= 122 }) else { throw FuzzViolation("health-card: a QR card with a character no digits encode") }
+            }
+            for card in cards.prefix(4) { try checkCard(card) }
+        }
+        try checkCard(String(decoding: data, as: UTF8.self))
+        let limit = 1 + data.count % 4096
+        switch Result(catching: { () throws(RawInflate.Failure) in try RawInflate.inflate(Array(data), limit: limit) }) {
+        case let .success(out): guard out.count <= limit else { throw FuzzViolation("health-card: inflated \(out.count) bytes past a limit of \(limit)") }
+        case .failure: break
+        }
+        if let set = try? IssuerKey.keySet(Array(data)) {
+            for key in set.keys { guard key.coordinates.x.count == 32, key.coordinates.y.count == 32 else { throw FuzzViolation("health-card: a key of the wrong size") } }
+        }
+        if let list = try? RevocationList(Array(data)) {
+            for (rid, before) in list.revoked where before.map({ $0 > Int64.min }) ?? true {
+                guard list.revokes(revocationID: rid, notBefore: (before ?? 1) - 1) else { throw FuzzViolation("health-card: \(rid) listed but not revoked") }
+            }
+        }
+        // Base64url text (and dots) as QR digits, read back.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.".utf8)
+        let text = String(decoding: data.prefix(512).map { alphabet[Int($0) % alphabet.count] }, as: UTF8.self)
+        if !text.isEmpty {
+            let digits = "shc:/" + text.utf8.map { value -> String in let n = Int(value) - 45; return n < 10 ? "0\(n)" : "\(n)" }.joined()
+            guard (try? HealthCardFile.fromQRText(digits)) == [text] else { throw FuzzViolation("health-card: QR digits do not read back as \(text.prefix(60))") }
+        }
+    }
+
+    private static func checkCard(_ compact: String) throws {
+        guard let card = try? HealthCard(compact: compact) else { return }
+        guard card.signature.count == 64 else { throw FuzzViolation("health-card: a signature of \(card.signature.count) bytes") }
+        guard Array(compact.utf8).starts(with: card.signingInput) else { throw FuzzViolation("health-card: the signing input is not the card's start") }
+        guard card.fhirBundle["resourceType"]?.string == "Bundle" else { throw FuzzViolation("health-card: the credential's Bundle is no Bundle") }
+        let prepared = HealthCardBundle.prepared(card.fhirBundle, issuer: card.issuer)
+        guard prepared["entry"]?.array?.count == card.fhirBundle["entry"]?.array?.count else {
+            throw FuzzViolation("health-card: preparing the Bundle changed its entries")
+        }
     }
 
     /// `METADATA.XML` of an XDM package: documents or a `RecordsError`; every document has a path

@@ -4,6 +4,7 @@
 #define HREADER_COPENSSL_H
 
 #define CRYPTO_memcmp hreader_lib_CRYPTO_memcmp
+#define ERR_clear_error hreader_lib_ERR_clear_error
 #define EVP_CIPHER_CTX_ctrl hreader_lib_EVP_CIPHER_CTX_ctrl
 #define EVP_CIPHER_CTX_free hreader_lib_EVP_CIPHER_CTX_free
 #define EVP_CIPHER_CTX_new hreader_lib_EVP_CIPHER_CTX_new
@@ -18,6 +19,8 @@
 #define EVP_DigestSignInit hreader_lib_EVP_DigestSignInit
 #define EVP_DigestSignUpdate hreader_lib_EVP_DigestSignUpdate
 #define EVP_DigestUpdate hreader_lib_EVP_DigestUpdate
+#define EVP_DigestVerify hreader_lib_EVP_DigestVerify
+#define EVP_DigestVerifyInit hreader_lib_EVP_DigestVerifyInit
 #define EVP_EncryptFinal_ex hreader_lib_EVP_EncryptFinal_ex
 #define EVP_EncryptInit_ex hreader_lib_EVP_EncryptInit_ex
 #define EVP_EncryptUpdate hreader_lib_EVP_EncryptUpdate
@@ -42,13 +45,16 @@
 #define OpenSSL_version hreader_lib_OpenSSL_version
 #define PKCS5_PBKDF2_HMAC hreader_lib_PKCS5_PBKDF2_HMAC
 #define RAND_bytes hreader_lib_RAND_bytes
+#define d2i_PUBKEY hreader_lib_d2i_PUBKEY
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 #include <openssl/opensslv.h>
+#include <openssl/x509.h>
 #undef CRYPTO_memcmp
+#undef ERR_clear_error
 #undef EVP_CIPHER_CTX_ctrl
 #undef EVP_CIPHER_CTX_free
 #undef EVP_CIPHER_CTX_new
@@ -63,6 +69,8 @@
 #undef EVP_DigestSignInit
 #undef EVP_DigestSignUpdate
 #undef EVP_DigestUpdate
+#undef EVP_DigestVerify
+#undef EVP_DigestVerifyInit
 #undef EVP_EncryptFinal_ex
 #undef EVP_EncryptInit_ex
 #undef EVP_EncryptUpdate
@@ -87,10 +95,12 @@
 #undef OpenSSL_version
 #undef PKCS5_PBKDF2_HMAC
 #undef RAND_bytes
+#undef d2i_PUBKEY
 
 /// Every function hreader calls, in the table's order (loader.c resolves them by these names).
 #define HREADER_OPENSSL_FUNCTIONS(X) \
     X(CRYPTO_memcmp) \
+    X(ERR_clear_error) \
     X(EVP_CIPHER_CTX_ctrl) \
     X(EVP_CIPHER_CTX_free) \
     X(EVP_CIPHER_CTX_new) \
@@ -105,6 +115,8 @@
     X(EVP_DigestSignInit) \
     X(EVP_DigestSignUpdate) \
     X(EVP_DigestUpdate) \
+    X(EVP_DigestVerify) \
+    X(EVP_DigestVerifyInit) \
     X(EVP_EncryptFinal_ex) \
     X(EVP_EncryptInit_ex) \
     X(EVP_EncryptUpdate) \
@@ -129,9 +141,11 @@
     X(OpenSSL_version) \
     X(PKCS5_PBKDF2_HMAC) \
     X(RAND_bytes) \
+    X(d2i_PUBKEY) \
 
 struct hreader_openssl_functions {
     __typeof__(hreader_lib_CRYPTO_memcmp) *CRYPTO_memcmp;
+    __typeof__(hreader_lib_ERR_clear_error) *ERR_clear_error;
     __typeof__(hreader_lib_EVP_CIPHER_CTX_ctrl) *EVP_CIPHER_CTX_ctrl;
     __typeof__(hreader_lib_EVP_CIPHER_CTX_free) *EVP_CIPHER_CTX_free;
     __typeof__(hreader_lib_EVP_CIPHER_CTX_new) *EVP_CIPHER_CTX_new;
@@ -146,6 +160,8 @@ struct hreader_openssl_functions {
     __typeof__(hreader_lib_EVP_DigestSignInit) *EVP_DigestSignInit;
     __typeof__(hreader_lib_EVP_DigestSignUpdate) *EVP_DigestSignUpdate;
     __typeof__(hreader_lib_EVP_DigestUpdate) *EVP_DigestUpdate;
+    __typeof__(hreader_lib_EVP_DigestVerify) *EVP_DigestVerify;
+    __typeof__(hreader_lib_EVP_DigestVerifyInit) *EVP_DigestVerifyInit;
     __typeof__(hreader_lib_EVP_EncryptFinal_ex) *EVP_EncryptFinal_ex;
     __typeof__(hreader_lib_EVP_EncryptInit_ex) *EVP_EncryptInit_ex;
     __typeof__(hreader_lib_EVP_EncryptUpdate) *EVP_EncryptUpdate;
@@ -170,6 +186,7 @@ struct hreader_openssl_functions {
     __typeof__(hreader_lib_OpenSSL_version) *OpenSSL_version;
     __typeof__(hreader_lib_PKCS5_PBKDF2_HMAC) *PKCS5_PBKDF2_HMAC;
     __typeof__(hreader_lib_RAND_bytes) *RAND_bytes;
+    __typeof__(hreader_lib_d2i_PUBKEY) *d2i_PUBKEY;
 };
 
 /// The table once the library is loaded, else NULL.
@@ -183,6 +200,7 @@ static inline const struct hreader_openssl_functions *hreader_openssl(void) {
 }
 
 static inline int CRYPTO_memcmp(__typeof__(const void *) a0, __typeof__(const void *) a1, __typeof__(size_t) a2) { return hreader_openssl()->CRYPTO_memcmp(a0, a1, a2); }
+static inline void ERR_clear_error(void) { hreader_openssl()->ERR_clear_error(); }
 static inline int EVP_CIPHER_CTX_ctrl(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(int) a1, __typeof__(int) a2, __typeof__(void *) a3) { return hreader_openssl()->EVP_CIPHER_CTX_ctrl(a0, a1, a2, a3); }
 static inline void EVP_CIPHER_CTX_free(__typeof__(EVP_CIPHER_CTX *) a0) { hreader_openssl()->EVP_CIPHER_CTX_free(a0); }
 static inline EVP_CIPHER_CTX * EVP_CIPHER_CTX_new(void) { return hreader_openssl()->EVP_CIPHER_CTX_new(); }
@@ -197,6 +215,8 @@ static inline int EVP_DigestSignFinal(__typeof__(EVP_MD_CTX *) a0, __typeof__(un
 static inline int EVP_DigestSignInit(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX **) a1, __typeof__(const EVP_MD *) a2, __typeof__(ENGINE *) a3, __typeof__(EVP_PKEY *) a4) { return hreader_openssl()->EVP_DigestSignInit(a0, a1, a2, a3, a4); }
 static inline int EVP_DigestSignUpdate(__typeof__(EVP_MD_CTX *) a0, __typeof__(const void *) a1, __typeof__(size_t) a2) { return hreader_openssl()->EVP_DigestSignUpdate(a0, a1, a2); }
 static inline int EVP_DigestUpdate(__typeof__(EVP_MD_CTX *) a0, __typeof__(const void *) a1, __typeof__(size_t) a2) { return hreader_openssl()->EVP_DigestUpdate(a0, a1, a2); }
+static inline int EVP_DigestVerify(__typeof__(EVP_MD_CTX *) a0, __typeof__(const unsigned char *) a1, __typeof__(size_t) a2, __typeof__(const unsigned char *) a3, __typeof__(size_t) a4) { return hreader_openssl()->EVP_DigestVerify(a0, a1, a2, a3, a4); }
+static inline int EVP_DigestVerifyInit(__typeof__(EVP_MD_CTX *) a0, __typeof__(EVP_PKEY_CTX **) a1, __typeof__(const EVP_MD *) a2, __typeof__(ENGINE *) a3, __typeof__(EVP_PKEY *) a4) { return hreader_openssl()->EVP_DigestVerifyInit(a0, a1, a2, a3, a4); }
 static inline int EVP_EncryptFinal_ex(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(int *) a2) { return hreader_openssl()->EVP_EncryptFinal_ex(a0, a1, a2); }
 static inline int EVP_EncryptInit_ex(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(const EVP_CIPHER *) a1, __typeof__(ENGINE *) a2, __typeof__(const unsigned char *) a3, __typeof__(const unsigned char *) a4) { return hreader_openssl()->EVP_EncryptInit_ex(a0, a1, a2, a3, a4); }
 static inline int EVP_EncryptUpdate(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(int *) a2, __typeof__(const unsigned char *) a3, __typeof__(int) a4) { return hreader_openssl()->EVP_EncryptUpdate(a0, a1, a2, a3, a4); }
@@ -221,6 +241,7 @@ static inline int OPENSSL_init_crypto(__typeof__(uint64_t) a0, __typeof__(const 
 static inline const char * OpenSSL_version(__typeof__(int) a0) { return hreader_openssl()->OpenSSL_version(a0); }
 static inline int PKCS5_PBKDF2_HMAC(__typeof__(const char *) a0, __typeof__(int) a1, __typeof__(const unsigned char *) a2, __typeof__(int) a3, __typeof__(int) a4, __typeof__(const EVP_MD *) a5, __typeof__(int) a6, __typeof__(unsigned char *) a7) { return hreader_openssl()->PKCS5_PBKDF2_HMAC(a0, a1, a2, a3, a4, a5, a6, a7); }
 static inline int RAND_bytes(__typeof__(unsigned char *) a0, __typeof__(int) a1) { return hreader_openssl()->RAND_bytes(a0, a1); }
+static inline EVP_PKEY * d2i_PUBKEY(__typeof__(EVP_PKEY **) a0, __typeof__(const unsigned char **) a1, __typeof__(long) a2) { return hreader_openssl()->d2i_PUBKEY(a0, a1, a2); }
 
 
 #endif

@@ -10,6 +10,8 @@ public enum RecordFileFormat: String, Sendable {
     case fhirXML = "FHIR XML"
     case ccda = "C-CDA"
     case rhex = "RHEx c32 JSON"
+    /// A `.smart-health-card` file, a `$health-cards-issue` answer, or text of `shc:/` QR contents.
+    case healthCards = "SMART Health Cards"
 
     /// A CDA document (C-CDA, CCD, C32) when the XML's root is `ClinicalDocument` in the HL7 v3
     /// namespace; other XML is FHIR XML; NDJSON when several lines each hold a resource; a
@@ -112,6 +114,9 @@ struct RecordFile {
                 notes.append("read the clinical document a Blue Button page carries (its scripts were not run)")
                 return [RecordFile(name: document.name, data: document.data, format: .ccda)]
             }
+            if HealthCardFile.recognizes(data) {
+                return [RecordFile(name: url.lastPathComponent, data: data, format: .healthCards)]
+            }
             guard let format = RecordFileFormat.detect(data) else { throw notARecord(url.lastPathComponent, data) }
             return [RecordFile(name: url.lastPathComponent, data: data, format: format)]
         }
@@ -168,7 +173,12 @@ extension OpenVault {
     /// reference is reported and skipped. With `patient`, the input must be about that patient
     /// (or name nobody): a resource about anyone else refuses the whole import, nothing written.
     /// Everything is mapped before anything is written: bad input writes nothing.
-    public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil,
+    ///
+    /// SMART Health Cards (docs/sharing.md) are verified first, every card of the file, before
+    /// anything is written: a card that does not verify or is revoked refuses the whole file (exit
+    /// 7); an issuer whose keys cannot be had refuses it (exit 6) unless `unverifiedCards`. Each
+    /// entry a card brings records how it was checked (`EntryVerification`).
+    public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil, unverifiedCards: Bool = false,
                            progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
         var summary = ImportSummary()
         var passedOver: [String] = [], notes: [String] = []
@@ -180,6 +190,9 @@ extension OpenVault {
         var loose: [UnattachedEntry] = []
         var documentNames: [String] = []
         var inputs: [(name: String, author: String?)] = []
+        // A card's verification, by the FHIR input its Bundle became.
+        var verifications: [Int: EntryVerification] = [:]
+        var verifier: HealthCardVerifier?
         do {
             // One file at a time: a package's document is inflated, parsed and mapped, then let go.
             var fhir = FHIRMapper.FileInput()
@@ -193,6 +206,20 @@ extension OpenVault {
                 case .fhirXML: try fhir.add(data, name: file.name, format: .xml)
                 case .ccda: try fhir.add(data, name: file.name, format: .ccda)
                 case .rhex: rhex.append((file.name, data))
+                case .healthCards:
+                    let cards = try HealthCardImport.cards(in: data, name: file.name)
+                    progress("verifying \(cards.count) card(s)")
+                    let checker = HealthCardVerifier(vault: self, allowUnverified: unverifiedCards)
+                    let checked = try checker.check(cards)
+                    verifier = checker
+                    notes += checker.notes
+                    notes.append(HealthCardImport.describe(checked))
+                    for (i, (card, verification)) in zip(cards, checked).enumerated() {
+                        verifications[fhir.files.count] = verification
+                        let bundle = HealthCardBundle.prepared(card.fhirBundle, issuer: card.issuer)
+                        try fhir.add(bundle: bundle, name: cards.count == 1 ? file.name : "\(file.name) card \(i + 1)",
+                                     author: verification.issuer ?? card.issuer)
+                    }
                 }
             }
             if !fhir.files.isEmpty {
@@ -221,6 +248,9 @@ extension OpenVault {
         }
         summary.notes = notes + passedOver.map { "passed over \($0)" } + summary.notes
 
+        // What the cards' checks fetched (issuers' keys, revocation lists) is kept now that all passed.
+        if let verifier { try write { try verifier.commit() } }
+
         // A file that names no writer is named by what was imported: itself, or its directory or package.
         var sources = try FileSources(inputs: inputs, fallback: name, vault: self)
         var made: [Int64: (records: RecordImporter, documents: DocumentImporter)] = [:]
@@ -228,8 +258,10 @@ extension OpenVault {
             let sourceID = try sources.sourceID(ofInput: input, in: self)
             if let found = made[sourceID] { return found }
             // Inline attachments (a DocumentReference's data, a C-CDA's nonXMLBody) become documents; urls stay references.
-            let pair = (RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false,
-                                       takingOverFrom: sources.legacy),
+            var recordImporter = RecordImporter(vault: self, sourceID: sourceID, scope: PatientMatcher.fileScope, isSnapshot: false,
+                                                takingOverFrom: sources.legacy)
+            recordImporter.verifications = verifications
+            let pair = (recordImporter,
                         DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil,
                                          takingOverFrom: sources.legacy))
             made[sourceID] = pair

@@ -82,6 +82,9 @@ struct RecordImporter {
     /// The one file source of earlier versions ("Imported files"), whose entries this source takes
     /// over when it states them again (`FileSources`).
     var takingOverFrom: Int64? = nil
+    /// How the SMART Health Card behind each input was checked (`MappedEntry.input` → verification):
+    /// kept with every entry of that input.
+    var verifications: [Int: EntryVerification] = [:]
 
     /// Whose record a batch of entries is.
     enum Owner {
@@ -206,6 +209,9 @@ struct RecordImporter {
         let stored = try vault.entries.upsertEntry(patientID: record.personID, recordID: record.id, sourceID: sourceID,
                                                    remoteID: entry.remoteID, content: entry.content)
         if moved { touched.insert(stored.id) }
+        if let verification = verifications[entry.input] {
+            try HealthCardRepository(vault.db).setVerification(verification, entryID: stored.id)
+        }
         switch stored.outcome {
         case .inserted: summary.inserted += 1; touched.insert(stored.id)
         case .updated: summary.updated += 1; touched.insert(stored.id)

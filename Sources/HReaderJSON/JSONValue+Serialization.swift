@@ -19,8 +19,8 @@ extension JSONValue {
     /// `serializedBytes(pretty:)` of this value laid out as it is `level` levels deep in a document,
     /// appended to `out`: a document too large to build as one value (an export's Bundle) is written
     /// an element at a time, byte for byte as its whole serialization would be.
-    public func appendSerialized(to out: inout [UInt8], pretty: Bool = false, level: Int) {
-        write(into: &out, pretty: pretty, sortingKeys: false, indent: level)
+    public func appendSerialized(to out: inout [UInt8], pretty: Bool = false, sortingKeys: Bool = false, level: Int) {
+        write(into: &out, pretty: pretty, sortingKeys: sortingKeys, indent: level)
     }
 
     func write(into out: inout [UInt8], pretty: Bool, sortingKeys: Bool, indent: Int) {

@@ -133,6 +133,28 @@ public final class OpenVault {
         }
     }
 
+    /// `entries(of:…)` a batch at a time, in the same order, without holding them all: each batch
+    /// (of at most `batchSize`) with where its facts come from and where their copies disagree.
+    public func forEachEntryBatch(of patient: Patient, type: EntryType? = nil, from: Date? = nil, to: Date? = nil, copies: Bool = false,
+                                  batchSize: Int = 1000,
+                                  _ body: (_ batch: [Entry], _ sources: [Int64: [EntryRepository.Copy]], _ differences: [Int64: [String]]) throws -> Void) throws {
+        try read {
+            var batch: [Entry] = []
+            func flush() throws {
+                guard !batch.isEmpty else { return }
+                let sources = try factSources(of: batch)
+                try body(batch, sources, copies ? [:] : try factDifferences(of: batch, sources: sources))
+                batch.removeAll(keepingCapacity: true)
+            }
+            try entries.forEachListed(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },
+                                      to: to.map { Int64($0.timeIntervalSince1970) }, copies: copies) { entry in
+                batch.append(entry)
+                if batch.count >= batchSize { try flush() }
+            }
+            try flush()
+        }
+    }
+
     public func entry(_ reference: String) throws -> Entry {
         try read {
             guard let entry = try entries.find(reference) else {

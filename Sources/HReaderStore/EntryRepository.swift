@@ -186,6 +186,55 @@ public struct EntryRepository {
         return Array(merged.dropFirst(offset).prefix(limit ?? Int.max))
     }
 
+    /// `list` one entry at a time, in its order, without holding them: the entries' ids and times
+    /// are sorted by SQLite (a clinical record's worth of small rows) and each row is read when it
+    /// is reached; the samples stream from their series (`forEachSample`), merged in, without the
+    /// raw JSON a listing never shows. What `entries list` prints of a decade of a watch, in memory
+    /// that does not grow with it.
+    public func forEachListed(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil, copies: Bool = false,
+                              _ body: (Entry) throws -> Void) throws {
+        var sql: String
+        var args: [DatabaseValueConvertible?]
+        let time = "coalesce(date_epoch, start_epoch, end_epoch)"
+        if from != nil || to != nil {
+            let lo = from ?? Int64.min, hi = to ?? Int64.max
+            sql = """
+                SELECT id, \(time) FROM entries WHERE id IN (
+                    SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
+                    UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
+                    UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
+                """
+            args = [patientID, lo, hi, patientID, lo, hi, patientID, lo, hi]
+        } else {
+            sql = "SELECT id, \(time) FROM entries WHERE patient_id = ?"
+            args = [patientID]
+        }
+        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
+        if !copies { sql += " AND \(Self.shownCopy)" }
+        sql += " ORDER BY \(time), id"
+        // (time, id) as `list` merges them: an undated entry first.
+        let keys = try db.query(sql, args) { ($0.int64(1) ?? Int64.min, $0.int64(0)!) }
+        let fetch = try db.prepare("SELECT \(Self.columns) FROM entries WHERE id = ?")
+        var next = 0
+        /// The stored entries up to `key` (all that are left, given none).
+        func stored(upTo key: (Int64, Int64)?) throws {
+            while next < keys.count, key.map({ keys[next] <= $0 }) ?? true {
+                try fetch.bind([keys[next].1])
+                if try fetch.step() { try body(Self.row(fetch)) }
+                fetch.reset()
+                next += 1
+            }
+        }
+        let samples = SampleRepository(db: db)
+        let series = try samples.series(patientID: patientID)
+        try samples.forEachSample(patientID: patientID, from: from, to: to, type: type, limit: nil, full: true) { sample in
+            let entry = samples.entry(sample, series[sample.seriesID]!, raw: false)
+            try stored(upTo: (entry.content.effectiveTime?.epoch ?? Int64.min, entry.id))
+            try body(entry)
+        }
+        try stored(upTo: nil)
+    }
+
     /// Two lists sorted by `key`, merged in that order.
     static func merge<T>(_ a: [T], _ b: [T], by key: (T) -> (Int64, Int64)) -> [T] {
         guard !a.isEmpty else { return b }

@@ -235,33 +235,36 @@ struct EntriesCommand: ParsableCommand {
         func run() throws {
             let open = try global.open()
             let p = try open.patient(patient)
-            let entries = try open.entries(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies)
-            let sources = try open.factSources(of: entries)
-            // Where the copies of a fact disagree (status, value, dose…), the row says so.
-            let differences = copies ? [:] : try open.factDifferences(of: entries, sources: sources)
-            // A card's check, for the shown entry or else the first of its copies a card brought.
-            let verifications = try open.verifications(of: entries.map(\.id) + sources.values.flatMap { $0.map(\.entryID) })
-            func verification(_ e: Entry) -> EntryVerification? {
-                verifications[e.id] ?? (sources[e.id] ?? []).lazy.compactMap { verifications[$0.entryID] }.first
+            // A decade of a watch is millions of rows: they are printed a batch at a time, never held.
+            let table = Output.TableStream(), json = Output.JSONArrayStream("entries")
+            var listed = 0
+            try open.forEachEntryBatch(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies) { entries, sources, differences in
+                // (`differences`: where the copies of a fact disagree, status, value, dose…, the row says so.)
+                // A card's check, for the shown entry or else the first of its copies a card brought.
+                let verifications = try open.verifications(of: entries.map(\.id) + sources.values.flatMap { $0.map(\.entryID) })
+                func verification(_ e: Entry) -> EntryVerification? {
+                    verifications[e.id] ?? (sources[e.id] ?? []).lazy.compactMap { verifications[$0.entryID] }.first
+                }
+                if global.json {
+                    json.append(entries.map { e in
+                        var o = e.jsonObject
+                        if let found = verification(e) { o["verification"] = found.jsonValue }
+                        o["sources"] = .array((sources[e.id] ?? []).map(Self.json))
+                        if let found = differences[e.id] { o["differences"] = .strings(found) }
+                        return .object(o)
+                    })
+                    return
+                }
+                table.print((listed == 0 ? [["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "SOURCES", "NOTE"]] : []) + entries.map { e in
+                    [String(e.id), e.content.effectiveTime?.text ?? "", e.content.type.rawValue,
+                     (e.user.deleted ? "(struck) " : "") + e.content.description, e.displayValue ?? "",
+                     Self.sourcesColumn(sources[e.id] ?? [], entry: e.id, copies: copies)
+                        + (differences[e.id].map { found in "; they differ: " + found.map { $0.prefix { $0 != ":" } }.joined(separator: ", ") } ?? ""),
+                     e.user.comments ?? ""]
+                })
+                listed += entries.count
             }
-            if global.json {
-                Output.json(["entries": .array(entries.map { e in
-                    var o = e.jsonObject
-                    if let found = verification(e) { o["verification"] = found.jsonValue }
-                    o["sources"] = .array((sources[e.id] ?? []).map(Self.json))
-                    if let found = differences[e.id] { o["differences"] = .strings(found) }
-                    return .object(o)
-                })])
-                return
-            }
-            if entries.isEmpty { global.note("No entries."); return }
-            Output.table([["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "SOURCES", "NOTE"]] + entries.map { e in
-                [String(e.id), e.content.effectiveTime?.text ?? "", e.content.type.rawValue,
-                 (e.user.deleted ? "(struck) " : "") + e.content.description, e.displayValue ?? "",
-                 Self.sourcesColumn(sources[e.id] ?? [], entry: e.id, copies: copies)
-                    + (differences[e.id].map { found in "; they differ: " + found.map { $0.prefix { $0 != ":" } }.joined(separator: ", ") } ?? ""),
-                 e.user.comments ?? ""]
-            })
+            if global.json { json.finish() } else if listed == 0 { global.note("No entries.") }
         }
 
         /// One source of a fact, as `entries list --json` and `entries show --json` give it.

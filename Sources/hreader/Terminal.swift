@@ -137,22 +137,79 @@ enum Output {
 
     /// The lines `table` prints, fitted to `width` columns when given.
     static func tableLines(_ rows: [[String]], width: Int?) -> [String] {
+        tableLines(rows, widths: columnWidths(rows, width: width))
+    }
+
+    /// Each column's width: its widest cell's, the widest narrowed until a row fits `width` (each
+    /// column keeps at least 6 characters).
+    static func columnWidths(_ rows: [[String]], width: Int?) -> [Int] {
         guard let count = rows.map(\.count).max() else { return [] }
         var widths = [Int](repeating: 0, count: count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         if let width {
-            // Narrow the widest column until the row fits (each column keeps at least 6 characters).
             let separators = 2 * (count - 1)
             while widths.reduce(separators, +) > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }), widths[widest] > 6 {
                 widths[widest] -= 1
             }
         }
-        return rows.map { row in
+        return widths
+    }
+
+    /// Rows laid out in columns of `widths`; a longer cell is cut with "…" when `cut`, else kept whole.
+    static func tableLines(_ rows: [[String]], widths: [Int], cut: Bool = true) -> [String] {
+        rows.map { row in
             row.enumerated().map { i, cell in
-                let fitted = cell.count > widths[i] ? String(cell.prefix(max(0, widths[i] - 1))) + "…" : cell
-                return i == row.count - 1 ? fitted : fitted.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                let width = i < widths.count ? widths[i] : cell.count
+                let fitted = cut && cell.count > width ? String(cell.prefix(max(0, width - 1))) + "…" : cell
+                return i == row.count - 1 ? fitted : fitted.padding(toLength: max(width, fitted.count), withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }
+    }
+
+    /// A table printed as its rows come (a listing too long to hold): the columns take the widths
+    /// of the first rows given; on a terminal a longer cell later is cut to them, piped it is kept whole.
+    final class TableStream {
+        private var widths: [Int]?
+        private let terminalWidth = Terminal.stdoutIsTerminal ? Terminal.columns : nil
+
+        func print(_ rows: [[String]]) {
+            let flat = rows.map { $0.map(Output.oneLine) }
+            let widths = self.widths ?? Output.columnWidths(flat, width: terminalWidth)
+            self.widths = widths
+            for line in Output.tableLines(flat, widths: widths, cut: terminalWidth != nil) { Swift.print(line) }
+        }
+    }
+
+    /// JSON `{"name": [ … ]}` written an element at a time, byte for byte as `json` would write the
+    /// whole value (pretty, keys sorted).
+    final class JSONArrayStream {
+        private var count = 0
+        private let name: String
+
+        init(_ name: String) {
+            self.name = name
+        }
+
+        func append(_ items: [JSONValue]) {
+            var out: [UInt8] = []
+            for item in items {
+                out += (count == 0 ? "{\n  \(JSONValue.string(name).serialized()): [\n    " : ",\n    ").utf8
+                item.appendSerialized(to: &out, pretty: true, sortingKeys: true, level: 2)
+                count += 1
+            }
+            Output.write(out)
+        }
+
+        func finish() {
+            if count == 0 { Output.json(.object([(name, .array([]))])); return }
+            Output.write(Array("\n  ]\n}\n".utf8))
+        }
+    }
+
+    /// Bytes to stdout, in the stream `print` writes to.
+    static func write(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeBufferPointer { _ = fwrite($0.baseAddress, 1, $0.count, hreader_stdout()) }
     }
 
     /// A cell on one line: line breaks and tabs as single spaces, runs of spaces around them folded.

@@ -188,6 +188,19 @@ final class WatchScaleTests: CLITestCase {
         XCTAssertTrue(text.contains("vital_sign \(counts["vital_sign"]!)"), text)
     }
 
+    /// `entries list` prints every vital sign of the record (heart rate, a sample a few minutes),
+    /// one line each, in time order, a batch at a time: before issue 41's audit it held them all.
+    func testEntriesListPrintsAWatchsVitalSignsWithinTheMemoryBound() throws {
+        let counts = try XCTUnwrap((try json(try bounded(["patients", "show", "1", "--json"]))["patient"] as? [String: Any])?["entry_counts"] as? [String: Int])
+        let lines = try bounded(["entries", "list", "--patient", "1", "--type", "vital_sign", "--copies"]).stdout.split(separator: "\n")
+        XCTAssertEqual(lines.first?.split(separator: " ").first, "ID")
+        XCTAssertEqual(lines.count - 1, counts["vital_sign"], "one line an entry or sample")
+        let dates = lines.dropFirst().compactMap { $0.split(separator: " ").dropFirst().first.map(String.init) }
+        let instants = dates.compactMap(ISO8601DateFormatter().date(from:))
+        XCTAssertEqual(instants.count, dates.count)
+        XCTAssertTrue(zip(instants, instants.dropFirst()).allSatisfy { $0 <= $1 }, "in time order")
+    }
+
     // MARK: The export
 
     /// Activity: about 115,000 samples, steps and energy summed per day as they stream, distances,

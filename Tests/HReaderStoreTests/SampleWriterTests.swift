@@ -106,4 +106,45 @@ final class SampleWriterTests: XCTestCase {
             .filter { (day0...(day0 + 86_400)).contains($0.start) || (day0...(day0 + 86_400)).contains($0.end) }
         XCTAssertEqual(shortRange.map(\.id), longRange.map(\.id))
     }
+
+    /// `entries list` streams (`forEachListed`): entries (dated, undated, a fact's hidden copy, a
+    /// struck one) and samples, for any type, range and `copies`, in exactly the order and number
+    /// `list` gives them.
+    func testTheStreamedListingIsTheListing() throws {
+        let mapping = { (_: String) in SeriesMapping(type: .vitalSign, description: "Heart rate", codes: [:]) }
+        let entries = EntryRepository(db)
+        let day0: Int64 = 1_704_092_400   // 2024-01-01 08:00 +0100, the first samples' start
+        try db.transaction {
+            let writer = try SampleWriter(db, patientID: patientID, recordID: patientID, sourceID: sourceID)
+            for record in records(sources: 5, rounds: 6) { _ = try writer.add(record, mapping: mapping) }
+            try writer.finish()
+            for i in 0..<40 {
+                let type: EntryType = [.condition, .vitalSign, .encounter, .medication][i % 4]
+                let time = ClinicalTime(epoch: day0 + Int64(i % 8) * 43_200 + (i % 3 == 0 ? 0 : 1_800))
+                let content = EntryContent(type: type, description: "Entry \(i)", date: i % 7 == 0 ? nil : time,
+                                           start: i % 5 == 0 ? time : nil, end: i % 9 == 0 ? ClinicalTime(epoch: day0 + 86_400 * 4) : nil)
+                let id = try entries.insert(patientID: patientID, content: content)
+                if i % 6 == 1 { try db.execute("INSERT INTO fact_copies (entry_id, fact_id) VALUES (?, ?)", [id, id - 1]) }
+                if i % 11 == 2 { try db.execute("UPDATE entries SET user_deleted = 1 WHERE id = ?", [id]) }
+            }
+        }
+        let ranges: [(Int64?, Int64?)] = [(nil, nil), (day0, nil), (nil, day0 + 86_400), (day0 + 3_600, day0 + 86_400 * 2),
+                                          (day0 + 86_400 * 3, day0 + 86_400 * 3 + 60), (day0 - 86_400 * 30, day0 + 86_400 * 30)]
+        var compared = 0
+        for (from, to) in ranges {
+            for type in [nil, EntryType.vitalSign, .condition] {
+                for copies in [false, true] {
+                    let listed = try entries.list(patientID: patientID, type: type, from: from, to: to, copies: copies)
+                    var streamed: [Entry] = []
+                    try entries.forEachListed(patientID: patientID, type: type, from: from, to: to, copies: copies) { streamed.append($0) }
+                    XCTAssertEqual(streamed.map(\.id), listed.map(\.id), "from \(from.map(String.init) ?? "-") to \(to.map(String.init) ?? "-") type \(type?.rawValue ?? "-") copies \(copies)")
+                    XCTAssertEqual(streamed.map(\.content.description), listed.map(\.content.description))
+                    compared += listed.count
+                }
+            }
+        }
+        XCTAssertGreaterThan(compared, 500, "the ranges hold entries and samples")
+        let whole = try entries.list(patientID: patientID)
+        XCTAssertTrue(whole.contains { EntryRepository.isSample($0) } && whole.contains { !EntryRepository.isSample($0) })
+    }
 }

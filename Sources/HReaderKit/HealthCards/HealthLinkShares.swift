@@ -109,7 +109,7 @@ extension OpenVault {
     /// The answer to a manifest request.
     public enum ManifestAnswer: Sendable {
         /// The share's file (a compact JWE) may be handed out, embedded or by location.
-        case granted(jwe: String, url: String)
+        case granted(jwe: String, url: String, embeddedLengthMax: Int?)
         /// 401: wrong or missing passcode, `remaining` tries left (0: locked).
         case passcodeRefused(remaining: Int)
         /// 404: unknown, revoked or expired.
@@ -143,7 +143,7 @@ extension OpenVault {
             }
             try repository.recordAccess(id: id, now: now)
             try audit.record("share.access", subject: id, detail: "\(who): manifest")
-            return .granted(jwe: jwe, url: share.url)
+            return .granted(jwe: jwe, url: share.url, embeddedLengthMax: request.embeddedLengthMax)
         }
     }
 

@@ -430,3 +430,16 @@ put("health-card", "bomb.jws", shc(claims, raw=deflate(b"{\"iss\":\"" + b"a" * (
 put("health-card", "params.json", j({"resourceType": "Parameters", "parameter": [{"name": "verifiableCredential", "valueString": card}]}))
 put("health-card", "jwks.json", j({"keys": [{"kty": "EC", "crv": "P-256", "kid": "x", "x": b64u(b"\x01" * 32), "y": b64u(b"\x02" * 32), "crlVersion": 1}]}))
 put("health-card", "crl.json", j({"kid": "x", "method": "rid", "ctr": 1, "rids": ["abc", "def.1600000000", "abc.-9223372036854775808"]}))
+
+# SMART Health Links: payloads, viewer URLs, manifests, requests, and JWE shapes (random bytes: the
+# harness's key opens none of these; the regression folder holds ones sealed under it).
+link_key = b64u(b"\x2a" * 32)
+payload = {"url": "https://shl.example.org/shl/abc", "key": link_key, "exp": 1900000000, "flag": "LP", "label": "Ada's summary", "v": 1}
+put("health-link", "link.txt", "shlink:/" + b64u(j(payload).encode()))
+put("health-link", "viewer.txt", "https://viewer.example.org/#shlink:/" + b64u(j(dict(payload, flag="U")).encode()))
+put("health-link", "link-padded.txt", "shlink:/" + base64.urlsafe_b64encode(j({"url": "http://127.0.0.1:1/x", "key": link_key}).encode()).decode())
+put("health-link", "manifest.json", j({"files": [{"contentType": "application/fhir+json", "embedded": "a..b.c.d"},
+                                                 {"contentType": "application/smart-health-card", "location": "https://shl.example.org/f/1"}]}))
+put("health-link", "request.json", j({"recipient": "Dr. Who", "passcode": "1234", "embeddedLengthMax": 4096}))
+put("health-link", "jwe.txt", ".".join([b64u(j({"alg": "dir", "enc": "A256GCM", "zip": "DEF", "cty": "application/fhir+json"}).encode()), "",
+                                        b64u(b"\x01" * 12), b64u(b"\x02" * 40), b64u(b"\x03" * 16)]))

@@ -35,13 +35,3 @@ public struct PKCE: Sendable {
         Base64URL.encode(try SecureRandom.bytes(16))
     }
 }
-
-/// Base64 with the URL-safe alphabet and no padding (RFC 4648 §5), as PKCE and OAuth use it.
-public enum Base64URL {
-    public static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-}

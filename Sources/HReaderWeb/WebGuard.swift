@@ -46,10 +46,23 @@ struct WebGuard: RouterMiddleware {
     let access: AccessControl
     /// "127.0.0.1:8080": the only `Host` we answer.
     let authority: ListeningAuthority
+    /// `serve --shares`: `/shl/…` is the SMART Health Link protocol (`ShareRoutes`), open to anyone
+    /// holding a link, whatever the `Host` (a recipient reaches it through the user's proxy), without
+    /// the app's token, cookie or pages.
+    var shares = false
     static let maximumPostBody = 64 * 1024
 
     func handle(_ request: Request, context: WebContext, next: (Request, WebContext) async throws -> Response) async throws -> Response {
         var response: Response
+        if shares, request.uri.path.hasPrefix(ShareRoutes.prefix) {
+            if request.method == .options {
+                response = ShareRoutes.preflight()
+            } else {
+                do { response = try await next(request, context) } catch { response = ShareRoutes.errorResponse(error) }
+            }
+            ShareRoutes.finish(&response)
+            return response
+        }
         do {
             // The vault's work for this request stops if its client goes (VaultGate).
             let link = await ClientLink.of(context.channel)

@@ -20,14 +20,17 @@ public struct WebServer: Sendable {
     let registry: AppletRegistry
     let port: Int
     let access: AccessControl
+    /// Whether `/shl/…` answers the SMART Health Link manifest protocol (`serve --shares`).
+    let shares: Bool
 
     /// `port` 0 asks the system for a free one.
-    public init(open: OpenVault, registry: AppletRegistry, port: Int = 0) throws {
+    public init(open: OpenVault, registry: AppletRegistry, port: Int = 0, shares: Bool = false) throws {
         guard (0...65535).contains(port) else { throw HReaderError.usage("a port is a number from 1 to 65535") }
         self.gate = try VaultGate(open)
         self.registry = registry
         self.port = port
         self.access = try AccessControl()
+        self.shares = shares
     }
 
     /// Why `run` returned.
@@ -44,8 +47,9 @@ public struct WebServer: Sendable {
     public func run(vaultStillUnlocked: (@Sendable () -> Bool)? = nil, onReady: @escaping @Sendable (URL) -> Void) async throws -> Stop {
         let listening = ListeningAuthority()
         let router = Router(context: WebContext.self)
-        router.add(middleware: WebGuard(access: access, authority: listening))
+        router.add(middleware: WebGuard(access: access, authority: listening, shares: shares))
         Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
+        if shares { ShareRoutes(gate: gate, tickets: ShareTickets()).register(on: router.group(RouterPath("/shl"))) }
 
         var logger = Logger(label: "hreader.serve")
         // Requests are not logged: their URLs name patients, and the first one carries the token.

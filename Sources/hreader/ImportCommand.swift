@@ -23,6 +23,8 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --file summary.ccd --as me   (a C-CDA CCD, a discharge summary, a HITSP C32, …)
               hreader import --file labs.ndjson --patient 1
               hreader import --file vaccination.smart-health-card   (SMART Health Cards, verified; also shc:/ QR text)
+              hreader import --link 'shlink:/eyJ1cmwiOi…'             (a SMART Health Link, or a viewer URL ending in #shlink:/…)
+              hreader import --link "$(cat link.txt)" --passcode-file passcode.txt
               hreader import --apple-health export.zip --as me
               hreader import --apple-health export.zip --patient 2
             """)
@@ -33,6 +35,10 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "fhir or rhex (default: the stored source's kind, else found by asking the server).") var kind: ServerKind?
     @Flag(help: "Import every patient the server holds.") var all = false
     @Option(help: ArgumentHelp("The file (or directory of FHIR files and clinical documents) to import.", valueName: "path")) var file: String?
+    @Option(help: ArgumentHelp("A SMART Health Link to import: shlink:/… or a viewer URL ending in #shlink:/….", valueName: "link"))
+    var link: String?
+    @Option(help: ArgumentHelp("With --link: a file holding the link's passcode (flag P).", valueName: "file"))
+    var passcodeFile: String?
     @Option(help: ArgumentHelp("An Apple Health export (export.zip or export.xml) to import, streamed.", valueName: "file"))
     var appleHealth: String?
     @Option(help: "With --server: a remote patient id (repeatable; default: the patient chosen at a SMART login). With --file: the local patient (id or uuid) the file is about; a resource about anyone else refuses the import.")
@@ -40,13 +46,14 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("as"), help: "Relationship of new patients to you.") var relationship: Relationship?
     @Option(help: ArgumentHelp("With --server: a file holding a bearer token (stored in the vault for later syncs).", valueName: "file"))
     var tokenFile: String?
-    @Flag(help: "With --file: import SMART Health Cards whose issuer's keys cannot be had, marked unverified (a card that fails its check is still refused).")
+    @Flag(help: "With --file or --link: import SMART Health Cards whose issuer's keys cannot be had, marked unverified (a card that fails its check is still refused).")
     var unverified = false
 
     func validate() throws {
-        guard [server, file, appleHealth].compactMap({ $0 }).count == 1 else {
-            throw ValidationError("give one of --server URL, --file FILE or --apple-health FILE")
+        guard [server, file, appleHealth, link].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give one of --server URL, --file FILE, --link LINK or --apple-health FILE")
         }
+        if passcodeFile != nil, link == nil { throw ValidationError("--passcode-file goes with --link") }
         if appleHealth != nil {
             guard (patient.count == 1) != (relationship == .me), patient.count <= 1, relationship == nil || relationship == .me else {
                 throw ValidationError("with --apple-health give --patient P (a local patient) or --as me")
@@ -56,16 +63,18 @@ struct ImportCommand: AsyncParsableCommand {
             guard !(all && !patient.isEmpty) else { throw ValidationError("give --all or --patient REMOTE_ID, not both") }
         } else {
             guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
-            guard patient.count <= 1 else { throw ValidationError("with --file, --patient names one local patient") }
+            guard patient.count <= 1 else { throw ValidationError("with --file or --link, --patient names one local patient") }
         }
-        if unverified, file == nil {
-            throw ValidationError("--unverified goes with --file (SMART Health Cards)")
+        if unverified, file == nil, link == nil {
+            throw ValidationError("--unverified goes with --file or --link (SMART Health Cards)")
         }
     }
 
     func run() async throws {
         if let server { try await importServer(server) } else if let file { try importFile(file) } else if let appleHealth {
             try importAppleHealth(appleHealth)
+        } else if let link {
+            try importLink(link)
         }
     }
 
@@ -141,6 +150,27 @@ struct ImportCommand: AsyncParsableCommand {
         }
         let patients = summary.patientCount
         print("Imported \(url.lastPathComponent) (\(format)): \(patients) patient(s) "
+              + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated, \(summary.patientsMatched) already in the vault), "
+              + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged.")
+        Self.printDetails(summary)
+    }
+
+    private func importLink(_ text: String) throws {
+        let passcode = try passcodeFile.map { try AuthOptions.secret($0, "--passcode-file") }
+        try network.apply()
+        let open = try global.open()
+        let target = try patient.first.map { try open.patient($0) }
+        let progress = ProgressLine(global: global)
+        let (format, summary) = try open.importLink(text, passcode: passcode, into: target, relationship: relationship, unverifiedCards: unverified) {
+            progress.update("importing: \($0)")
+        }
+        progress.finish()
+        if global.json {
+            print(JSONValue.object([("import", .object([("link", .bool(true)), ("format", .string(format))])),
+                                    ("summary", summary.jsonValue)]).serialized(pretty: true))
+            return
+        }
+        print("Imported a \(format): \(summary.patientCount) patient(s) "
               + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated, \(summary.patientsMatched) already in the vault), "
               + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged.")
         Self.printDetails(summary)

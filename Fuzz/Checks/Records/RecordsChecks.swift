@@ -14,7 +14,7 @@ public enum RecordsFuzzChecks {
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
-        ("health-card", healthCard),
+        ("health-card", healthCard), ("health-link", healthLink),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -271,6 +271,51 @@ public enum RecordsFuzzChecks {
         document.append(Data(("</text>" + problems + "</section></component><component><section><templateId root=\"2.16.840.1.113883.10.20.22.2.1.1\"/>"
             + "<title>M</title>" + medications + "</section></component></structuredBody></component></ClinicalDocument>").utf8))
         return document
+    }
+
+    /// The key every `health-link` input is decrypted with (seeds sealed under it decrypt).
+    static let healthLinkKey = [UInt8](repeating: 0x2a, count: 32)
+
+    /// SMART Health Links (docs/sharing.md): the bytes as a link (`shlink:/`, a viewer URL), a
+    /// manifest, a manifest request, and a compact JWE under `healthLinkKey`. Each reader gives its
+    /// value or its own typed error, and: a link read has a 32-byte key and reads back from its own
+    /// text as itself; a manifest's files have exactly one of embedded and location, and it and a
+    /// request read back from their JSON as themselves; a file never decrypts to more than the
+    /// inflate limit asked; sealing the bytes and opening them gives them back, and DEFLATE then
+    /// inflate is the identity.
+    public static func healthLink(_ data: Data) throws {
+        let text = String(decoding: data, as: UTF8.self)
+        if let link = try? HealthLink(text: text) {
+            guard link.keyBytes.count == 32 else { throw FuzzViolation("health-link: a link with a \(link.keyBytes.count)-byte key") }
+            guard (try? HealthLink(text: link.text)) == link else { throw FuzzViolation("health-link: a link does not read back from its text") }
+        }
+        if let manifest = try? HealthLinkManifest(Array(data)) {
+            guard manifest.files.count <= HealthLinkManifest.maxFiles,
+                  manifest.files.allSatisfy({ ($0.embedded == nil) != ($0.location == nil) }) else {
+                throw FuzzViolation("health-link: a manifest file with both or neither of embedded and location")
+            }
+            guard (try? HealthLinkManifest(Array(manifest.json.serialized().utf8))) == manifest else {
+                throw FuzzViolation("health-link: a manifest does not read back from its JSON")
+            }
+        }
+        if let request = try? HealthLinkManifest.Request(Array(data)) {
+            guard (try? HealthLinkManifest.Request(Array(request.json.serialized().utf8))) == request else {
+                throw FuzzViolation("health-link: a manifest request does not read back from its JSON")
+            }
+        }
+        let limit = 1 + data.count % 4096
+        if let opened = try? HealthLinkFile.open(text, key: healthLinkKey, maxInflatedBytes: limit) {
+            guard opened.content.count <= limit else { throw FuzzViolation("health-link: a file decrypted to \(opened.content.count) bytes past \(limit)") }
+        }
+        let bytes = Array(data.prefix(8192))
+        guard (try? RawInflate.inflate(RawDeflate.deflate(bytes), limit: bytes.count)) == bytes else {
+            throw FuzzViolation("health-link: DEFLATE then inflate changed \(bytes.count) bytes")
+        }
+        let sealed = try HealthLinkFile.seal(bytes, contentType: HealthLinkFile.fhirJSON, key: healthLinkKey)
+        guard let opened = try? HealthLinkFile.open(sealed, key: healthLinkKey), opened.content == bytes,
+              opened.contentType == HealthLinkFile.fhirJSON else {
+            throw FuzzViolation("health-link: sealing then opening \(bytes.count) bytes did not give them back")
+        }
     }
 
     /// SMART Health Cards (docs/sharing.md): the bytes as a card file or QR text, as one compact JWS,

@@ -180,11 +180,20 @@ extension OpenVault {
     /// entry a card brings records how it was checked (`EntryVerification`).
     public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil, unverifiedCards: Bool = false,
                            progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
-        var summary = ImportSummary()
         var passedOver: [String] = [], notes: [String] = []
         let limits = try DocumentLimits.fromEnvironment()
         let files = try RecordFile.read(url, limits: limits, passedOver: &passedOver, notes: &notes)
-        let name = url.lastPathComponent
+        return try importRecordFiles(files, name: url.lastPathComponent, into: patient, relationship: relationship, unverifiedCards: unverifiedCards,
+                                     limits: limits, passedOver: passedOver, notes: notes, progress: progress)
+    }
+
+    /// The import of files already read and told apart (`importFile`, and `importLink` with what a
+    /// SMART Health Link decrypted to), under the input's `name`.
+    func importRecordFiles(_ files: [RecordFile], name: String, into patient: Patient?, relationship: Relationship?, unverifiedCards: Bool,
+                           limits: DocumentLimits, passedOver: [String], notes: [String],
+                           progress: (String) -> Void) throws -> (format: String, summary: ImportSummary) {
+        var summary = ImportSummary()
+        var passedOver = passedOver, notes = notes
 
         var records: [MappedRecord] = []
         var loose: [UnattachedEntry] = []

@@ -255,7 +255,7 @@ struct EntriesCommand: ParsableCommand {
                     })
                     return
                 }
-                table.print((listed == 0 ? [["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "SOURCES", "NOTE"]] : []) + entries.map { e in
+                table.add((listed == 0 ? [["ID", "DATE", "TYPE", "DESCRIPTION", "VALUE", "SOURCES", "NOTE"]] : []) + entries.map { e in
                     [String(e.id), e.content.effectiveTime?.text ?? "", e.content.type.rawValue,
                      (e.user.deleted ? "(struck) " : "") + e.content.description, e.displayValue ?? "",
                      Self.sourcesColumn(sources[e.id] ?? [], entry: e.id, copies: copies)

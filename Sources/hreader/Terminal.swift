@@ -172,11 +172,12 @@ enum Output {
         private var widths: [Int]?
         private let terminalWidth = Terminal.stdoutIsTerminal ? Terminal.columns : nil
 
-        func print(_ rows: [[String]]) {
+        func add(_ rows: [[String]]) {
             let flat = rows.map { $0.map(Output.oneLine) }
             let widths = self.widths ?? Output.columnWidths(flat, width: terminalWidth)
             self.widths = widths
-            for line in Output.tableLines(flat, widths: widths, cut: terminalWidth != nil) { Swift.print(line) }
+            // (This module's print: controls from a record never reach the terminal.)
+            for line in Output.tableLines(flat, widths: widths, cut: terminalWidth != nil) { print(line) }
         }
     }
 
@@ -197,19 +198,15 @@ enum Output {
                 item.appendSerialized(to: &out, pretty: true, sortingKeys: true, level: 2)
                 count += 1
             }
-            Output.write(out)
+            // Through this module's print, as `json` writes: C1 controls, which JSON leaves as they
+            // are, never reach the terminal.
+            if !out.isEmpty { print(String(decoding: out, as: UTF8.self), terminator: "") }
         }
 
         func finish() {
             if count == 0 { Output.json(.object([(name, .array([]))])); return }
-            Output.write(Array("\n  ]\n}\n".utf8))
+            print("\n  ]\n}")
         }
-    }
-
-    /// Bytes to stdout, in the stream `print` writes to.
-    static func write(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBufferPointer { _ = fwrite($0.baseAddress, 1, $0.count, hreader_stdout()) }
     }
 
     /// A cell on one line: line breaks and tabs as single spaces, runs of spaces around them folded.

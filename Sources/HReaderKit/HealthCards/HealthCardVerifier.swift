@@ -167,10 +167,10 @@ final class HealthCardVerifier {
                 fetchedLists.append((iss, fetched, String(decoding: bytes, as: UTF8.self)))
             } catch let error as HealthCardError {
                 notes.append("\(iss): the revocation list of key \(key.keyID) is unusable: \(error)")
-                list = try kept.flatMap { try? RevocationList(Self.keptListBytes($0)) }
+                list = kept.flatMap { try? RevocationList(Self.keptListBytes($0)) }
             } catch is NetError {
                 // An older list still revokes what it lists.
-                list = try kept.flatMap { try? RevocationList(Self.keptListBytes($0)) }
+                list = kept.flatMap { try? RevocationList(Self.keptListBytes($0)) }
                 if list != nil { notes.append("\(iss): its revocation list could not be fetched; the one kept from the last fetch was used") }
             }
         }

@@ -79,8 +79,15 @@ struct Synth: Sendable {
     /// its day and its own slot of that day's window (so samples of a type come out in time order).
     func slot(index: Int, count: Int, window: (start: Int, end: Int)) -> Slot {
         let days = plan.days
-        let day = index * days / count
-        func first(_ d: Int) -> Int { (d * count + days - 1) / days }
+        // Items are spread by shares of days: one share a day before the watch era, `eraWeight`
+        // from it on. The first item of day d is the first whose place reaches d's cumulative share.
+        let total = shares(before: days)
+        func first(_ d: Int) -> Int { (shares(before: d) * count + total - 1) / total }
+        let share = index * total / count
+        var day = share <= watchEra ? share : watchEra + (share - watchEra) / Self.eraWeight
+        day = min(max(day, 0), days - 1)
+        while day + 1 < days, first(day + 1) <= index { day += 1 }
+        while day > 0, first(day) > index { day -= 1 }
         let firstOfDay = first(day)
         let perDay = max(1, first(day + 1) - firstOfDay)
         let width = window.end - window.start
@@ -89,6 +96,15 @@ struct Synth: Sendable {
         return Slot(day: day, start: windowStart + Int64(offset), length: width / perDay,
                     position: index - firstOfDay, perDay: perDay, windowStart: windowStart, windowLength: width)
     }
+
+    /// The day the watch era starts: real exports hold a phone's few samples a day for their first
+    /// years and a watch's many after (a decade of them is dense late, not evenly thin): the first
+    /// 40% of the days, then `eraWeight` times as many items a day.
+    var watchEra: Int { plan.days * 2 / 5 }
+    static let eraWeight = 3
+
+    /// The shares of the days before day `d`.
+    func shares(before d: Int) -> Int { d <= watchEra ? d : watchEra + (d - watchEra) * Self.eraWeight }
 
     struct Slot {
         let day: Int

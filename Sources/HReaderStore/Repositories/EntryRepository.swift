@@ -150,26 +150,7 @@ public struct EntryRepository {
     /// `FactGrouping` shows; `copies: true` lists every stored copy.
     public func list(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil,
                      limit: Int? = nil, offset: Int = 0, samples includeSamples: Bool = true, copies: Bool = false) throws -> [Entry] {
-        var sql: String
-        var args: [DatabaseValueConvertible?]
-        if from != nil || to != nil {
-            // One index search per time column (SQLite's planner would otherwise scan the patient's
-            // rows through entries_patient_type): the cost follows the size of the answer.
-            let lo = from ?? Int64.min, hi = to ?? Int64.max
-            sql = """
-                SELECT \(Self.columns) FROM entries WHERE id IN (
-                    SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
-                    UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
-                    UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
-                """
-            args = [patientID, lo, hi, patientID, lo, hi, patientID, lo, hi]
-        } else {
-            sql = "SELECT \(Self.columns) FROM entries WHERE patient_id = ?"
-            args = [patientID]
-        }
-        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
-        if !copies { sql += " AND \(Self.shownCopy)" }
-        sql += " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id"
+        var (sql, args) = Self.listing(Self.columns, patientID: patientID, type: type, from: from, to: to, copies: copies)
         // Entries and samples are each read in timeline order and merged; a page needs at most
         // offset + limit of each.
         let wanted = limit.map { $0 + offset }
@@ -193,25 +174,8 @@ public struct EntryRepository {
     /// that does not grow with it.
     public func forEachListed(patientID: Int64, type: EntryType? = nil, from: Int64? = nil, to: Int64? = nil, copies: Bool = false,
                               _ body: (Entry) throws -> Void) throws {
-        var sql: String
-        var args: [DatabaseValueConvertible?]
-        let time = "coalesce(date_epoch, start_epoch, end_epoch)"
-        if from != nil || to != nil {
-            let lo = from ?? Int64.min, hi = to ?? Int64.max
-            sql = """
-                SELECT id, \(time) FROM entries WHERE id IN (
-                    SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
-                    UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
-                    UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
-                """
-            args = [patientID, lo, hi, patientID, lo, hi, patientID, lo, hi]
-        } else {
-            sql = "SELECT id, \(time) FROM entries WHERE patient_id = ?"
-            args = [patientID]
-        }
-        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
-        if !copies { sql += " AND \(Self.shownCopy)" }
-        sql += " ORDER BY \(time), id"
+        let (sql, args) = Self.listing("id, coalesce(date_epoch, start_epoch, end_epoch)", patientID: patientID, type: type,
+                                       from: from, to: to, copies: copies)
         // (time, id) as `list` merges them: an undated entry first.
         let keys = try db.query(sql, args) { ($0.int64(1) ?? Int64.min, $0.int64(0)!) }
         let fetch = try db.prepare("SELECT \(Self.columns) FROM entries WHERE id = ?")
@@ -233,6 +197,33 @@ public struct EntryRepository {
             try body(entry)
         }
         try stored(upTo: nil)
+    }
+
+    /// The statement `list` and `forEachListed` read the stored entries with: `columns` of the
+    /// patient's entries (of `type`, one per fact unless `copies`) whose date, start or end lies in
+    /// `from...to`, in timeline order.
+    static func listing(_ columns: String, patientID: Int64, type: EntryType?, from: Int64?, to: Int64?,
+                        copies: Bool) -> (sql: String, arguments: [DatabaseValueConvertible?]) {
+        var sql: String
+        var args: [DatabaseValueConvertible?]
+        if from != nil || to != nil {
+            // One index search per time column (SQLite's planner would otherwise scan the patient's
+            // rows through entries_patient_type): the cost follows the size of the answer.
+            let lo = from ?? Int64.min, hi = to ?? Int64.max
+            sql = """
+                SELECT \(columns) FROM entries WHERE id IN (
+                    SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
+                    UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
+                    UNION SELECT id FROM entries INDEXED BY entries_patient_end WHERE patient_id = ? AND end_epoch BETWEEN ? AND ?)
+                """
+            args = [patientID, lo, hi, patientID, lo, hi, patientID, lo, hi]
+        } else {
+            sql = "SELECT \(columns) FROM entries WHERE patient_id = ?"
+            args = [patientID]
+        }
+        if let type { sql += " AND type = ?"; args.append(type.rawValue) }
+        if !copies { sql += " AND \(shownCopy)" }
+        return (sql + " ORDER BY coalesce(date_epoch, start_epoch, end_epoch), id", args)
     }
 
     /// Two lists sorted by `key`, merged in that order.

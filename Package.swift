@@ -137,7 +137,7 @@ let package = Package(
                                                       .product(name: "ZIPFoundation", package: "ZIPFoundation")],
                     exclude: ["Fuzz"]),
         // The executable's own pieces (its quick command-line path against swift-argument-parser).
-        .testTarget(name: "HReaderCommandLineTests", dependencies: ["hreader", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .testTarget(name: "HReaderCommandLineTests", dependencies: ["hreader", "HReaderJSON", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -182,13 +182,16 @@ enum Output {
     }
 
     /// JSON `{"name": [ … ]}` written an element at a time, byte for byte as `json` would write the
-    /// whole value (pretty, keys sorted).
+    /// whole value (pretty, keys sorted), through `write` (this module's print by default: C1
+    /// controls, which JSON leaves as they are, never reach the terminal).
     final class JSONArrayStream {
         private var count = 0
         private let name: String
+        private let write: (String) -> Void
 
-        init(_ name: String) {
+        init(_ name: String, write: @escaping (String) -> Void = { print($0, terminator: "") }) {
             self.name = name
+            self.write = write
         }
 
         func append(_ items: [JSONValue]) {
@@ -198,14 +201,11 @@ enum Output {
                 item.appendSerialized(to: &out, pretty: true, sortingKeys: true, level: 2)
                 count += 1
             }
-            // Through this module's print, as `json` writes: C1 controls, which JSON leaves as they
-            // are, never reach the terminal.
-            if !out.isEmpty { print(String(decoding: out, as: UTF8.self), terminator: "") }
+            if !out.isEmpty { write(String(decoding: out, as: UTF8.self)) }
         }
 
         func finish() {
-            if count == 0 { Output.json(.object([(name, .array([]))])); return }
-            print("\n  ]\n}")
+            write(count == 0 ? JSONValue.object([(name, .array([]))]).serialized(pretty: true, sortingKeys: true) + "\n" : "\n  ]\n}\n")
         }
     }
 

@@ -148,11 +148,15 @@ struct ImportCommand: AsyncParsableCommand {
                                     ("summary", summary.jsonValue)]).serialized(pretty: true))
             return
         }
-        let patients = summary.patientCount
-        print("Imported \(url.lastPathComponent) (\(format)): \(patients) patient(s) "
+        Self.printImported("\(url.lastPathComponent) (\(format))", summary)
+    }
+
+    /// "Imported WHAT: N patient(s) (…), N new entries, …", then the details.
+    static func printImported(_ what: String, _ summary: ImportSummary) {
+        print("Imported \(what): \(summary.patientCount) patient(s) "
               + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated, \(summary.patientsMatched) already in the vault), "
               + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged.")
-        Self.printDetails(summary)
+        printDetails(summary)
     }
 
     private func importLink(_ text: String) throws {
@@ -170,10 +174,7 @@ struct ImportCommand: AsyncParsableCommand {
                                     ("summary", summary.jsonValue)]).serialized(pretty: true))
             return
         }
-        print("Imported a \(format): \(summary.patientCount) patient(s) "
-              + "(\(summary.patientsCreated) new, \(summary.patientsUpdated) updated, \(summary.patientsMatched) already in the vault), "
-              + "\(summary.inserted) new entries, \(summary.updated) updated, \(summary.unchanged) unchanged.")
-        Self.printDetails(summary)
+        Self.printImported("a \(format)", summary)
     }
 
     static func printDetails(_ summary: ImportSummary) {

@@ -268,6 +268,26 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertEqual(cholesterol?["value"] as? Double, 182)
     }
 
+    /// A clinical record of the export that restates what a portal's file said is one fact with two
+    /// sources: the import regroups around the entries it added (not the whole person any more).
+    func testAClinicalRecordOfTheExportJoinsTheSameFactFromAFile() throws {
+        let observation = #"{"resourceType":"Observation","id":"lab1","status":"final","category":[{"coding":[{"system":"http://terminology.hl7.org/CodeSystem/observation-category","code":"laboratory"}]}],"code":{"coding":[{"system":"http://loinc.org","code":"2093-3","display":"Cholesterol"}]},"subject":{"reference":"Patient/x"},"effectiveDateTime":"2025-05-05","valueQuantity":{"value":182,"unit":"mg/dL"}}"#
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Testperson"]))
+        let portal = try file("portal.json", #"{"resourceType":"Bundle","type":"collection","entry":[{"resource":"# + observation
+            .replacingOccurrences(of: #""id":"lab1""#, with: #""id":"portal-7""#) + "}]}")
+        try ok(withPassword(["import", "--file", portal, "--patient", "1"]))
+        var xml = Self.export()
+        xml = xml.replacingOccurrences(of: "</HealthData>", with: #"<ClinicalRecord type="HKClinicalTypeIdentifierLabResultRecord" identifier="lab1" sourceName="Test Clinic" sourceURL="https://clinic.invalid/fhir" fhirVersion="4.0.1" receivedDate="2025-05-06 10:00:00 +0100" resourceFilePath="/clinical-records/Observation-lab1.json"/>"# + "\n</HealthData>")
+        let zip = try zip("export.zip", [
+            ("apple_health_export/export.xml", Data(xml.utf8)),
+            ("apple_health_export/clinical-records/Observation-lab1.json", Data(observation.utf8)),
+        ])
+        try ok(withPassword(["import", "--apple-health", zip, "--patient", "1"]))
+        let shown = try entries(1).filter { ($0["codes"] as? [String: [String]])?["LOINC"] == ["2093-3"] }
+        XCTAssertEqual(shown.count, 1, "one fact")
+        XCTAssertEqual((shown.first?["sources"] as? [Any])?.count, 2, "stated by the portal's file and the export")
+    }
+
     /// Failed files commit nothing: malformed XML, a truncated zip, a zip bomb. A bad date is a
     /// counted skip.
     /// ZIPFoundation 0.9.20 spins forever on Linux on a truncated deflate stream (found by make fuzz):

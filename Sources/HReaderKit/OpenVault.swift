@@ -133,17 +133,31 @@ public final class OpenVault {
         }
     }
 
-    /// `entries(of:…)` a batch at a time, in the same order, without holding them all: each batch
-    /// (of at most `batchSize`) with where its facts come from and where their copies disagree.
+    /// A batch of `forEachEntryBatch`: the entries, where each one's fact comes from, where its
+    /// copies disagree, and its SMART Health Card check (the shown copy's, else the first copy's a
+    /// card brought), by entry id.
+    public struct EntryBatch {
+        public var entries: [Entry]
+        public var sources: [Int64: [EntryRepository.Copy]]
+        public var differences: [Int64: [String]]
+        public var verifications: [Int64: EntryVerification]
+    }
+
+    /// `entries(of:…)` a batch at a time (at most `batchSize`), in the same order, without holding them all.
     public func forEachEntryBatch(of patient: Patient, type: EntryType? = nil, from: Date? = nil, to: Date? = nil, copies: Bool = false,
-                                  batchSize: Int = 1000,
-                                  _ body: (_ batch: [Entry], _ sources: [Int64: [EntryRepository.Copy]], _ differences: [Int64: [String]]) throws -> Void) throws {
+                                  batchSize: Int = 1000, _ body: (EntryBatch) throws -> Void) throws {
         try read {
             var batch: [Entry] = []
             func flush() throws {
                 guard !batch.isEmpty else { return }
                 let sources = try factSources(of: batch)
-                try body(batch, sources, copies ? [:] : try factDifferences(of: batch, sources: sources))
+                let checks = try HealthCardRepository(db).verifications(of: batch.map(\.id) + sources.values.flatMap { $0.map(\.entryID) })
+                var verifications: [Int64: EntryVerification] = [:]
+                for entry in batch {
+                    verifications[entry.id] = checks[entry.id] ?? (sources[entry.id] ?? []).lazy.compactMap { checks[$0.entryID] }.first
+                }
+                try body(EntryBatch(entries: batch, sources: sources,
+                                    differences: copies ? [:] : try factDifferences(of: batch, sources: sources), verifications: verifications))
                 batch.removeAll(keepingCapacity: true)
             }
             try entries.forEachListed(patientID: patient.id, type: type, from: from.map { Int64($0.timeIntervalSince1970) },

@@ -238,17 +238,12 @@ struct EntriesCommand: ParsableCommand {
             // A decade of a watch is millions of rows: they are printed a batch at a time, never held.
             let table = Output.TableStream(), json = Output.JSONArrayStream("entries")
             var listed = 0
-            try open.forEachEntryBatch(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies) { entries, sources, differences in
-                // (`differences`: where the copies of a fact disagree, status, value, dose…, the row says so.)
-                // A card's check, for the shown entry or else the first of its copies a card brought.
-                let verifications = try open.verifications(of: entries.map(\.id) + sources.values.flatMap { $0.map(\.entryID) })
-                func verification(_ e: Entry) -> EntryVerification? {
-                    verifications[e.id] ?? (sources[e.id] ?? []).lazy.compactMap { verifications[$0.entryID] }.first
-                }
+            try open.forEachEntryBatch(of: p, type: type, from: from?.time.date, to: to?.time.date, copies: copies) { batch in
+                let (entries, sources, differences) = (batch.entries, batch.sources, batch.differences)
                 if global.json {
                     json.append(entries.map { e in
                         var o = e.jsonObject
-                        if let found = verification(e) { o["verification"] = found.jsonValue }
+                        if let found = batch.verifications[e.id] { o["verification"] = found.jsonValue }
                         o["sources"] = .array((sources[e.id] ?? []).map(Self.json))
                         if let found = differences[e.id] { o["differences"] = .strings(found) }
                         return .object(o)
@@ -292,11 +287,10 @@ struct EntriesCommand: ParsableCommand {
         func run() throws {
             let open = try global.open()
             let fact = try open.fact(of: try open.entry(entry))
-            let verifications = try open.verifications(of: [fact.shown.id] + fact.copies.map(\.id))
-            let shownVerification = verifications[fact.shown.id] ?? fact.copies.lazy.compactMap { verifications[$0.id] }.first
+            let shownVerification = fact.verification
             func withVerification(_ e: Entry) -> JSONValue {
                 var o = e.jsonObject
-                if let found = verifications[e.id] { o["verification"] = found.jsonValue }
+                if let found = fact.verifications[e.id] { o["verification"] = found.jsonValue }
                 return .object(o)
             }
             if global.json {

@@ -102,11 +102,6 @@ extension OpenVault {
             return (added, updated)
         }
     }
-
-    /// The verification of each of these entries that a SMART Health Card brought.
-    public func verifications(of entryIDs: [Int64]) throws -> [Int64: EntryVerification] {
-        try read { try HealthCardRepository(db).verifications(of: entryIDs) }
-    }
 }
 
 extension EntryVerification {

@@ -10,6 +10,13 @@ public struct ReconciledFact: Sendable {
     public var sources: [EntryRepository.Copy]
     /// What the copies say differently, one line per field: "status: active (Hospital A), resolved (Dr B)".
     public var differences: [String]
+    /// The SMART Health Card checks of the copies a card brought, by entry id.
+    public var verifications: [Int64: EntryVerification] = [:]
+
+    /// The fact's card check: the shown copy's, else the first copy's a card brought.
+    public var verification: EntryVerification? {
+        verifications[shown.id] ?? copies.lazy.compactMap { verifications[$0.id] }.first
+    }
 }
 
 extension OpenVault {
@@ -19,8 +26,9 @@ extension OpenVault {
             let sources = try entries.copies(of: entry.id)
             let copies = try sources.compactMap { try entries.get(id: $0.entryID) }
             let shown = copies.first ?? entry
-            return ReconciledFact(shown: shown, copies: copies.isEmpty ? [entry] : copies,
-                                  sources: sources, differences: Self.differences(copies, sources))
+            let all = copies.isEmpty ? [entry] : copies
+            return ReconciledFact(shown: shown, copies: all, sources: sources, differences: Self.differences(copies, sources),
+                                  verifications: try HealthCardRepository(db).verifications(of: all.map(\.id)))
         }
     }
 

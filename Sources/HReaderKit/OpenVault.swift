@@ -44,6 +44,16 @@ public final class OpenVault {
         return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: openedWith, dataKey: dataKey, slotKey: slotKey)
     }
 
+    /// A reader kept beside this connection for the second half of a read that runs in two at once
+    /// (`searchRecords`): opened the first time, then kept, so its page cache stays warm.
+    func companion() throws -> OpenVault {
+        if let kept = keptCompanion { return kept }
+        let opened = try reader()
+        keptCompanion = opened
+        return opened
+    }
+    private var keptCompanion: OpenVault?
+
     /// Stops what this vault's connection is running, from any thread (the use case fails, its
     /// transaction rolled back): for a web request whose client has gone or whose time is up.
     public func interrupt() { db.interrupt() }

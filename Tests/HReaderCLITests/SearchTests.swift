@@ -1,4 +1,7 @@
 import Foundation
+import HReaderCrypto
+import HReaderKit
+import HReaderStore
 import XCTest
 
 /// `hreader search` through the real binary: every word, prefixes, accents, comments; one patient
@@ -63,6 +66,32 @@ final class SearchTests: CLITestCase {
         XCTAssertEqual(four.map { $0["kind"] as? String }, ["entry", "entry", "entry", "document"])
         XCTAssertEqual(four.map { $0["id"] as? Int }, all.prefix(4).map { $0["id"] as? Int })
         for hit in four { XCTAssertTrue((hit["snippet"] as? String ?? "").lowercased().contains("‹kalom"), "\(hit)") }
+    }
+
+    /// One open vault searching again and again, as `hreader serve`'s connections do: the documents'
+    /// half runs on a second connection kept between searches, which must see what was written since
+    /// (by this process or another), and free again after a search that failed.
+    func testAKeptVaultSearchesBothHalvesAndSeesWhatWasWrittenSince() throws {
+        let open = try VaultService(vault: Vault(root: vaultDir)).open(.password(SecretBytes(Array(Self.password.utf8))))
+        func found(_ text: String) throws -> [String] {
+            try open.searchRecords(text).map { hit in
+                switch hit {
+                case let .entry(entry): return "entry \(entry.entryID)"
+                case let .document(document): return "document \(document.title)"
+                }
+            }
+        }
+        XCTAssertEqual(try found("metformin").sorted(), ["entry 1", "entry 3"])
+        let note = workDir.appendingPathComponent("letter.txt")
+        try Data("The clinic changed the metformin dose to 1000 mg.".utf8).write(to: note)
+        try ok(withPassword(["documents", "add", note.path, "--patient", "1", "--title", "Clinic letter"]))
+        XCTAssertEqual(try found("metformin").sorted(), ["document Clinic letter", "entry 1", "entry 3"],
+                       "a document added by another process since the last search")
+        XCTAssertThrowsError(try open.searchRecords("  ++  "), "no word: a usage error")
+        _ = try open.addPatient(NewPatient(firstName: "Cy", lastName: "Metformin"))
+        try ok(withPassword(["entries", "add", "--patient", "3", "--type", "condition", "--description", "Metformin intolerance", "--date", "2022-02-02"]))
+        XCTAssertEqual(try found("metformin").count, 4)
+        XCTAssertEqual(try found("clinic"), ["document Clinic letter"])
     }
 
     func testStruckEntriesAreLeftOutAndComeBackWhenRestored() throws {

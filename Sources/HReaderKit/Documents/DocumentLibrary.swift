@@ -178,11 +178,18 @@ extension OpenVault {
     public func searchRecords(_ text: String, patient: Patient? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [RecordSearchHit] {
         guard type == nil else { return try search(text, patient: patient, type: type, limit: limit).map(RecordSearchHit.entry) }
         let query = try Self.searchQuery(text)
-        // Both lists ranked, merged, cut to `limit`; passages are made for those shown only.
+        // Both lists ranked, merged, cut to `limit`; passages are made for those shown only. The two
+        // indexes are ranked at once, the documents' on the companion connection: for a word in every
+        // document and most entries, ranking is most of a search (14 + 20 ms one after the other).
         return try read {
             let index = SearchRepository(db)
-            let entries = try index.rankEntries(query, patientID: patient?.id, limit: limit).map { (found: $0, isDocument: false) }
-            let documents = try index.rankDocuments(query, patientID: patient?.id, limit: limit).map { (found: $0, isDocument: true) }
+            let (rankedEntries, rankedDocuments) = try readingTwoAtOnce({
+                try index.rankEntries(query, patientID: patient?.id, limit: limit)
+            }, companion: { other in
+                try SearchRepository(other.db).rankDocuments(query, patientID: patient?.id, limit: limit)
+            })
+            let entries = rankedEntries.map { (found: $0, isDocument: false) }
+            let documents = rankedDocuments.map { (found: $0, isDocument: true) }
             let shown = (entries + documents).enumerated().sorted { a, b in
                 a.element.found.rank != b.element.found.rank ? a.element.found.rank < b.element.found.rank : a.offset < b.offset
             }.prefix(limit).map(\.element)

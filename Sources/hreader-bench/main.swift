@@ -20,9 +20,12 @@ func row(_ name: String, _ value: String, _ note: String = "") {
 }
 func say(_ text: String) { FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
 
-let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-bench-\(UUID().uuidString)")
+// HREADER_BENCH_KEEP=DIR keeps the vaults a run made in DIR, to profile one by hand afterwards.
+let keptScratch = ProcessInfo.processInfo.environment["HREADER_BENCH_KEEP"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+let scratch = keptScratch ?? FileManager.default.temporaryDirectory.appendingPathComponent("hreader-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-defer { try? FileManager.default.removeItem(at: scratch) }
+func removeScratch() { if keptScratch == nil { try? FileManager.default.removeItem(at: scratch) } }
+defer { removeScratch() }
 let password = SecretBytes(utf8: "Bench-Passw0rd")
 let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"] ?? "") ?? 100_000
 
@@ -56,7 +59,7 @@ if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.i
     }
     for name in names { try await groups[name]!() }
     say("\nDone.")
-    try? FileManager.default.removeItem(at: scratch)
+    removeScratch()
     exit(0)
 }
 

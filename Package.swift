@@ -23,7 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
-        // SQLCipher, OpenSSL's libcrypto and libxml2 are not linked: each is dlopen-ed the first time hreader
+        // SQLCipher, OpenSSL's libcrypto, libxml2 and libqrencode are not linked: each is dlopen-ed the first time hreader
         // calls one of its functions (C<Library>/loader.c), so a command that needs none of them starts
         // without loading them (docs/cli.md, "Start-up"). The System* targets only bring pkg-config's
         // include paths; the C* targets are the headers Swift imports and their loaders (.ci/gen-lazy-libraries.py).
@@ -45,10 +45,17 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
         ),
+        .systemLibrary(
+            name: "SystemQREncode",
+            path: "Sources/SystemLibraries/QREncode",
+            pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"]), .brew(["qrencode"])]
+        ),
         .target(name: "CDynamicLibrary"),
         .target(name: "CSQLCipher", dependencies: ["SystemSQLCipher", "CDynamicLibrary", "COpenSSL"]),
         .target(name: "COpenSSL", dependencies: ["SystemOpenSSL", "CDynamicLibrary"]),
         .target(name: "CLibXML2", dependencies: ["SystemLibXML2", "CDynamicLibrary"]),
+        .target(name: "CQREncode", dependencies: ["SystemQREncode", "CDynamicLibrary"]),
         .systemLibrary(
             name: "CZlibChecksum",
             pkgConfig: "zlib",
@@ -76,7 +83,7 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.

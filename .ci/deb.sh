@@ -84,6 +84,7 @@ for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }') $loaded; do
   esac
   depends+=("$package")
 done
+# Recommends: what a few commands load on first use and do without otherwise (share create --qr: libqrencode).
 depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
 installed_kb=$(du -sk "$root/usr" | cut -f1)
 
@@ -95,6 +96,7 @@ Architecture: $arch
 Maintainer: hreader developers <hreader@users.noreply.github.com>
 Installed-Size: $installed_kb
 Depends: $depends_line
+Recommends: libqrencode4
 Section: utils
 Priority: optional
 Homepage: https://github.com/projecthreader/hReader

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what hreader needs to build and test: SQLCipher >= 4.5, OpenSSL, libxml2, zlib (ZIPFoundation and
-# the Apple Health import's CRC check), pkg-config.
+# the Apple Health import's CRC check), libqrencode, pkg-config; zbarimg for the tests.
 # Idempotent: does nothing when everything is already there. Safe to run as root on Debian/Ubuntu,
 # or as a user on macOS with Homebrew.
 set -euo pipefail
@@ -19,6 +19,7 @@ all_present() {
   command -v pkg-config >/dev/null 2>&1 && have_sqlcipher \
     && pkg-config --exists libcrypto 2>/dev/null && pkg-config --exists libxml-2.0 2>/dev/null \
     && pkg-config --exists zlib 2>/dev/null \
+    && pkg-config --exists libqrencode 2>/dev/null && command -v zbarimg >/dev/null 2>&1 \
     && command -v sqlcipher >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1
 }
 
@@ -28,12 +29,12 @@ fi
 
 case "$(uname -s)" in
   Darwin)
-    brew install sqlcipher openssl@3 libxml2 zlib pkg-config
+    brew install sqlcipher openssl@3 libxml2 zlib pkg-config qrencode zbar
     exit 0 ;;
 esac
 
 if [ "$(id -u)" != 0 ]; then
-  echo "deps: missing system packages (SQLCipher >= $need_min_sqlcipher, libssl-dev, libxml2-dev, pkg-config); run 'sudo make deps'" >&2
+  echo "deps: missing system packages (SQLCipher >= $need_min_sqlcipher, libssl-dev, libxml2-dev, libqrencode-dev, zbar-tools, pkg-config); run 'sudo make deps'" >&2
   exit 1
 fi
 
@@ -51,7 +52,8 @@ fi
 echo "deps: installing SQLCipher, OpenSSL, libxml2 headers (apt-get)" >&2
 apt-get update -qq
 # openssl (the command) makes the test certificates of the TLS tests.
-apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev zlib1g-dev openssl >/dev/null
+# libqrencode draws share create's QR codes; zbar-tools' zbarimg reads them back in the tests.
+apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev zlib1g-dev openssl libqrencode-dev zbar-tools >/dev/null
 apt-get install -y -qq --no-install-recommends "${target[@]}" libsqlcipher-dev sqlcipher >/dev/null
 
 if ! have_sqlcipher; then

@@ -115,6 +115,25 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
         "variadic": [],
         "epilogue": "",
     },
+    {
+        # Only `share create --qr` draws QR codes: most commands never load it.
+        "target": "CQREncode",
+        "prefix": "qrencode",
+        "what": "libqrencode",
+        "hint": "install libqrencode (Debian: libqrencode4) to draw QR codes",
+        "sonames": ["libqrencode.so.4", "libqrencode.so"],
+        "apple": ["libqrencode.4.dylib", "/opt/homebrew/opt/qrencode/lib/libqrencode.4.dylib",
+                  "/usr/local/opt/qrencode/lib/libqrencode.4.dylib"],
+        "loader_includes": [],
+        "before": "",
+        "after": "",
+        "prelude": [],
+        "includes": ["<qrencode.h>"],
+        "pkg_config": "libqrencode",
+        "functions": """QRcode_encodeString QRcode_free""",
+        "variadic": [],
+        "epilogue": "",
+    },
 ]
 
 

@@ -37,10 +37,15 @@ struct ShareCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Where the files (--out) or 'hreader serve --shares' are reached from outside.", valueName: "url"))
         var baseURL: String
         @Option(help: ArgumentHelp("Also print the link behind this viewer: URL#shlink:/….", valueName: "url")) var viewer: String?
+        @Option(help: ArgumentHelp("Write the link's QR code to this file (.png or .svg); it holds the key, like the link.", valueName: "file"))
+        var qr: String?
 
         func validate() throws {
             if expires != "never", DurationArgument(argument: expires) == nil {
                 throw ValidationError("--expires takes a duration such as 30d, 12h or 90m, or 'never'")
+            }
+            if let qr, QRCode.FileFormat(path: qr) == nil {
+                throw ValidationError("--qr writes a .png or an .svg file; got '\(qr)'")
             }
             if out != nil, passcodeFile != nil {
                 throw ValidationError("a passcode needs hreader's own server: leave out --out and run 'hreader serve --shares'")
@@ -55,14 +60,20 @@ struct ShareCommand: ParsableCommand {
             let destination: OpenVault.ShareDestination = out.map { .directory(URL(fileURLWithPath: $0), baseURL: baseURL) } ?? .served(baseURL: baseURL)
             let created = try open.createShare(of: chosen, destination: destination, passcode: passcode, expires: until, label: label)
             let viewerText = viewer.map { created.link.text(viewer: $0) }
+            // The code holds what a phone opens: the viewer's link when there is one (a camera app opens
+            // a web page), else the bare shlink:/ for a health app.
+            let code = try QRCodeFile.code(viewerText ?? created.link.text)
+            if let qr { try code.write(to: URL(fileURLWithPath: qr)) }
             if global.json {
                 var object: JSONObject = [("share", created.share.jsonValue), ("link", .string(created.link.text))]
                 if let viewerText { object.members.append(("viewer_link", .string(viewerText))) }
+                if let qr { object.members.append(("qr_file", .string(qr))) }
                 Output.json(.object(object))
                 return
             }
             print(created.link.text)
             if let viewerText { print(viewerText) }
+            if Terminal.stdoutIsTerminal { for line in code.terminalLines() { print(line) } }
             let how = created.share.mode == .static
                 ? "its ciphertext is \(created.share.filePath ?? "")"
                 : "served by 'hreader serve --shares'" + (passcode != nil ? ", passcode required" : "")
@@ -95,6 +106,15 @@ struct ShareCommand: ParsableCommand {
             let share = try global.open().revokeShare(id)
             if global.json { Output.json(["revoked": .string(share.id)]); return }
             global.note("Revoked share \(share.id)" + (share.filePath.map { "; deleted \($0)" } ?? "") + ".")
+        }
+    }
+}
+
+/// `share create --qr`: the link's QR code.
+enum QRCodeFile {
+    static func code(_ text: String) throws -> QRCode {
+        do { return try QRCode(text) } catch QRCode.Failure.tooLong(let bytes) {
+            throw HReaderError.usage("the link (\(bytes) bytes) is too long for a QR code; use a shorter --base-url or --viewer")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderKit
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -235,6 +236,100 @@ final class HealthLinkTests: ServerCLITestCase {
         let result = try cli(["share", "create", "--patient", "1", "--passcode-file", code, "--out", host.root.path, "--base-url", hostBase])
         XCTAssertEqual(result.status, 2, result.stderr)
         XCTAssertTrue(result.stderr.contains("serve --shares"), result.stderr)
+    }
+
+    // MARK: QR codes
+
+    func succeeded(_ arguments: [String]) throws -> CLIResult {
+        let result = try cli(arguments)
+        XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
+        return result
+    }
+
+    /// `--qr`: the PNG that libqrencode's modules make is read back by zbar as the link a phone opens
+    /// (the viewer's, when given); the SVG holds the same modules; both owner-only, as the link is a key.
+    func testShareCreateWritesTheLinksQRCodeThatZbarReadsBack() throws {
+        try seed(nil)
+        let png = workDir.appendingPathComponent("link.png"), svg = workDir.appendingPathComponent("link.svg")
+        let created = try json(try succeeded(["share", "create", "--patient", "1", "--out", host.root.path, "--base-url", hostBase,
+                                       "--viewer", "https://viewer.example.org/", "--qr", png.path, "--json"]))
+        let viewerLink = try XCTUnwrap(created["viewer_link"] as? String)
+        XCTAssertEqual(created["qr_file"] as? String, png.path)
+        XCTAssertEqual(try zbar(png), [viewerLink])
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: png.path)[.posixPermissions] as? Int, 0o600)
+
+        let plain = try json(try succeeded(["share", "create", "--patient", "1", "--out", host.root.path, "--base-url", hostBase,
+                                     "--qr", svg.path, "--json"]))
+        let link = try XCTUnwrap(plain["link"] as? String)
+        let code = try QRCode(link)
+        XCTAssertEqual(try darkModules(ofSVG: String(contentsOf: svg, encoding: .utf8)), Set((0..<code.size).flatMap { y in
+            (0..<code.size).filter { x in code.isDark(x, y) }.map { x in [x + QRCode.margin, y + QRCode.margin] }
+        }))
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: svg.path)[.posixPermissions] as? Int, 0o600)
+
+        let refused = try cli(["share", "create", "--patient", "1", "--out", host.root.path, "--base-url", hostBase,
+                               "--qr", workDir.appendingPathComponent("link.gif").path])
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains(".png or an .svg"), refused.stderr)
+    }
+
+    /// On a terminal the code is drawn under the link, two rows of modules a line; piped, only the link.
+    func testShareCreateDrawsTheCodeOnATerminalOnly() throws {
+        try seed(nil)
+        let arguments = ["share", "create", "--patient", "1", "--out", host.root.path, "--base-url", hostBase, "--quiet"]
+        let piped = try succeeded(arguments)
+        XCTAssertEqual(piped.stdout.split(separator: "\n").count, 1, piped.stdout)
+        XCTAssertFalse(piped.stdout.contains("█"))
+
+        // util-linux's script(1) gives hreader a terminal for its standard output.
+        let command = ([Self.binary.path] + withPassword(arguments)).map { "'\($0)'" }.joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = environment([:])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        let lines = text.split(whereSeparator: \.isNewline).map(String.init)
+        let link = try XCTUnwrap(lines.first { $0.hasPrefix("shlink:/") }, text)
+        let drawn = lines.filter { $0.contains(where: { "█▀▄".contains($0) }) }
+        let side = try QRCode(link).sideWithMargin
+        XCTAssertEqual(drawn.count, (side + 1) / 2, text)
+        XCTAssertTrue(drawn.allSatisfy { $0.count == side }, text)
+    }
+
+    /// What zbarimg (zbar-tools, installed by `make deps`) reads in an image, one text per code.
+    func zbar(_ image: URL) throws -> [String] {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg") else {
+            XCTFail("zbarimg is missing: run 'make deps' (zbar-tools)")
+            return []
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/zbarimg")
+        process.arguments = ["--quiet", "--raw", image.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.split(whereSeparator: \.isNewline).map(String.init)
+    }
+
+    /// The cells an SVG's `M x y h n v1 h-n z` runs cover.
+    func darkModules(ofSVG svg: String) throws -> Set<[Int]> {
+        let path = try XCTUnwrap(svg.range(of: " d=\"").map { svg[$0.upperBound...].prefix { $0 != "\"" } })
+        var cells: Set<[Int]> = []
+        for run in path.split(separator: "M") {
+            let numbers = run.split(whereSeparator: { !$0.isNumber && $0 != "-" }).compactMap { Int($0) }
+            guard numbers.count == 5, numbers[3] == 1, numbers[4] == -numbers[2] else { XCTFail("odd run \(run)"); continue }
+            for x in numbers[0]..<(numbers[0] + numbers[2]) { cells.insert([x, numbers[1]]) }
+        }
+        return cells
     }
 
     // MARK: A link carrying SMART Health Cards

@@ -110,7 +110,8 @@ enum Pages {
             <p><a class="button timeline-link" href="\(base)/patients/\(escape(p.uuid))/timeline">Open the timeline</a> \
             <a class="button trends-link" href="\(base)/patients/\(escape(p.uuid))/trends">Lab trends</a> \
             <a class="button documents-link" href="\(base)/patients/\(escape(p.uuid))/documents">Documents</a> \
-            <a class="button summary-link" href="\(base)/patients/\(escape(p.uuid))/summary.html">Printable summary for a clinician</a></p>
+            <a class="button summary-link" href="\(base)/patients/\(escape(p.uuid))/summary.html">Printable summary for a clinician</a> \
+            <a class="button share-link" href="\(base)/patients/\(escape(p.uuid))/share">Share</a></p>
             </section>
             <div class="columns">
             <section class="conditions"><h2>Active conditions</h2>\(list(conditions))</section>

@@ -49,6 +49,7 @@ public struct WebServer: Sendable {
         let router = Router(context: WebContext.self)
         router.add(middleware: WebGuard(access: access, authority: listening, shares: shares))
         Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
+        SharePages(gate: gate, servesShares: shares).register(on: router.group(RouterPath(access.pathPrefix)))
         if shares { ShareRoutes(gate: gate, tickets: ShareTickets()).register(on: router.group(RouterPath("/shl"))) }
 
         var logger = Logger(label: "hreader.serve")

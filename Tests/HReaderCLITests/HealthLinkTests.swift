@@ -302,6 +302,51 @@ final class HealthLinkTests: ServerCLITestCase {
         XCTAssertTrue(drawn.allSatisfy { $0.count == side }, text)
     }
 
+    // MARK: The web view's Share page
+
+    /// The patient page's Share button: a form that makes a served link (CSRF-checked), the page then
+    /// showing it with its QR code; a second vault imports the link from this same server; Revoke ends it.
+    func testTheWebSharePageMakesALinkAnotherVaultImportsAndRevokesIt() throws {
+        try seed(nil)
+        let served = try serve(["--shares"])
+        defer { stop(served) }
+        let session = try XCTUnwrap(try served.send("/?token=\(served.token)").header("Set-Cookie")).split(separator: ";")[0]
+        let cookie = ("Cookie", String(session)), form = ("Content-Type", "application/x-www-form-urlencoded")
+        let patientPage = try served.send("/patients/1", headers: [cookie]).body
+        XCTAssertTrue(patientPage.contains("/patients/"), patientPage)
+        XCTAssertTrue(patientPage.contains("share-link"), "the patient page has the Share button")
+        let empty = try served.send("/patients/1/share", headers: [cookie])
+        XCTAssertEqual(empty.status, 200, empty.body)
+        let csrf = try XCTUnwrap(ServeTests.csrf(in: empty.body))
+        let body = "label=For+Dr.+Lee&expires=7d&passcode=&base_url=\(FormEncoding.encode(served.base))"
+
+        let forged = try served.send("POST", "/patients/1/share", headers: [cookie, form], body: Data(body.utf8))
+        XCTAssertEqual(forged.status, 403, "no CSRF token, no link")
+        XCTAssertEqual((try json(try cli(["share", "list", "--json"]))["shares"] as? [[String: Any]])?.count, 0)
+
+        let made = try served.send("POST", "/patients/1/share", headers: [cookie, form], body: Data("csrf_token=\(csrf)&\(body)".utf8))
+        XCTAssertEqual(made.status, 303, made.body)
+        let page = try served.send("/patients/1/share", headers: [cookie]).body
+        XCTAssertTrue(page.contains("<svg"), "the QR code, inline")
+        XCTAssertTrue(page.contains("For Dr. Lee"), page)
+        let link = try XCTUnwrap(page.range(of: "shlink:/").map { start in String(page[start.lowerBound...].prefix { $0 != "<" }) })
+        XCTAssertEqual(try LinkMaker.payload(of: link)["label"] as? String, "For Dr. Lee")
+        XCTAssertEqual(made.header("Location")?.hasSuffix("#share-" + (URL(string: try XCTUnwrap(try LinkMaker.payload(of: link)["url"] as? String))?
+            .lastPathComponent ?? "?")), true, made.header("Location") ?? "")
+
+        let receiver = try makeVault("receiver")
+        let taken = try cli(["import", "--link", link], vault: receiver)
+        XCTAssertEqual(taken.status, 0, taken.stderr)
+        XCTAssertEqual(try facts(in: receiver), try facts(in: nil))
+
+        let id = try XCTUnwrap(page.range(of: "id=\"share-").map { String(page[$0.upperBound...].prefix { $0 != "\"" }) })
+        let revoked = try served.send("POST", "/patients/1/share/\(id)/revoke", headers: [cookie, form], body: Data("csrf_token=\(csrf)".utf8))
+        XCTAssertEqual(revoked.status, 303, revoked.body)
+        XCTAssertFalse(try served.send("/patients/1/share", headers: [cookie]).body.contains("shlink:/"), "a revoked link is no longer shown")
+        let gone = try cli(["import", "--link", link], vault: try makeVault("late"))
+        XCTAssertEqual(gone.status, 6, gone.stderr)
+    }
+
     /// What zbarimg (zbar-tools, installed by `make deps`) reads in an image, one text per code.
     func zbar(_ image: URL) throws -> [String] {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg") else {

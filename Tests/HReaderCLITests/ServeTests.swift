@@ -8,7 +8,7 @@ final class ServeTests: CLITestCase {
                          "/api/patients", "/api/patients/1", "/api/patients/1/entries", "/api/patients/1/summary",
                          "/api/patients/1/vitals", "/static/app.js", "/static/app.css", "/static/icon.svg",
                          "/favicon.ico", "/no/such/page", "/search?q=lisinopril", "/api/search?q=lisinopril",
-                         "/patients/1/trends", "/api/patients/1/trends"]
+                         "/patients/1/trends", "/api/patients/1/trends", "/patients/1/share"]
 
     func testEveryPageAndEndpointAnswers401WithoutTheToken() throws {
         try seedFamily()
@@ -36,6 +36,10 @@ final class ServeTests: CLITestCase {
         let post = try served.send("POST", "/timeline.json?key=Levels&patient=1", headers: [("Content-Type", "application/json")],
                                    body: Data(#"{"pain":"3"}"#.utf8))
         XCTAssertEqual(post.status, 401)
+        let share = try served.send("POST", "/patients/1/share", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                                    body: Data("base_url=http%3A%2F%2Fattacker.example".utf8))
+        XCTAssertEqual(share.status, 401, "no link is made without the token")
+        XCTAssertEqual((try json(ok(withPassword(["share", "list", "--json"])))["shares"] as? [Any])?.count, 0)
         let timeline = try json(ok(withPassword(["timeline", "--patient", "1", "--page", "day"])))
         XCTAssertEqual(timeline["levels"] as? [String: [String]], [:], "the refused POST stored nothing")
     }

@@ -71,6 +71,12 @@ extension OpenVault {
 
     public func shares() throws -> [Share] { try read { try ShareRepository(db).all() } }
 
+    /// A share's link again (its key is kept in the vault), as `createShare` printed it.
+    public static func link(of share: Share) -> HealthLink {
+        HealthLink(url: share.url, key: share.key, expires: share.expires.flatMap { ClinicalTime.parse($0)?.epoch }, flags: share.flag,
+                   label: share.label)
+    }
+
     /// Revokes the share: a served one answers 404 from now on; a static one's file is deleted from
     /// its directory (a copy the web host already took is beyond reach: docs/sharing.md).
     @discardableResult

@@ -246,6 +246,34 @@ final class SummaryTests: CLITestCase {
     /// document a clinician opens). Checked by an allow-list over libxml2's parse and written again;
     /// a narrative that fails is replaced by a generated one from the entry, a contained resource's
     /// removed. The printable page never shows a source's narrative at all.
+    /// Results and vital signs: the newest of each test in the window (two years before now), whatever
+    /// its wording (a code groups them), never an older reading, a struck one, or one from before it.
+    func testTheSummaryShowsTheNewestResultOfEachTestInItsWindowOnly() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Quill", "--birth-date", "1961-04-12"]))
+        let now = Date()
+        func day(_ daysAgo: Double) -> String { ISO8601DateFormatter().string(from: now.addingTimeInterval(-daysAgo * 86_400)) }
+        func result(_ description: String, _ value: String, _ daysAgo: Double, code: String = "LOINC=2345-7") throws -> Int {
+            let added = try ok(withPassword(["entries", "add", "--patient", "1", "--type", "result", "--description", description,
+                                             "--value", value, "--unit", "mg/dL", "--date", day(daysAgo), "--code", code, "--json"]))
+            return try XCTUnwrap((try json(added)["entry"] as? [String: Any])?["id"] as? Int)
+        }
+        _ = try result("Glucose", "91", 300)
+        _ = try result("Glucose [Mass/volume] in Serum", "97", 100)
+        let struck = try result("Glucose", "250", 10)
+        try ok(withPassword(["entries", "strike", String(struck)]))
+        _ = try result("Cholesterol", "180", 1_000, code: "LOINC=2093-3")
+        _ = try result("Hemoglobin A1c", "5.9", 500, code: "LOINC=4548-4")
+
+        let out = workDir.appendingPathComponent("summary.html")
+        try ok(withPassword(["summary", "--patient", "1", "--format", "html", "--out", out.path]))
+        let html = try String(contentsOf: out, encoding: .utf8)
+        XCTAssertTrue(html.contains(">97 mg/dL<"), "the newest glucose, under another wording")
+        XCTAssertTrue(html.contains(">5.9 mg/dL<"), "the newest (and only) A1c in the window")
+        for absent in [">91 mg/dL<", ">250 mg/dL<", ">180 mg/dL<", "Cholesterol"] {
+            XCTAssertFalse(html.contains(absent), "\(absent): an older, struck or out-of-window result")
+        }
+    }
+
     func testIPSKeepsASourcesNarrativeOnlyAsFHIRAllowsIt() throws {
         let xhtml = "http://www.w3.org/1999/xhtml"
         func condition(_ id: String, _ name: String, div: String) -> String {

@@ -73,23 +73,27 @@ public struct ClinicalSummary: Sendable {
 
 extension OpenVault {
     /// The summary of a patient's record for a clinician; results and vital signs from `since`
-    /// (default: `ClinicalSummary.defaultWindow` before `now`). Apple Health samples are read one
-    /// per series (the latest), never all of them.
+    /// (default: `ClinicalSummary.defaultWindow` before `now`). Each list is read by its own indexed
+    /// query: the problems, allergies, medications and immunizations of their types, the newest
+    /// result and vital sign of each kind since `since`, and Apple Health samples one per series (the
+    /// latest), never all of them (issue 41: what the summary does not show is not read).
     public func clinicalSummary(of patient: Patient, since: ClinicalTime? = nil, now: Date = Date()) throws -> ClinicalSummary {
         let since = since ?? ClinicalTime(epoch: Int64(now.timeIntervalSince1970 - ClinicalSummary.defaultWindow))
         return try read {
-            let all = try entries.list(patientID: patient.id, samples: false).filter { !$0.user.deleted }
-            func of(_ type: EntryType) -> [Entry] { all.filter { $0.content.type == type } }
-            func recent(_ type: EntryType) -> [Entry] { of(type).filter { ($0.content.effectiveTime?.epoch ?? .min) >= since.epoch } }
+            func of(_ type: EntryType) throws -> [Entry] {
+                try entries.list(patientID: patient.id, type: type, samples: false).filter { !$0.user.deleted }
+            }
+            // The newest of each stored kind: the newest of a kind as the summary groups them (by code) is among them.
+            func recent(_ type: EntryType) throws -> [Entry] { try entries.newestOfEachKind(patientID: patient.id, type: type, from: since.epoch) }
 
-            let problems = of(.condition).filter { PatientSummary.isActive($0, now: now) }
-            let allergies = of(.allergy).filter { PatientSummary.isActive($0, now: now) }
-            let medications = of(.medication).filter { entry in
+            let problems = try of(.condition).filter { PatientSummary.isActive($0, now: now) }
+            let allergies = try of(.allergy).filter { PatientSummary.isActive($0, now: now) }
+            let medications = try of(.medication).filter { entry in
                 if let status = entry.content.status?.lowercased(), ClinicalSummary.pastMedicationStatuses.contains(status) { return false }
                 if let end = entry.content.end, end.date < now { return false }
                 return true
             }
-            let immunizations = of(.immunization).filter { entry in
+            let immunizations = try of(.immunization).filter { entry in
                 !(entry.content.status.map { ClinicalSummary.notGivenStatuses.contains($0.lowercased()) } ?? false)
             }
             let samples = try entries.latestSamples(patientID: patient.id, type: .vitalSign, from: since.epoch)
@@ -105,8 +109,8 @@ extension OpenVault {
                 patient: patient, generated: now, since: since,
                 problems: ClinicalSummary.newestFirst(problems), allergies: ClinicalSummary.newestFirst(allergies),
                 medications: ClinicalSummary.newestFirst(medications), immunizations: ClinicalSummary.newestFirst(immunizations),
-                results: ClinicalSummary.latestOfEachKind(recent(.result)),
-                vitalSigns: ClinicalSummary.latestOfEachKind(recent(.vitalSign) + samples),
+                results: ClinicalSummary.latestOfEachKind(try recent(.result)),
+                vitalSigns: ClinicalSummary.latestOfEachKind(try recent(.vitalSign) + samples),
                 sources: sources,
                 sourceKinds: Dictionary(allSources.map { ($0.id, $0.kind) }, uniquingKeysWith: { first, _ in first }))
         }

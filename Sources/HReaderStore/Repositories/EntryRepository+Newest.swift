@@ -81,6 +81,27 @@ extension EntryRepository {
         }
     }
 
+    /// The newest current entry of each kind of `type` dated at or after `from` (epoch seconds),
+    /// Apple Health samples left out: the kinds from `entries_patient_kind`, then one row read per
+    /// kind from its end of that index, however many older ones it has (a clinician's summary shows
+    /// the latest result of each test).
+    public func newestOfEachKind(patientID: Int64, type: EntryType, from: Int64) throws -> [Entry] {
+        let kinds = try db.query("""
+            SELECT DISTINCT description, codes FROM entries INDEXED BY entries_patient_kind WHERE patient_id = ? AND type = ?
+            """, [patientID, type.rawValue]) { ($0.string(0)!, $0.string(1)!) }
+        let newest = try db.prepare("""
+            SELECT \(Self.columns) FROM entries INDEXED BY entries_patient_kind
+            WHERE patient_id = ? AND type = ? AND description = ? AND codes = ? AND coalesce(date_epoch, start_epoch, end_epoch) >= ?
+                  AND user_deleted = 0 AND \(Self.shownCopy)
+            ORDER BY coalesce(date_epoch, start_epoch, end_epoch) DESC, id DESC LIMIT 1
+            """)
+        return try kinds.compactMap { description, codes in
+            try newest.bind([patientID, type.rawValue, description, codes, from])
+            defer { newest.reset() }
+            return try newest.step() ? Self.row(newest) : nil
+        }
+    }
+
     /// One source of `forEachNewest`: a kind's entries, or a series' samples, at its newest unread one.
     private struct NewestSource {
         let next: () throws -> Entry?

@@ -7,7 +7,8 @@ import HReaderStore
 /// `patients show`, and `export --types vital_sign --group day` to a file. Time and peak memory of the
 /// hreader process, and each time as a fraction of the import's in the same run. Goals: the views
 /// <= 100 ms and <= 64 MiB at 10M samples, linear in what they print; the export within 2x the
-/// import's time, <= 64 MiB. (The web patient page is measured with the server's load run.)
+/// import's time, <= 64 MiB. (The web patient page is measured with the server's load run.) And
+/// `share create` of the same person (issue 37: <= 300 ms).
 func wholeRecordViews(service: VaultService, token: String, hreader: URL, importSeconds: Double) throws {
     let session = ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"]
     let root = service.vault.root.path
@@ -43,4 +44,14 @@ func wholeRecordViews(service: VaultService, token: String, hreader: URL, import
     row("    hreader export --types vital_sign --group day", ms(export.seconds),
         String(format: "%.0f MB of Bundle, %.0f MB/s; %.2fx the import's time (goal <= 2x); peak RSS %.0f MB (goal <= 64 MiB)",
                Double(exported) / 1e6, Double(exported) / 1e6 / export.seconds, export.seconds / importSeconds, mb(export.peakKB)))
+
+    // Sharing the person's summary (issue 37): the IPS built, sealed and written for a static host,
+    // against building the same IPS alone.
+    let shares = service.vault.root.deletingLastPathComponent().appendingPathComponent("shares")
+    try FileManager.default.createDirectory(at: shares, withIntermediateDirectories: true)
+    let ips = try measured(["summary", "--patient", patient, "--format", "ips"])
+    let share = try measured(["share", "create", "--patient", patient, "--out", shares.path, "--base-url", "https://me.example.org/shl", "--quiet"])
+    try? FileManager.default.removeItem(at: shares)
+    row("    hreader share create --out (session)", ms(share.seconds),
+        String(format: "goal <= 300 ms; the IPS alone (summary --format ips) %.1f ms; peak RSS %.0f MB", ips.seconds * 1000, mb(share.peakKB)))
 }

@@ -1,3 +1,4 @@
+import CSandboxedChild
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -27,12 +28,21 @@ struct ChildProcess {
         var stdout: [UInt8]
         /// The first few kilobytes of stderr.
         var stderr: [UInt8]
+        /// How a sandboxed child was cut off from the network (`SandboxedChild`).
+        var isolation: SandboxedChild.Isolation? = nil
+    }
+
+    /// A child started by `CSandboxedChild` rather than posix_spawn: limits, no network, no files written.
+    struct Sandbox {
+        var limits: hreader_child_limits
+        /// Skip the network namespace and rely on seccomp alone (to test that path).
+        var seccompOnly: Bool
     }
 
     static let stderrLimit = 4096
 
     static func run(executable: String, arguments: [String] = [], environment: [String: String], workingDirectory: String?,
-                    input: [UInt8], timeout: TimeInterval, outputLimit: Int) -> Result {
+                    input: [UInt8], timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil) -> Result {
         // A child that exits before reading all of stdin must not kill hreader with SIGPIPE.
         let previousSIGPIPE = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previousSIGPIPE) }
@@ -44,8 +54,11 @@ struct ChildProcess {
         let childEnds = [stdinPipe.read, stdoutPipe.write, stderrPipe.write]
         defer { for fd in parentEnds where fd >= 0 { close(fd) } }
 
-        let spawned = spawn(executable: executable, arguments: arguments, environment: environment,
-                            workingDirectory: workingDirectory, stdio: childEnds)
+        var isolation: SandboxedChild.Isolation?
+        let spawned = sandbox.map { spawnSandboxed(executable: executable, arguments: arguments, environment: environment,
+                                                    sandbox: $0, stdio: childEnds, isolation: &isolation) }
+            ?? spawn(executable: executable, arguments: arguments, environment: environment,
+                     workingDirectory: workingDirectory, stdio: childEnds)
         for fd in childEnds { close(fd) }
         let pid: pid_t
         switch spawned {
@@ -121,7 +134,7 @@ struct ChildProcess {
         if ending == nil {
             ending = exitedNormally(status) ? .exited(exitCode(status)) : .signaled(terminatingSignal(status))
         }
-        return Result(ending: ending!, stdout: stdout, stderr: stderr)
+        return Result(ending: ending!, stdout: stdout, stderr: stderr, isolation: isolation)
     }
 
     // MARK: Spawning
@@ -175,6 +188,21 @@ struct ChildProcess {
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { return .failure("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        return .success(pid)
+    }
+
+    private static func spawnSandboxed(executable: String, arguments: [String], environment: [String: String], sandbox: Sandbox,
+                                       stdio: [Int32], isolation: inout SandboxedChild.Isolation?) -> Spawned {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var limits = sandbox.limits
+        var how: Int32 = 0
+        let pid = stdio.withUnsafeBufferPointer { fds in
+            hreader_child_spawn(executable, argv, envp, &limits, sandbox.seccompOnly ? 1 : 0, fds.baseAddress, &how)
+        }
+        guard pid > 0 else { return .failure("cannot start \(executable) in its sandbox: \(String(cString: strerror(errno)))") }
+        isolation = how == Int32(HREADER_CHILD_NAMESPACE_AND_SECCOMP) ? .networkNamespace : .seccomp
         return .success(pid)
     }
 

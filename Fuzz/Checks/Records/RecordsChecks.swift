@@ -14,7 +14,7 @@ public enum RecordsFuzzChecks {
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
-        ("health-card", healthCard), ("health-link", healthLink),
+        ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -445,6 +445,32 @@ public enum RecordsFuzzChecks {
         }
         _ = DocumentText.readable(bytes, contentType: "text/rtf")
         _ = DocumentText.readable(bytes, contentType: "text/plain; charset=utf-16")
+    }
+
+    /// What the text helpers hand back (issue 39), read as Tesseract's TSV, as pdftotext's pages and
+    /// as lab lines: bounded, tidy, no control characters, and every lab proposal sound (a name, a
+    /// finite value, a unit, a range in order) and found again when its own line is read alone.
+    public static func extractedText(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let ocr = ExtractedText.ocr(tsv: bytes)
+        try tidyText(ocr.text, input: bytes.count, factor: 1, what: "OCR text")
+        if let confidence = ocr.confidence, !(0...100).contains(confidence) { throw FuzzViolation("confidence \(confidence)") }
+        guard (ocr.words == 0) == (ocr.confidence == nil) else { throw FuzzViolation("\(ocr.words) words, confidence \(String(describing: ocr.confidence))") }
+        let pages = ExtractedText.pages(ofPDFText: bytes)
+        for page in pages {
+            try tidyText(page, input: bytes.count, factor: 3, what: "PDF page text")
+            if page.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+                throw FuzzViolation("a control character in a page: \(page.prefix(300).debugDescription)")
+            }
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let proposals = LabLines.proposals(in: text)
+        guard proposals.count <= LabLines.maxProposals else { throw FuzzViolation("\(proposals.count) proposals") }
+        for p in proposals {
+            guard !p.name.isEmpty, p.value.isFinite, !p.unit.isEmpty, p.line >= 1 else { throw FuzzViolation("an unsound proposal: \(p)") }
+            if let low = p.low, let high = p.high, low > high { throw FuzzViolation("a range out of order: \(p)") }
+            guard LabLines.parse(p.text) != nil else { throw FuzzViolation("a proposal's own line does not read again: \(p.text.debugDescription)") }
+        }
     }
 
     static func tidyText(_ text: String, input: Int, factor: Int, what: String) throws {

@@ -272,7 +272,7 @@ extension OpenVault {
             recordImporter.verifications = verifications
             let pair = (recordImporter,
                         DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil,
-                                         takingOverFrom: sources.legacy))
+                                         extractor: try textExtractor(), takingOverFrom: sources.legacy))
             made[sourceID] = pair
             return pair
         }

@@ -95,6 +95,7 @@ Architecture: $arch
 Maintainer: hreader developers <hreader@users.noreply.github.com>
 Installed-Size: $installed_kb
 Depends: $depends_line
+Recommends: poppler-utils, tesseract-ocr, tesseract-ocr-eng, tesseract-ocr-osd
 Section: utils
 Priority: optional
 Homepage: https://github.com/projecthreader/hReader
@@ -102,7 +103,9 @@ Description: encrypted personal health record manager
  Keeps a person's (and their family's) complete health record in one
  SQLCipher-encrypted vault: imports from FHIR R4 and RHEx servers, FHIR files,
  C-CDA documents and Apple Health exports; a timeline, applets, search, a
- clinician summary and a local web view.
+ clinician summary and a local web view. Scans, photos and PDFs become
+ searchable text through poppler-utils and tesseract-ocr (recommended), run
+ as sandboxed helpers.
 CONTROL
 
 mkdir -p "$OUT_DIR"

@@ -39,7 +39,7 @@ extension OpenVault {
     /// and handed to the helpers on their stdin; no transaction is open while they run.
     @discardableResult
     public func extractText(_ document: StoredDocument, extractor: DocumentTextExtractor) throws -> DocumentTextResult {
-        guard document.state == .fetched, let sha256 = document.sha256 else {
+        guard document.state == .fetched, document.sha256 != nil else {
             return DocumentTextResult(text: nil, method: .none, note: "no bytes in the vault")
         }
         var bytes: [UInt8] = []
@@ -122,7 +122,9 @@ extension OpenVault {
             content.valueText = line.valueText + range
             content.unit = line.unit
             content.raw = Self.observation(line, document: document).serialized(sortingKeys: true)
-            added.append(try addEntry(patient: patient, content: content))
+            // Where it came from, where the user sees it (`entries show`), beside the raw Observation's `derivedFrom`.
+            let provenance = UserFields(comments: "From document \(document.id) (\(document.title)), line \(line.line): \(line.text)")
+            added.append(try addEntry(patient: patient, content: content, user: provenance))
         }
         try write { try audit.record("document.propose.accept", subject: document.uuid, detail: "\(added.count) results") }
         return added

@@ -15,6 +15,11 @@ public struct LabLine: Sendable, Equatable {
     public var high: Double?
     /// The line as read (tidied), to show beside the proposal.
     public var text: String
+
+    public init(line: Int, name: String, value: Double, valueText: String, unit: String, low: Double?, high: Double?, text: String) {
+        self.line = line; self.name = name; self.value = value; self.valueText = valueText; self.unit = unit
+        self.low = low; self.high = high; self.text = text
+    }
 }
 
 public enum LabLines {

@@ -292,6 +292,29 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertTrue(missing.stderr.contains("'xyz' is not installed"), missing.stderr)
     }
 
+    func testAnImportReadsItsPapersUpToItsBoundAndQueuesTheRest() throws {
+        let words = ["Saffronella", "Tamarindo", "Quillwort"]
+        let references = words.enumerated().map { i, word in
+            let pdf = Self.textPDF([["Attached letter about \(word) and its follow up"]]).base64EncodedString()
+            return #"{"resource":{"resourceType":"DocumentReference","id":"d\#(i)","status":"current","subject":{"reference":"Patient/f1"},"# +
+                #""description":"Letter \#(i)","content":[{"attachment":{"contentType":"application/pdf","data":"\#(pdf)"}}]}}"#
+        }
+        let bundle = #"{"resourceType":"Bundle","type":"collection","entry":[{"resource":{"resourceType":"Patient","id":"f1","# +
+            #""name":[{"family":"Fileson","given":["Fay"]}]}},"# + references.joined(separator: ",") + "]}"
+        let imported = try ok(withPassword(["import", "--file", try file("bundle.json", bundle), "--json"]),
+                              env: ["HREADER_DOCUMENTS_EXTRACT_PER_IMPORT": "1"])
+        let counts = try XCTUnwrap((try json(imported)["summary"] as? [String: Any])?["documents"] as? [String: Any])
+        XCTAssertEqual(counts["stored"] as? Int, 3)
+        XCTAssertEqual(counts["extracted"] as? Int, 1)
+        XCTAssertEqual(counts["queued"] as? Int, 2)
+        let listed = try json(try ok(withPassword(["documents", "list", "--json"])))["documents"] as? [[String: Any]] ?? []
+        XCTAssertEqual(listed.compactMap { $0["text_method"] as? String }.sorted(), ["pdf-text", "pending", "pending"])
+        XCTAssertEqual(try words.map { try searchTitles($0).count }, [1, 0, 0], "the first is read, the others wait")
+        XCTAssertEqual(try json(try ok(withPassword(["documents", "reindex", "--json"])))["read"] as? Int, 2)
+        XCTAssertEqual(try words.map { try searchTitles($0).count }, [1, 1, 1])
+        assertNoPlaintext(words)
+    }
+
     func testLabLinesAreProposedAndOnlyAcceptedOnesStored() throws {
         let report = Self.textPDF([["City Lab report", "Haemoglobin 13.2 g/dL (reference 12.0 - 16.0)", "Sodium 139 mmol/L (ref 135 - 145)",
                                     "Comment: sample received late", "Potassium 5.9 mmol/L 3.5 - 5.1 H"]])

@@ -43,6 +43,15 @@ struct ChildProcess {
 
     static func run(executable: String, arguments: [String] = [], environment: [String: String], workingDirectory: String?,
                     input: [UInt8], timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil) -> Result {
+        var given: [UInt8]? = input
+        return run(executable: executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory,
+                   pulling: { defer { given = nil }; return given }, timeout: timeout, outputLimit: outputLimit, sandbox: sandbox)
+    }
+
+    /// As above, stdin fed from `pulling` piece by piece as the child reads (nil: the end), so a large
+    /// input never needs to be whole in memory.
+    static func run(executable: String, arguments: [String] = [], environment: [String: String], workingDirectory: String?,
+                    pulling: () -> [UInt8]?, timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil) -> Result {
         // A child that exits before reading all of stdin must not kill hreader with SIGPIPE.
         let previousSIGPIPE = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previousSIGPIPE) }
@@ -76,7 +85,17 @@ struct ChildProcess {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
         var written = 0
         var ending: Ending?
-        if input.isEmpty { close(parentEnds[0]); parentEnds[0] = -1 }
+        // The piece being written, the next one pulled when it is done.
+        var input: [UInt8] = []
+        func refill() -> Bool {
+            while written == input.count {
+                guard let next = pulling() else { return false }
+                input = next
+                written = 0
+            }
+            return true
+        }
+        if !refill() { close(parentEnds[0]); parentEnds[0] = -1 }
         var buffer = [UInt8](repeating: 0, count: 65_536)
 
         // Feed stdin and drain stdout and stderr until both are closed, or a limit is reached.
@@ -95,7 +114,7 @@ struct ChildProcess {
                         write(polled.fd, bytes.baseAddress! + written, min(bytes.count - written, 65_536))
                     }
                     if n > 0 { written += n }
-                    if written == input.count || (n < 0 && errno != EAGAIN && errno != EINTR) {
+                    if (written == input.count && !refill()) || (n < 0 && errno != EAGAIN && errno != EINTR) {
                         close(parentEnds[0]); parentEnds[0] = -1
                     }
                     continue

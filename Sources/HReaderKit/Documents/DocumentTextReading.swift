@@ -35,22 +35,25 @@ extension OpenVault {
     }
 
     /// Reads one stored document's text again (by helper, out of process, for a PDF or an image) and
-    /// keeps it, indexed for search. The bytes are read whole into memory (at most the document limit)
-    /// and handed to the helpers on their stdin; no transaction is open while they run.
+    /// keeps it, indexed for search. The bytes go from the vault to the helpers' stdin one chunk at a
+    /// time; no write transaction is open while they run.
     @discardableResult
     public func extractText(_ document: StoredDocument, extractor: DocumentTextExtractor) throws -> DocumentTextResult {
         guard document.state == .fetched, document.sha256 != nil else {
             return DocumentTextResult(text: nil, method: .none, note: "no bytes in the vault")
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(document.size ?? 0))
-        try read { try documentStore.readBytes(id: document.id) { bytes += $0 } }
+        // Streamed from the vault to each helper, a chunk at a time: a 50 MB scan is never whole in memory.
+        let bytes = DocumentBytes { [documentStore] in try documentStore.chunks(id: document.id) }
         return try extractText(document, bytes: bytes, extractor: extractor)
     }
 
     /// As above, with the document's bytes at hand (an import that has just stored them).
     @discardableResult
     func extractText(_ document: StoredDocument, bytes: [UInt8], extractor: DocumentTextExtractor) throws -> DocumentTextResult {
+        try extractText(document, bytes: .inMemory(bytes), extractor: extractor)
+    }
+
+    func extractText(_ document: StoredDocument, bytes: DocumentBytes, extractor: DocumentTextExtractor) throws -> DocumentTextResult {
         guard let sha256 = document.sha256 else { return DocumentTextResult(text: nil, method: .none, note: "no bytes in the vault") }
         let result = extractor.extract(bytes, contentType: document.contentType)
         try write {

@@ -34,11 +34,20 @@ public struct DocumentTextExtractor: Sendable {
     }
 
     public func extract(_ bytes: [UInt8], contentType: String?) -> DocumentTextResult {
+        extract(.inMemory(bytes), contentType: contentType)
+    }
+
+    /// As above, the bytes streamed to each helper from `bytes` (the vault's chunks), never whole in memory
+    /// but for text read in process (at most `DocumentText.maxInputBytes`).
+    public func extract(_ bytes: DocumentBytes, contentType: String?) -> DocumentTextResult {
         let type = DocumentContentType.mediaType(contentType) ?? ""
         if type == "application/pdf" { return pdf(bytes) }
         if type.hasPrefix("image/") { return image(bytes, type: type) }
         if DocumentContentType.hasReadableText(contentType) {
-            let text = DocumentText.readable(bytes, contentType: contentType)
+            guard let whole = try? bytes.whole(limit: DocumentText.maxInputBytes) else {
+                return DocumentTextResult(text: nil, method: .none, note: "too large to read as text")
+            }
+            let text = DocumentText.readable(whole, contentType: contentType)
             return text.map { DocumentTextResult(text: $0, method: .text) }
                 ?? DocumentTextResult(text: nil, method: .none, note: "no readable text")
         }
@@ -48,10 +57,12 @@ public struct DocumentTextExtractor: Sendable {
     static let installPoppler = "no text: install poppler-utils"
     static let installTesseract = "no text: install tesseract-ocr"
 
-    func image(_ bytes: [UInt8], type: String) -> DocumentTextResult {
+    func image(_ bytes: DocumentBytes, type: String) -> DocumentTextResult {
         guard ocr else { return DocumentTextResult(text: nil, method: .none, note: "not read: OCR was turned off") }
         guard tools.tesseract != nil else { return DocumentTextResult(text: nil, method: .none, note: Self.installTesseract) }
-        if let problem = ImageHeader.problem(bytes) { return DocumentTextResult(text: nil, method: .none, note: "not read: \(problem)") }
+        if let first = try? bytes.first(), let problem = ImageHeader.problem(first) {
+            return DocumentTextResult(text: nil, method: .none, note: "not read: \(problem)")
+        }
         do {
             let page = try recognize(bytes)
             guard !page.text.isEmpty else { return DocumentTextResult(text: nil, method: .none, note: "OCR found no text", languages: languages) }
@@ -61,12 +72,12 @@ public struct DocumentTextExtractor: Sendable {
         }
     }
 
-    func pdf(_ bytes: [UInt8]) -> DocumentTextResult {
+    func pdf(_ bytes: DocumentBytes) -> DocumentTextResult {
         guard let pdftotext = tools.pdftotext else { return DocumentTextResult(text: nil, method: .none, note: Self.installPoppler) }
         let pages: [String]
         do {
-            pages = ExtractedText.pages(ofPDFText: try SandboxedChild(executable: pdftotext, limits: limits)
-                .run(["-q", "-enc", "UTF-8", "fd://0", "-"], input: bytes).stdout)
+            pages = ExtractedText.pages(ofPDFText: try bytes.feed(SandboxedChild(executable: pdftotext, limits: limits),
+                                                                  ["-q", "-enc", "UTF-8", "fd://0", "-"]).stdout)
         } catch {
             return DocumentTextResult(text: nil, method: .none, note: "not read: \(error)")
         }
@@ -85,9 +96,9 @@ public struct DocumentTextExtractor: Sendable {
                 for (done, index) in missing.prefix(maxOCRPages).enumerated() {
                     progress?(done + 1, min(missing.count, maxOCRPages))
                     do {
-                        let image = try SandboxedChild(executable: tools.pdftoppm!, limits: limits)
-                            .run(["-r", String(dpi), "-f", String(index + 1), "-l", String(index + 1), "-gray", "-png", "fd://0"], input: bytes).stdout
-                        let page = try recognize(image)
+                        let image = try bytes.feed(SandboxedChild(executable: tools.pdftoppm!, limits: limits),
+                                                   ["-r", String(dpi), "-f", String(index + 1), "-l", String(index + 1), "-gray", "-png", "fd://0"]).stdout
+                        let page = try recognize(.inMemory(image))
                         texts[index] = page.text
                         if let confidence = page.confidence { confidences.append((confidence, page.words)) }
                     } catch {
@@ -115,10 +126,56 @@ public struct DocumentTextExtractor: Sendable {
 
     /// One image (PNG, JPEG, TIFF, …) through Tesseract: automatic page segmentation with orientation
     /// and script detection (`--psm 1`), so a page photographed sideways reads.
-    func recognize(_ image: [UInt8]) throws -> (text: String, confidence: Double?, words: Int) {
-        let outcome = try SandboxedChild(executable: tools.tesseract!, limits: limits)
-            .run(["stdin", "stdout", "--psm", "1", "-l", languages, "tsv"], input: image)
+    func recognize(_ image: DocumentBytes) throws -> (text: String, confidence: Double?, words: Int) {
+        let outcome = try image.feed(SandboxedChild(executable: tools.tesseract!, limits: limits),
+                                     ["stdin", "stdout", "--psm", "1", "-l", languages, "tsv"])
         return ExtractedText.ocr(tsv: outcome.stdout)
+    }
+}
+
+/// A document's bytes, read from the start as often as a helper needs them (each PDF page is rendered
+/// by its own `pdftoppm`, fed the whole file): from memory, or from the vault one chunk at a time.
+public struct DocumentBytes {
+    /// A fresh stream of the bytes: each call of what it returns gives the next piece, nil at the end.
+    let open: () throws -> () throws -> [UInt8]?
+
+    public init(open: @escaping () throws -> () throws -> [UInt8]?) { self.open = open }
+
+    public static func inMemory(_ bytes: [UInt8]) -> DocumentBytes {
+        DocumentBytes {
+            var offset = 0
+            return {
+                guard offset < bytes.count else { return nil }
+                let end = min(bytes.count, offset + DocumentRepository.chunkSize)
+                defer { offset = end }
+                return Array(bytes[offset..<end])
+            }
+        }
+    }
+
+    /// The first piece (an image's header).
+    func first() throws -> [UInt8]? { try open()() }
+
+    /// All of it, when it is at most `limit` bytes; nil when larger.
+    func whole(limit: Int) throws -> [UInt8]? {
+        let next = try open()
+        var all: [UInt8] = []
+        while let piece = try next() {
+            all += piece
+            if all.count > limit { return nil }
+        }
+        return all
+    }
+
+    /// Runs `child` with these bytes on its stdin.
+    func feed(_ child: SandboxedChild, _ arguments: [String]) throws -> SandboxedChild.Outcome {
+        let next = try open()
+        var failure: Error?
+        let outcome = try child.run(arguments, pulling: {
+            do { return try next() } catch { failure = error; return nil }
+        })
+        if let failure { throw failure }
+        return outcome
     }
 }
 

@@ -61,12 +61,18 @@ public struct SandboxedChild: Sendable {
 
     /// Runs the helper with `input` on stdin; its stdout when it exits with status 0.
     public func run(_ arguments: [String], input: [UInt8]) throws -> Outcome {
+        var given: [UInt8]? = input
+        return try run(arguments, pulling: { defer { given = nil }; return given })
+    }
+
+    /// Runs the helper with stdin fed from `pulling` piece by piece (nil: the end).
+    public func run(_ arguments: [String], pulling: () -> [UInt8]?) throws -> Outcome {
         let name = (executable as NSString).lastPathComponent
         let sandbox = ChildProcess.Sandbox(limits: hreader_child_limits(address_space: limits.memoryBytes, cpu_seconds: limits.cpuSeconds,
                                                                         open_files: limits.openFiles),
                                            seccompOnly: seccompOnly)
         let result = ChildProcess.run(executable: executable, arguments: arguments, environment: Self.environment, workingDirectory: nil,
-                                      input: input, timeout: limits.timeout, outputLimit: limits.outputBytes, sandbox: sandbox)
+                                      pulling: pulling, timeout: limits.timeout, outputLimit: limits.outputBytes, sandbox: sandbox)
         switch result.ending {
         case .exited(0):
             return Outcome(stdout: result.stdout, isolation: result.isolation ?? .seccomp)

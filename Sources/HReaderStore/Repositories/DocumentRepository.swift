@@ -255,6 +255,22 @@ public struct DocumentRepository {
         while try select.step() { try body(select.blob(0) ?? []) }
     }
 
+    /// The stored bytes one chunk at a time, pulled: each call gives the next chunk, nil at the end
+    /// (for a consumer that asks, such as a child process's stdin). The statement stays open until
+    /// the end is reached or the function is released.
+    public func chunks(id: Int64) throws -> () throws -> [UInt8]? {
+        let select = try db.prepare("SELECT bytes FROM document_chunks WHERE document_id = ? ORDER BY seq")
+        try select.bind([id])
+        var done = false
+        return {
+            guard !done else { return nil }
+            if try select.step() { return select.blob(0) ?? [] }
+            done = true
+            select.reset()
+            return nil
+        }
+    }
+
     /// Drops the bytes (a document now kept as a reference only).
     public func removeBytes(id: Int64) throws {
         try db.execute("DELETE FROM document_chunks WHERE document_id = ?", [id])

@@ -67,23 +67,41 @@ public enum ExtractedText {
     }
 
     /// Control characters but line breaks and tabs removed, trailing spaces trimmed, runs of blank
-    /// lines made one, cut at `maxCharacters`.
+    /// lines made one, cut at `maxCharacters`. One pass over the UTF-8 bytes; only lines with
+    /// non-ASCII text look at Unicode properties (format characters such as bidi overrides go too).
     public static func tidy(_ text: String) -> String {
-        var out = String.UnicodeScalarView()
+        var out: [UInt8] = []
+        out.reserveCapacity(min(text.utf8.count, maxCharacters))
         var blankRun = 0
         var count = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var scalars = rawLine.unicodeScalars.filter { $0 == "\t" || !($0.properties.generalCategory == .control || $0.properties.generalCategory == .format && $0 != "\u{200D}") }
-            while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
-            if scalars.isEmpty { blankRun += 1; if blankRun > 1 || out.isEmpty { continue } } else { blankRun = 0 }
-            if count + scalars.count + 1 > maxCharacters { break }
-            if !out.isEmpty { out.append("\n") }
-            out.append(contentsOf: scalars)
-            count += scalars.count + 1
+        var line: [UInt8] = []
+        for raw in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            line.removeAll(keepingCapacity: true)
+            var characters = 0
+            if raw.allSatisfy({ $0 < 0x80 }) {
+                for byte in raw where byte >= 0x20 && byte != 0x7F || byte == 0x09 { line.append(byte) }
+                characters = line.count
+            } else {
+                for scalar in String(decoding: raw, as: UTF8.self).unicodeScalars {
+                    if scalar.value < 0x80 {
+                        guard scalar.value >= 0x20 && scalar.value != 0x7F || scalar == "\t" else { continue }
+                    } else {
+                        let category = scalar.properties.generalCategory
+                        guard category != .control, category != .format || scalar == "\u{200D}" else { continue }
+                    }
+                    line.append(contentsOf: String(scalar).utf8)
+                    characters += 1
+                }
+            }
+            while let last = line.last, last == 0x20 || last == 0x09 { line.removeLast(); characters -= 1 }
+            if line.isEmpty { blankRun += 1; if blankRun > 1 || out.isEmpty { continue } } else { blankRun = 0 }
+            if count + characters + 1 > maxCharacters { break }
+            if !out.isEmpty { out.append(0x0A) }
+            out += line
+            count += characters + 1
         }
-        var result = String(out)
-        while result.hasSuffix("\n") { result.removeLast() }
-        return result
+        while out.last == 0x0A { out.removeLast() }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

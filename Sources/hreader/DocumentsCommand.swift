@@ -125,8 +125,10 @@ struct DocumentsCommand: ParsableCommand {
             let open = try global.open()
             let p = try open.patient(patient)
             let extractor = try DocumentsCommand.extractor(open, languages: ocrLang, global: global)
+            defer { DocumentsCommand.endProgress(extractor) }
             let d = try open.addDocument(file: URL(fileURLWithPath: file), patient: p, title: title, date: date?.time,
                                          contentType: contentType, limits: limits, extractor: extractor)
+            DocumentsCommand.endProgress(extractor)
             if global.json { Output.json(.object([("document", d.jsonObject.json)])); return }
             let text = d.textSummary.isEmpty ? "" : "; text: \(d.textSummary)"
             global.note("Added document \(d.id) (\(DocumentsCommand.size(d.size)), \(d.contentType ?? "")\(text)) for \(p.displayName).")
@@ -137,13 +139,18 @@ struct DocumentsCommand: ParsableCommand {
     static func extractor(_ open: OpenVault, languages: String?, global: GlobalOptions) throws -> DocumentTextExtractor {
         var extractor = try open.textExtractor(languages: languages)
         if isatty(STDERR_FILENO) == 1, !global.json, !global.quiet {
+            // Cleared by `endProgress` once the document is read.
             extractor.progress = { page, pages in
                 guard pages > 1 else { return }
-                let line = (page == 1 ? "" : "\r\u{1B}[K") + "OCR: page \(page) of \(pages)" + (page == pages ? "\r\u{1B}[K" : "")
-                FileHandle.standardError.write(Data(line.utf8))
+                FileHandle.standardError.write(Data("\r\u{1B}[KOCR: page \(page) of \(pages)".utf8))
             }
         }
         return extractor
+    }
+
+    /// Clears the progress line `extractor` may have left on a terminal.
+    static func endProgress(_ extractor: DocumentTextExtractor) {
+        if extractor.progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     struct Reindex: ParsableCommand {
@@ -165,6 +172,7 @@ struct DocumentsCommand: ParsableCommand {
             let extractor = try DocumentsCommand.extractor(open, languages: ocrLang, global: global)
             var rows: [JSONValue] = []
             let summary = try open.reindexDocuments(patient: only, ocr: ocr, extractor: extractor) { d, result in
+                DocumentsCommand.endProgress(extractor)
                 var stored = d
                 stored.textMethod = result.method; stored.textConfidence = result.confidence; stored.textNote = result.note
                 if global.json { rows.append(.object([("id", .int(d.id)), ("text_method", .string(result.method.rawValue)),

@@ -292,6 +292,19 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertTrue(missing.stderr.contains("'xyz' is not installed"), missing.stderr)
     }
 
+    func testTheWebViewShowsAPhotoBesideWhatOCRReadOfIt() throws {
+        let photo = try Self.render(Self.textPDF([["Allergy card Hollyhockine reaction"]]), format: "png", dpi: 200)
+        let id = try XCTUnwrap(try add(try write("allergy.png", photo))["id"] as? Int)
+        let served = try serve()
+        defer { stop(served) }
+        let page = try served.bearer("/documents/\(id)")
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("Hollyhockine"), page.body)
+        XCTAssertTrue(page.body.contains("<img class=\"document-page\" src=\"\(served.prefix)/documents/\(id)/file\""), page.body)
+        XCTAssertTrue(page.body.contains("<dt>Text</dt><dd>ocr "), page.body)
+        XCTAssertEqual(try served.bearer("/documents/\(id)/file").header("Content-Type"), "image/png")
+    }
+
     func testAnImportReadsItsPapersUpToItsBoundAndQueuesTheRest() throws {
         let words = ["Saffronella", "Tamarindo", "Quillwort"]
         let references = words.enumerated().map { i, word in

@@ -453,23 +453,40 @@ public enum RecordsFuzzChecks {
     public static func extractedText(_ data: Data) throws {
         let bytes = [UInt8](data)
         let ocr = ExtractedText.ocr(tsv: bytes)
-        try tidyText(ocr.text, input: bytes.count, factor: 1, what: "OCR text")
+        try tidyExtracted(ocr.text, input: bytes.count, what: "OCR text")
         if let confidence = ocr.confidence, !(0...100).contains(confidence) { throw FuzzViolation("confidence \(confidence)") }
         guard (ocr.words == 0) == (ocr.confidence == nil) else { throw FuzzViolation("\(ocr.words) words, confidence \(String(describing: ocr.confidence))") }
         let pages = ExtractedText.pages(ofPDFText: bytes)
-        for page in pages {
-            try tidyText(page, input: bytes.count, factor: 3, what: "PDF page text")
-            if page.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
-                throw FuzzViolation("a control character in a page: \(page.prefix(300).debugDescription)")
-            }
-        }
-        let text = String(decoding: bytes, as: UTF8.self)
-        let proposals = LabLines.proposals(in: text)
+        for page in pages { try tidyExtracted(page, input: bytes.count, what: "PDF page text") }
+        try tidyExtracted(ExtractedText.tidy(text(bytes)), input: bytes.count, what: "tidied text")
+        let proposals = LabLines.proposals(in: text(bytes))
         guard proposals.count <= LabLines.maxProposals else { throw FuzzViolation("\(proposals.count) proposals") }
         for p in proposals {
             guard !p.name.isEmpty, p.value.isFinite, !p.unit.isEmpty, p.line >= 1 else { throw FuzzViolation("an unsound proposal: \(p)") }
             if let low = p.low, let high = p.high, low > high { throw FuzzViolation("a range out of order: \(p)") }
             guard LabLines.parse(p.text) != nil else { throw FuzzViolation("a proposal's own line does not read again: \(p.text.debugDescription)") }
+        }
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Extracted text keeps a line's indentation (a page's layout), but no line ends in a space or a
+    /// tab, there are no runs of empty lines, no control characters but line breaks and tabs, no
+    /// format characters (bidi overrides) but the zero-width joiner, and it is bounded.
+    static func tidyExtracted(_ text: String, input: Int, what: String) throws {
+        // U+FFFD for each bad byte: at most 3 bytes of UTF-8 for one of input.
+        guard text.utf8.count <= input * 3 + 16, text.unicodeScalars.count <= ExtractedText.maxCharacters else {
+            throw FuzzViolation("\(what) of \(text.utf8.count) bytes from \(input) bytes of input")
+        }
+        guard !text.contains("\n\n\n"), !text.hasPrefix("\n"), !text.hasSuffix("\n") else {
+            throw FuzzViolation("\(what) has runs of empty lines: \(text.prefix(300).debugDescription)")
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) where line.last == " " || line.last == "\t" {
+            throw FuzzViolation("\(what) has spaces at a line's end: \(line.prefix(300).debugDescription)")
+        }
+        if let bad = text.unicodeScalars.first(where: { $0 != "\n" && $0 != "\t" && $0 != "\u{200D}" && ($0.properties.generalCategory == .control
+                                                          || $0.properties.generalCategory == .format) }) {
+            throw FuzzViolation("\(what) holds U+\(String(bad.value, radix: 16)): \(text.prefix(300).debugDescription)")
         }
     }
 

@@ -87,6 +87,14 @@ extension OpenVault {
         return summary
     }
 
+    /// At the end of an import or sync: the PDFs and images still waiting (left by this run's bound or
+    /// an earlier one's) are read while the run's bound allows; `counts.queued` is then what still waits.
+    func readWaitingDocuments(_ counts: inout DocumentImportCounts, limits: DocumentLimits) throws {
+        let room = max(0, limits.extractPerImport - counts.extracted)
+        if room > 0 { counts.extracted += try extractPending(limit: room, extractor: try textExtractor()) }
+        counts.queued = try read { try documentStore.pending().count }
+    }
+
     /// Reads the documents an import left waiting, oldest first, at most `limit` of them.
     func extractPending(limit: Int, extractor: DocumentTextExtractor) throws -> Int {
         let ids = try read { try documentStore.pending(limit: limit) }

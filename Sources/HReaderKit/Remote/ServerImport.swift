@@ -137,6 +137,7 @@ extension OpenVault {
             try guarded.run { vault in
                 try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
             }
+            try guarded.run { try $0.readWaitingDocuments(&summary.documents, limits: documents.limits) }
             return (connection.kind, summary, resources)
         } catch let error as NetError {
             throw HReaderError.from(network: error)
@@ -240,6 +241,7 @@ extension OpenVault {
                 try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
             }
         }
+        try guarded.run { try $0.readWaitingDocuments(&summary.imports.documents, limits: limits) }
         return summary
     }
 }

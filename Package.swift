@@ -63,6 +63,9 @@ let package = Package(
         ),
         // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
         .target(name: "CProcessHardening"),
+        // Starts a helper that parses untrusted bytes (pdftotext, pdftoppm, tesseract) with no network
+        // (an empty network namespace, else seccomp), resource limits, and no files written (HReaderKit's SandboxedChild).
+        .target(name: "CSandboxedChild"),
         // C's stdout for the executable's print (Swift 6 will not read the C global itself).
         .target(name: "CStandardOutput"),
         .target(name: "HReaderJSON"),
@@ -83,7 +86,7 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CSandboxedChild",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.

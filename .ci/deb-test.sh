@@ -45,6 +45,11 @@ for want in "libsqlcipher1 (>= 4.5)" libssl3 libxml2 zlib1g libc6; do
 done
 ! grep -qi 'swift' <<<"$depends" || fail "Depends names the Swift toolchain: $depends"
 ok "Depends: $depends"
+recommends=$(dpkg-deb -f "$deb" Recommends)
+for want in poppler-utils tesseract-ocr tesseract-ocr-eng; do
+  grep -q -- "$want" <<<"$recommends" || fail "Recommends lacks $want: $recommends"
+done
+ok "Recommends: $recommends"
 
 dpkg-deb -x "$deb" "$work/root"
 bin="$work/root/usr/bin/hreader"

@@ -84,7 +84,8 @@ for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }') $loaded; do
   esac
   depends+=("$package")
 done
-# Recommends: what a few commands load on first use and do without otherwise (share create --qr: libqrencode).
+# Recommends: what a few commands use and do without otherwise (share create --qr: libqrencode; text from
+# PDFs, scans and photos: poppler-utils and Tesseract).
 depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
 installed_kb=$(du -sk "$root/usr" | cut -f1)
 
@@ -96,7 +97,7 @@ Architecture: $arch
 Maintainer: hreader developers <hreader@users.noreply.github.com>
 Installed-Size: $installed_kb
 Depends: $depends_line
-Recommends: libqrencode4
+Recommends: libqrencode4, poppler-utils, tesseract-ocr, tesseract-ocr-eng, tesseract-ocr-osd
 Section: utils
 Priority: optional
 Homepage: https://github.com/projecthreader/hReader
@@ -104,7 +105,9 @@ Description: encrypted personal health record manager
  Keeps a person's (and their family's) complete health record in one
  SQLCipher-encrypted vault: imports from FHIR R4 and RHEx servers, FHIR files,
  C-CDA documents and Apple Health exports; a timeline, applets, search, a
- clinician summary and a local web view.
+ clinician summary and a local web view. Scans, photos and PDFs become
+ searchable text through poppler-utils and tesseract-ocr (recommended), run
+ as sandboxed helpers.
 CONTROL
 
 mkdir -p "$OUT_DIR"

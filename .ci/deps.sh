@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what hreader needs to build and test: SQLCipher >= 4.5, OpenSSL, libxml2, zlib (ZIPFoundation and
-# the Apple Health import's CRC check), libqrencode, pkg-config; zbarimg for the tests.
+# the Apple Health import's CRC check), libqrencode, pkg-config; zbarimg for the tests; and the helpers that read text
+# from PDFs, scans and photos (poppler-utils, Tesseract with English and orientation detection, a font for poppler to draw with).
 # Idempotent: does nothing when everything is already there. Safe to run as root on Debian/Ubuntu,
 # or as a user on macOS with Homebrew.
 set -euo pipefail
@@ -20,7 +21,15 @@ all_present() {
     && pkg-config --exists libcrypto 2>/dev/null && pkg-config --exists libxml-2.0 2>/dev/null \
     && pkg-config --exists zlib 2>/dev/null \
     && pkg-config --exists libqrencode 2>/dev/null && command -v zbarimg >/dev/null 2>&1 \
-    && command -v sqlcipher >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1
+    && command -v sqlcipher >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1 \
+    && have_text_helpers
+}
+
+# Papers' text (docs/documents.md, "Text from PDFs, scans and photos"): run as sandboxed child processes.
+have_text_helpers() {
+  command -v pdftotext >/dev/null 2>&1 && command -v pdftoppm >/dev/null 2>&1 && command -v tesseract >/dev/null 2>&1 \
+    && tesseract --list-langs 2>/dev/null | grep -qx eng && tesseract --list-langs 2>/dev/null | grep -qx osd \
+    && { [ "$(uname -s)" = Darwin ] || fc-list 2>/dev/null | grep -q .; }
 }
 
 if all_present; then
@@ -29,7 +38,7 @@ fi
 
 case "$(uname -s)" in
   Darwin)
-    brew install sqlcipher openssl@3 libxml2 zlib pkg-config qrencode zbar
+    brew install sqlcipher openssl@3 libxml2 zlib pkg-config qrencode zbar poppler tesseract
     exit 0 ;;
 esac
 
@@ -55,6 +64,8 @@ apt-get update -qq
 # libqrencode draws share create's QR codes; zbar-tools' zbarimg reads them back in the tests.
 apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev zlib1g-dev openssl libqrencode-dev zbar-tools >/dev/null
 apt-get install -y -qq --no-install-recommends "${target[@]}" libsqlcipher-dev sqlcipher >/dev/null
+echo "deps: installing poppler-utils and tesseract-ocr (apt-get)" >&2
+apt-get install -y -qq --no-install-recommends poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd fonts-dejavu-core >/dev/null
 
 if ! have_sqlcipher; then
   echo "deps: SQLCipher $(pkg-config --modversion sqlcipher 2>/dev/null || echo none) is older than $need_min_sqlcipher" >&2

@@ -111,6 +111,13 @@ put("html-text", "broken.html", '<p a=b c="d\' e=\'f>x<!-- unclosed <script>y</s
 put("rtf-text", "letter.rtf", r"{\rtf1\ansi\ansicpg1252\deff0{\fonttbl{\f0 Arial;}}{\colortbl;\red0\green0\blue0;}"
     r"{\*\generator Writer;}\f0 Caf\'e9 \u8364? and \u-10179?\u-8703? \b bold\b0\par{\pict\pngblip 89504e47}\tab end\line}")
 put("rtf-text", "nested.rtf", "{\\rtf1" + "{" * 300 + "deep" + "}" * 300 + "\\bin5 {}{}x after\\uc2\\u233 AB}")
+# --- Papers' text (issue 39): Tesseract's TSV, pdftotext's pages, lab lines -----------------------
+put("extracted-text", "ocr.tsv", "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext\n"
+    "1\t1\t0\t0\t0\t0\t0\t0\t2550\t3300\t-1\t\n5\t1\t1\t1\t1\t1\t100\t100\t200\t40\t96.5\tHaemoglobin\n"
+    "5\t1\t1\t1\t1\t2\t320\t100\t80\t40\t91.2\t13.2\n5\t1\t1\t1\t1\t3\t420\t100\t80\t40\t90\tg/dL\n"
+    "5\t1\t2\t1\t1\t1\t100\t300\t200\t40\t-1\t \n5\t1\t2\t1\t2\t1\t100\t400\t200\t40\t88\tSodium\n")
+put("extracted-text", "labs.txt", "City Lab\nHaemoglobin 13.2 g/dL (reference 12.0 - 16.0)\nSodium 139 mmol/L (ref 135-145)\n"
+    "Potassium 5.9 mmol/L 3.5 - 5.1 H\nCreatinine <0,5 mg/dL (0,6\u20131,2)\n\x0cPage two\x0c")
 put("fhir-xml", "entity.xml", '<?xml version="1.0"?><!DOCTYPE Patient [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>'
     '<Patient xmlns="http://hl7.org/fhir"><id value="&b;"/></Patient>')
 put("fhir-xml", "extension-primitive.xml", '<Patient xmlns="http://hl7.org/fhir"><id value="x"/><birthDate value="1970-01-01">'

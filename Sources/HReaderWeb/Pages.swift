@@ -315,11 +315,16 @@ enum Pages {
     static func document(_ d: StoredDocument, text: String?, patient p: Patient, visit: Visit) -> String {
         let base = escape(visit.base)
         let facts = [("Date", d.date?.text), ("Type", d.contentType), ("Size", d.size.map(size)), ("From", d.origin ?? "added by you"),
-                     ("State", d.state == .fetched ? nil : "\(d.state.rawValue): \(d.reason ?? "")"), ("SHA-256", d.sha256)]
+                     ("State", d.state == .fetched ? nil : "\(d.state.rawValue): \(d.reason ?? "")"), ("SHA-256", d.sha256),
+                     ("Text", d.textSummary.isEmpty ? nil : d.textSummary)]
             .compactMap { label, value in value.map { "<dt>\(escape(label))</dt><dd>\(escape($0))</dd>" } }.joined()
         let file = d.state == .fetched ? "<p><a class=\"button file-link\" href=\"\(base)/documents/\(d.id)/file\">Open the file</a></p>" : ""
-        let body = text.map { "<pre class=\"document-text\">\(escape($0))</pre>" }
-            ?? "<p class=\"empty\">No readable text (a PDF or an image shows in its file).</p>"
+        // A photo or a scanned page beside what OCR read of it (the image is the vault's bytes, served
+        // by the file route under its sandbox; an <img> runs nothing).
+        let isImage = d.state == .fetched && DocumentDelivery(d).contentType.hasPrefix("image/")
+        let page = isImage ? "<img class=\"document-page\" src=\"\(base)/documents/\(d.id)/file\" alt=\"The document\">" : ""
+        let body = page + (text.map { "<pre class=\"document-text\">\(escape($0))</pre>" }
+            ?? "<p class=\"empty\">No readable text\(d.textMethod == DocumentTextMethod.none ? ": " + escape(d.textSummary) : " (a PDF or an image shows in its file)").</p>")
         return layout(title: d.title.isEmpty ? "Document" : d.title, visit: visit, body: """
             <h1>\(escape(d.title.isEmpty ? "(untitled)" : d.title))</h1>
             <p><a href="\(base)/patients/\(escape(p.uuid))/documents">Documents of \(escape(name(p)))</a></p>

@@ -34,7 +34,7 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=NAME[,NAME…] runs only those groups (for a quick figure while working on one thing):
 // import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search, health-cards
-// (HREADER_BENCH_CARDS, 1,000).
+// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text).
 let groups: [String: () async throws -> Void] = [
     "import": {
         try await runImportBenchmarks(scratch: scratch, password: password)
@@ -52,6 +52,7 @@ let groups: [String: () async throws -> Void] = [
     "startup": { try runStartupBenchmarks() },
     "search": { try runSearchBenchmarks(scratch: scratch, password: password) },
     "health-cards": { try runHealthCardBenchmarks(scratch: scratch, password: password) },
+    "papers": { try runPapersBenchmarks(scratch: scratch, password: password) },
 ]
 if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.isEmpty {
     let names = only.split(separator: ",").map(String.init)
@@ -212,6 +213,7 @@ try runHealthCardBenchmarks(scratch: scratch, password: password)
 try runBackupBenchmarks(scratch: scratch, password: password)
 try runDocumentsBenchmarks(scratch: scratch, password: password)
 try runDocumentImportBenchmark(scratch: scratch, password: password)
+try runPapersBenchmarks(scratch: scratch, password: password)
 try runJSONBenchmarks()
 
 say("\nDone.")

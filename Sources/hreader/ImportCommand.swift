@@ -196,6 +196,10 @@ struct ImportCommand: AsyncParsableCommand {
                 print("  kept \(documents.referenced[reason]!) document(s) as references: \(reason)")
             }
             for failure in documents.failures { print("  document not fetched: \(failure)") }
+            if documents.extracted + documents.queued > 0 {
+                print("  text of PDFs and images: \(documents.extracted) read" + (documents.queued > 0
+                    ? ", \(documents.queued) waiting (HREADER_DOCUMENTS_EXTRACT_PER_IMPORT; 'hreader documents reindex' reads them)" : ""))
+            }
         }
         if summary.filedFromWaiting > 0 {
             print("  filed \(summary.filedFromWaiting) resource(s) that were waiting for their patient")

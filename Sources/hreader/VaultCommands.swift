@@ -125,6 +125,7 @@ struct StatusCommand: ParsableCommand {
                                     "waiting_for_their_patient": .int(counts.waiting), "documents": .int(counts.documents)]
                 object["search"] = ["engine": "fts5", "indexed_entries": .int(counts.searchIndexed), "indexed_documents": .int(counts.documentsIndexed)]
             }
+            object["document_text"] = .object(JSONObject(TextTools.find().summary().json.map { (key: $0.0, value: $0.1.map(JSONValue.string) ?? .null) }))
             Output.json(.object(object))
             return
         }
@@ -151,6 +152,7 @@ struct StatusCommand: ParsableCommand {
                 rows.append(["waiting:", "\(counts.waiting) imported resource(s) wait for their patient (import the file that holds that Patient)"])
             }
         }
+        rows.append(["papers:", TextTools.find().summary().line])
         Output.table(rows)
     }
 }

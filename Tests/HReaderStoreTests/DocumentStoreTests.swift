@@ -75,4 +75,42 @@ final class DocumentStoreTests: XCTestCase {
         XCTAssertEqual(try search.searchDocuments(SearchQuery("metformin")).count, 0)
         XCTAssertEqual(try search.indexedDocumentCount(), 0)
     }
+
+    /// Schema 12 says how each document's text was obtained: a vault from before keeps its text as
+    /// `text`, its fetched PDFs and images wait for extraction, everything else has none; the queue
+    /// lists the waiting ones, and storing a result takes one off it and into the search index.
+    func testASchemaElevenVaultQueuesItsPapersForExtraction() throws {
+        let path = root.appendingPathComponent("v.db").path
+        let db = try Database.open(path: path, key: try SecretBytes.random(count: 32), create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version <= 11 }).migrate(db)
+        let patient = try PatientRepository(db).add(NewPatient(firstName: "Ada", lastName: "Byron"))
+        let documents = DocumentRepository(db)
+        func add(_ title: String, _ type: String, state: DocumentState = .fetched, text: String? = nil) throws -> Int64 {
+            let id = try documents.insert(DocumentDraft(patientID: patient.id, sourceID: try documents.manualSourceID(), title: title,
+                                                        contentType: type, state: state))
+            try db.execute("UPDATE documents SET text = ? WHERE id = ?", [text, id])
+            return id
+        }
+        let note = try add("note", "text/plain", text: "Plain words")
+        let scan = try add("scan", "application/pdf")
+        let photo = try add("photo", "image/jpeg")
+        let zip = try add("zip", "application/zip")
+        let failed = try add("failed", "application/pdf", state: .failed)
+        try Migrator().migrate(db)
+        let method = { (id: Int64) in try documents.get(id: id)?.textMethod }
+        XCTAssertEqual(try method(note), .text)
+        XCTAssertEqual(try method(scan), .pending)
+        XCTAssertEqual(try method(photo), .pending)
+        XCTAssertEqual(try method(zip), DocumentTextMethod.none)
+        XCTAssertNil(try method(failed), "nothing to read yet")
+        XCTAssertEqual(try documents.pending(), [scan, photo])
+        XCTAssertEqual(try documents.pending(limit: 1), [scan])
+
+        try documents.setText(id: scan, DocumentTextResult(text: "Scanned Gallimaufry letter", method: .ocr, confidence: 91.5, languages: "eng"))
+        XCTAssertEqual(try documents.pending(), [photo])
+        let stored = try XCTUnwrap(try documents.get(id: scan))
+        XCTAssertEqual(stored.textConfidence, 91.5)
+        XCTAssertEqual(stored.textLanguages, "eng")
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM documents_search WHERE documents_search MATCH 'gallimaufry'"), 1)
+    }
 }

@@ -14,7 +14,7 @@ public enum RecordsFuzzChecks {
         ("json", json), ("fhir-bundle", fhirBundle), ("fhir-ndjson", fhirNDJSON), ("fhir-xml", fhirXML),
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
-        ("health-card", healthCard), ("health-link", healthLink),
+        ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -445,6 +445,49 @@ public enum RecordsFuzzChecks {
         }
         _ = DocumentText.readable(bytes, contentType: "text/rtf")
         _ = DocumentText.readable(bytes, contentType: "text/plain; charset=utf-16")
+    }
+
+    /// What the text helpers hand back (issue 39), read as Tesseract's TSV, as pdftotext's pages and
+    /// as lab lines: bounded, tidy, no control characters, and every lab proposal sound (a name, a
+    /// finite value, a unit, a range in order) and found again when its own line is read alone.
+    public static func extractedText(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let ocr = ExtractedText.ocr(tsv: bytes)
+        try tidyExtracted(ocr.text, input: bytes.count, what: "OCR text")
+        if let confidence = ocr.confidence, !(0...100).contains(confidence) { throw FuzzViolation("confidence \(confidence)") }
+        guard (ocr.words == 0) == (ocr.confidence == nil) else { throw FuzzViolation("\(ocr.words) words, confidence \(String(describing: ocr.confidence))") }
+        let pages = ExtractedText.pages(ofPDFText: bytes)
+        for page in pages { try tidyExtracted(page, input: bytes.count, what: "PDF page text") }
+        try tidyExtracted(ExtractedText.tidy(text(bytes)), input: bytes.count, what: "tidied text")
+        let proposals = LabLines.proposals(in: text(bytes))
+        guard proposals.count <= LabLines.maxProposals else { throw FuzzViolation("\(proposals.count) proposals") }
+        for p in proposals {
+            guard !p.name.isEmpty, p.value.isFinite, !p.unit.isEmpty, p.line >= 1 else { throw FuzzViolation("an unsound proposal: \(p)") }
+            if let low = p.low, let high = p.high, low > high { throw FuzzViolation("a range out of order: \(p)") }
+            guard LabLines.parse(p.text) != nil else { throw FuzzViolation("a proposal's own line does not read again: \(p.text.debugDescription)") }
+        }
+    }
+
+    static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Extracted text keeps a line's indentation (a page's layout), but no line ends in a space or a
+    /// tab, there are no runs of empty lines, no control characters but line breaks and tabs, no
+    /// format characters (bidi overrides) but the zero-width joiner, and it is bounded.
+    static func tidyExtracted(_ text: String, input: Int, what: String) throws {
+        // U+FFFD for each bad byte: at most 3 bytes of UTF-8 for one of input.
+        guard text.utf8.count <= input * 3 + 16, text.unicodeScalars.count <= ExtractedText.maxCharacters else {
+            throw FuzzViolation("\(what) of \(text.utf8.count) bytes from \(input) bytes of input")
+        }
+        guard !text.contains("\n\n\n"), !text.hasPrefix("\n"), !text.hasSuffix("\n") else {
+            throw FuzzViolation("\(what) has runs of empty lines: \(text.prefix(300).debugDescription)")
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) where line.last == " " || line.last == "\t" {
+            throw FuzzViolation("\(what) has spaces at a line's end: \(line.prefix(300).debugDescription)")
+        }
+        if let bad = text.unicodeScalars.first(where: { $0 != "\n" && $0 != "\t" && $0 != "\u{200D}" && ($0.properties.generalCategory == .control
+                                                          || $0.properties.generalCategory == .format) }) {
+            throw FuzzViolation("\(what) holds U+\(String(bad.value, radix: 16)): \(text.prefix(300).debugDescription)")
+        }
     }
 
     static func tidyText(_ text: String, input: Int, factor: Int, what: String) throws {

@@ -1,3 +1,4 @@
+import CSandboxedChild
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -27,12 +28,30 @@ struct ChildProcess {
         var stdout: [UInt8]
         /// The first few kilobytes of stderr.
         var stderr: [UInt8]
+        /// How a sandboxed child was cut off from the network (`SandboxedChild`).
+        var isolation: SandboxedChild.Isolation? = nil
+    }
+
+    /// A child started by `CSandboxedChild` rather than posix_spawn: limits, no network, no files written.
+    struct Sandbox {
+        var limits: hreader_child_limits
+        /// Skip the network namespace and rely on seccomp alone (to test that path).
+        var seccompOnly: Bool
     }
 
     static let stderrLimit = 4096
 
     static func run(executable: String, arguments: [String] = [], environment: [String: String], workingDirectory: String?,
-                    input: [UInt8], timeout: TimeInterval, outputLimit: Int) -> Result {
+                    input: [UInt8], timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil) -> Result {
+        var given: [UInt8]? = input
+        return run(executable: executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory,
+                   pulling: { defer { given = nil }; return given }, timeout: timeout, outputLimit: outputLimit, sandbox: sandbox)
+    }
+
+    /// As above, stdin fed from `pulling` piece by piece as the child reads (nil: the end), so a large
+    /// input never needs to be whole in memory.
+    static func run(executable: String, arguments: [String] = [], environment: [String: String], workingDirectory: String?,
+                    pulling: () -> [UInt8]?, timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil) -> Result {
         // A child that exits before reading all of stdin must not kill hreader with SIGPIPE.
         let previousSIGPIPE = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previousSIGPIPE) }
@@ -44,8 +63,11 @@ struct ChildProcess {
         let childEnds = [stdinPipe.read, stdoutPipe.write, stderrPipe.write]
         defer { for fd in parentEnds where fd >= 0 { close(fd) } }
 
-        let spawned = spawn(executable: executable, arguments: arguments, environment: environment,
-                            workingDirectory: workingDirectory, stdio: childEnds)
+        var isolation: SandboxedChild.Isolation?
+        let spawned = sandbox.map { spawnSandboxed(executable: executable, arguments: arguments, environment: environment,
+                                                    sandbox: $0, stdio: childEnds, isolation: &isolation) }
+            ?? spawn(executable: executable, arguments: arguments, environment: environment,
+                     workingDirectory: workingDirectory, stdio: childEnds)
         for fd in childEnds { close(fd) }
         let pid: pid_t
         switch spawned {
@@ -63,7 +85,17 @@ struct ChildProcess {
         var stdout: [UInt8] = [], stderr: [UInt8] = []
         var written = 0
         var ending: Ending?
-        if input.isEmpty { close(parentEnds[0]); parentEnds[0] = -1 }
+        // The piece being written, the next one pulled when it is done.
+        var input: [UInt8] = []
+        func refill() -> Bool {
+            while written == input.count {
+                guard let next = pulling() else { return false }
+                input = next
+                written = 0
+            }
+            return true
+        }
+        if !refill() { close(parentEnds[0]); parentEnds[0] = -1 }
         var buffer = [UInt8](repeating: 0, count: 65_536)
 
         // Feed stdin and drain stdout and stderr until both are closed, or a limit is reached.
@@ -82,7 +114,7 @@ struct ChildProcess {
                         write(polled.fd, bytes.baseAddress! + written, min(bytes.count - written, 65_536))
                     }
                     if n > 0 { written += n }
-                    if written == input.count || (n < 0 && errno != EAGAIN && errno != EINTR) {
+                    if (written == input.count && !refill()) || (n < 0 && errno != EAGAIN && errno != EINTR) {
                         close(parentEnds[0]); parentEnds[0] = -1
                     }
                     continue
@@ -121,7 +153,7 @@ struct ChildProcess {
         if ending == nil {
             ending = exitedNormally(status) ? .exited(exitCode(status)) : .signaled(terminatingSignal(status))
         }
-        return Result(ending: ending!, stdout: stdout, stderr: stderr)
+        return Result(ending: ending!, stdout: stdout, stderr: stderr, isolation: isolation)
     }
 
     // MARK: Spawning
@@ -175,6 +207,21 @@ struct ChildProcess {
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard rc == 0 else { return .failure("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        return .success(pid)
+    }
+
+    private static func spawnSandboxed(executable: String, arguments: [String], environment: [String: String], sandbox: Sandbox,
+                                       stdio: [Int32], isolation: inout SandboxedChild.Isolation?) -> Spawned {
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var limits = sandbox.limits
+        var how: Int32 = 0
+        let pid = stdio.withUnsafeBufferPointer { fds in
+            hreader_child_spawn(executable, argv, envp, &limits, sandbox.seccompOnly ? 1 : 0, fds.baseAddress, &how)
+        }
+        guard pid > 0 else { return .failure("cannot start \(executable) in its sandbox: \(String(cString: strerror(errno)))") }
+        isolation = how == Int32(HREADER_CHILD_NAMESPACE_AND_SECCOMP) ? .networkNamespace : .seccomp
         return .success(pid)
     }
 

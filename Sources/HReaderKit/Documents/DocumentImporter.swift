@@ -17,6 +17,10 @@ public struct DocumentImportCounts: Sendable, Equatable {
     /// Bytes stored by this import.
     public var bytes: Int64 = 0
     public var failures: [String] = []
+    /// PDFs and images read by the helpers during the import (at most `DocumentLimits.extractPerImport`).
+    public var extracted = 0
+    /// PDFs and images left waiting for the next import or `documents reindex`.
+    public var queued = 0
 }
 
 /// Keeps the attachments of imported resources as documents (issue 26): inline `data` decoded, a
@@ -31,6 +35,8 @@ struct DocumentImporter {
     let limits: DocumentLimits
     /// The source's FHIR server; nil for a file, whose urls are never fetched.
     let server: FHIRClient?
+    /// Reads PDFs and images as they are stored; nil leaves them waiting (`documents reindex`).
+    var extractor: DocumentTextExtractor? = nil
     /// The one file source of earlier versions, whose documents this source takes over when it
     /// brings them again (`FileSources`).
     var takingOverFrom: Int64? = nil
@@ -243,7 +249,7 @@ struct DocumentImporter {
 
     /// Stores the draft (and its bytes, in chunks, with their readable text) in one transaction.
     func apply(_ draft: DocumentDraft, existing: Int64?, bytes: [UInt8]?, counts: inout DocumentImportCounts, budget: inout Int64) throws {
-        try guarded.run { vault in
+        let storedID: Int64 = try guarded.run { vault in
             try vault.write {
                 let store = vault.documentStore
                 let id: Int64
@@ -256,11 +262,33 @@ struct DocumentImporter {
                         defer { offset = end }
                         return Array(bytes[offset..<end])
                     }
-                    try store.setText(id: id, DocumentText.readable(bytes, contentType: draft.contentType))
+                    if DocumentTextExtractor.needsHelper(draft.contentType) {
+                        try store.markPending(id: id)
+                    } else if let text = DocumentText.readable(bytes, contentType: draft.contentType) {
+                        try store.setText(id: id, DocumentTextResult(text: text, method: .text))
+                    } else {
+                        try store.setText(id: id, DocumentTextResult(text: nil, method: .none, note: DocumentContentType.hasReadableText(draft.contentType)
+                                                                     ? "no readable text" : "no readable text in this kind of document"))
+                    }
                 } else if draft.state == .reference {
                     try store.removeBytes(id: id)
                     try store.setText(id: id, nil)
                 }
+                return id
+            }
+        }
+        // A PDF or an image is read by the helpers now, while this import's bound allows; the rest
+        // wait for the next import or `documents reindex`.
+        if draft.state == .fetched, let bytes, DocumentTextExtractor.needsHelper(draft.contentType), let extractor {
+            if counts.extracted < limits.extractPerImport {
+                counts.extracted += 1
+                try guarded.run { vault in
+                    if let stored = try vault.read({ try vault.documentStore.get(id: storedID) }) {
+                        try vault.extractText(stored, bytes: bytes, extractor: extractor)
+                    }
+                }
+            } else {
+                counts.queued += 1
             }
         }
         switch draft.state {

@@ -69,7 +69,22 @@ extension StoredDocument {
          ("content_type", contentType.map(JSONValue.string) ?? .null), ("size", size.map { .int($0) } ?? .null),
          ("date", date.map { .string($0.text) } ?? .null), ("sha256", sha256.map(JSONValue.string) ?? .null),
          ("origin", .string(origin ?? "added by you")), ("state", .string(state.rawValue)),
-         ("reason", reason.map(JSONValue.string) ?? .null)]
+         ("reason", reason.map(JSONValue.string) ?? .null), ("text_method", textMethod.map { .string($0.rawValue) } ?? .null),
+         ("text_confidence", textConfidence.map { .double(($0 * 10).rounded() / 10) } ?? .null),
+         ("text_note", textNote.map(JSONValue.string) ?? .null)]
+    }
+
+    /// How its text was obtained, as `documents list` shows it: `text`, `pdf-text`, `ocr 91%`,
+    /// `pending`, or the reason there is none ("no text: install tesseract-ocr").
+    public var textSummary: String {
+        switch textMethod {
+        case nil: return ""
+        case .text?: return "text"
+        case .pdfText?: return "pdf-text"
+        case .ocr?: return "ocr" + (textConfidence.map { " \(Int($0.rounded()))%" } ?? "")
+        case .pending?: return "pending"
+        case .none?: return textNote ?? "none"
+        }
     }
 }
 
@@ -120,9 +135,12 @@ extension OpenVault {
 
     /// `hreader documents add`: the file's bytes read and stored in chunks (a file of any size within
     /// the limit never sits whole in memory), under the manual source ("added by you"), its readable
-    /// text extracted when it is text, HTML or RTF. One transaction: a failure leaves nothing.
+    /// text extracted when it is text, HTML or RTF. One transaction: a failure leaves nothing. A PDF or
+    /// an image is then read by `extractor`'s helpers, out of process, before this returns (without
+    /// one, it is left waiting for `documents reindex`).
     public func addDocument(file url: URL, patient: Patient, title: String? = nil, date: ClinicalTime? = nil,
-                            contentType given: String? = nil, limits: DocumentLimits = DocumentLimits()) throws -> StoredDocument {
+                            contentType given: String? = nil, limits: DocumentLimits = DocumentLimits(),
+                            extractor: DocumentTextExtractor? = nil) throws -> StoredDocument {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
         defer { try? handle.close() }
         let pieceSize = DocumentRepository.chunkSize
@@ -158,9 +176,20 @@ extension OpenVault {
                 throw HReaderError.badInput("\(url.lastPathComponent) is larger than the \(error.limit >> 20) MiB limit for a document "
                                             + "(HREADER_DOCUMENT_MAX_BYTES)")
             }
-            if let textBytes { try documentStore.setText(id: id, DocumentText.readable(textBytes, contentType: contentType)) }
+            if readsText {
+                let text = textBytes.flatMap { DocumentText.readable($0, contentType: contentType) }
+                try documentStore.setText(id: id, text.map { DocumentTextResult(text: $0, method: .text) }
+                    ?? DocumentTextResult(text: nil, method: .none, note: textBytes == nil ? "too large to read as text" : "no readable text"))
+            } else if DocumentTextExtractor.needsHelper(contentType) {
+                try documentStore.markPending(id: id)
+            } else {
+                try documentStore.setText(id: id, DocumentTextResult(text: nil, method: .none, note: "no readable text in this kind of document"))
+            }
             try audit.record("document.add", subject: patient.uuid)
             return id
+        }
+        if let extractor, DocumentTextExtractor.needsHelper(contentType), let stored = try read({ try documentStore.get(id: id) }) {
+            try extractText(stored, extractor: extractor)
         }
         return try read { try documentStore.get(id: id)! }
     }

@@ -10,6 +10,9 @@ public struct DocumentLimits: Sendable, Equatable {
     public var perDocument: Int64 = 64 << 20
     public var perImport: Int64 = 512 << 20
     public var perPackage: Int64 = 256 << 20
+    /// PDFs and images one `import` or `sync` reads by the helpers before it returns
+    /// (`HREADER_DOCUMENTS_EXTRACT_PER_IMPORT`); the rest wait for the next one or `documents reindex`.
+    public var extractPerImport = 20
 
     public init() {}
 
@@ -31,6 +34,10 @@ public struct DocumentLimits: Sendable, Equatable {
         if let text = environment["HREADER_PACKAGE_MAX_BYTES"] {
             guard let bytes = size(text) else { throw HReaderError.usage("HREADER_PACKAGE_MAX_BYTES takes a size such as 256M or 1G") }
             limits.perPackage = bytes
+        }
+        if let text = environment["HREADER_DOCUMENTS_EXTRACT_PER_IMPORT"] {
+            guard let count = Int(text), count >= 0 else { throw HReaderError.usage("HREADER_DOCUMENTS_EXTRACT_PER_IMPORT takes a count such as 20 (0: none)") }
+            limits.extractPerImport = count
         }
         return limits
     }

@@ -272,7 +272,7 @@ extension OpenVault {
             recordImporter.verifications = verifications
             let pair = (recordImporter,
                         DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil,
-                                         takingOverFrom: sources.legacy))
+                                         extractor: try textExtractor(), takingOverFrom: sources.legacy))
             made[sourceID] = pair
             return pair
         }
@@ -306,6 +306,7 @@ extension OpenVault {
             let batch = try read { try Self.batch(for: patient, records: records, loose: loose, matcher: matcher, name: name) }
             progress("\(batch.entries.count) entries")
             try store(batch, relationship: relationship, ownInput: records.first?.patient.input)
+            try readWaitingDocuments(&summary.documents, limits: limits)
             return (Self.describe(files), summary)
         }
 
@@ -344,6 +345,7 @@ extension OpenVault {
                 summary.skipped["a resource whose patient reference points nowhere in the input (not filed)", default: 0] += entries.count
             }
         }
+        try readWaitingDocuments(&summary.documents, limits: limits)
         return (Self.describe(files), summary)
     }
 

@@ -56,7 +56,8 @@ public struct ImportSummary: Sendable {
             ("documents", .object([("stored", .int(documents.stored)), ("unchanged", .int(documents.unchanged)),
                                    ("failed", .int(documents.failed)), ("bytes", .int(Int(documents.bytes))),
                                    ("referenced", .object(JSONObject(sortingKeysOf: documents.referenced, JSONValue.int))),
-                                   ("failures", .array(documents.failures.map { .string($0) }))])),
+                                   ("failures", .array(documents.failures.map { .string($0) })),
+                                   ("extracted", .int(documents.extracted)), ("queued", .int(documents.queued))])),
             ("notes", .array(notes.map { .string($0) })),
             ("warnings", .array(warnings.map { .string($0) })),
             ("rejected", .array(rejected.map { rejected in

@@ -118,7 +118,8 @@ extension OpenVault {
             }
             let importer = RecordImporter(vault: self, sourceID: sourceID, scope: server.description, isSnapshot: true)
             let documents = DocumentImporter(guarded: guarded, sourceID: sourceID, limits: try DocumentLimits.fromEnvironment(),
-                                             server: connection.kind == .fhir ? try connection.fhir() : nil)
+                                             server: connection.kind == .fhir ? try connection.fhir() : nil,
+                                             extractor: try guarded.run { try $0.textExtractor() })
             var budget = documents.limits.perImport
             for (index, id) in ids.enumerated() {
                 progress("patient \(index + 1) of \(ids.count) (\(id))")
@@ -136,6 +137,7 @@ extension OpenVault {
             try guarded.run { vault in
                 try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
             }
+            try guarded.run { try $0.readWaitingDocuments(&summary.documents, limits: documents.limits) }
             return (connection.kind, summary, resources)
         } catch let error as NetError {
             throw HReaderError.from(network: error)
@@ -221,7 +223,8 @@ extension OpenVault {
                     synced.insert(fetched.sourceID)
                     if let filed, let connection = connections[fetched.sourceID] {
                         let documents = DocumentImporter(guarded: guarded, sourceID: fetched.sourceID, limits: limits,
-                                                         server: connection.kind == .fhir ? try connection.fhir() : nil)
+                                                         server: connection.kind == .fhir ? try connection.fhir() : nil,
+                                                         extractor: try guarded.run { try $0.textExtractor() })
                         try await documents.run(entries: fetched.record.entries, filed: filed,
                                                 counts: &summary.imports.documents, budget: &budget)
                     }
@@ -238,6 +241,7 @@ extension OpenVault {
                 try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
             }
         }
+        try guarded.run { try $0.readWaitingDocuments(&summary.imports.documents, limits: limits) }
         return summary
     }
 }

@@ -11,6 +11,33 @@ public enum DocumentState: String, Sendable, CaseIterable {
     case reference
 }
 
+/// How a document's readable text was obtained (schema/012_document_text.sql).
+public enum DocumentTextMethod: String, Sendable, CaseIterable {
+    /// Read in process: plain text, HTML, RTF, XML.
+    case text
+    /// A PDF's own text layer (pdftotext, in a sandboxed child).
+    case pdfText = "pdf-text"
+    /// Tesseract's OCR of an image or of a PDF's pages without a text layer (in a sandboxed child).
+    case ocr
+    /// No text, with the reason in `textNote`.
+    case none
+    /// Waiting for extraction (an import's bound was reached); `documents reindex` does it.
+    case pending
+}
+
+/// What extraction found for one document, as stored beside its bytes.
+public struct DocumentTextResult: Sendable, Equatable {
+    public var text: String?
+    public var method: DocumentTextMethod
+    public var confidence: Double?
+    public var note: String?
+    public var languages: String?
+
+    public init(text: String?, method: DocumentTextMethod, confidence: Double? = nil, note: String? = nil, languages: String? = nil) {
+        self.text = text; self.method = method; self.confidence = confidence; self.note = note; self.languages = languages
+    }
+}
+
 /// A document's metadata as stored; its bytes are read with `DocumentRepository.readBytes`.
 public struct StoredDocument: Sendable, Equatable {
     public var id: Int64
@@ -34,6 +61,14 @@ public struct StoredDocument: Sendable, Equatable {
     public var attempts: Int
     public var created: String
     public var updated: String
+    /// How its readable text was obtained (schema 12); nil when nobody looked (not fetched).
+    public var textMethod: DocumentTextMethod? = nil
+    /// Tesseract's mean word confidence (0 to 100), for `ocr`.
+    public var textConfidence: Double? = nil
+    /// Why there is no text (`none`), or what was left out.
+    public var textNote: String? = nil
+    /// The OCR languages the text was read with (`eng+deu`).
+    public var textLanguages: String? = nil
 
     /// Added by the user (`hreader documents add`), not read from a source.
     public var isAddedByUser: Bool { origin == nil }
@@ -103,7 +138,8 @@ public struct DocumentRepository {
 
     static let columns = """
         id, uuid, patient_id, source_id, origin, url, title, content_type, size, sha256, date_text, date_epoch, \
-        declared_size, declared_hash, etag, version, state, reason, attempts, created, updated
+        declared_size, declared_hash, etag, version, state, reason, attempts, created, updated, \
+        text_method, text_confidence, text_note, text_languages
         """
 
     static func row(_ s: Statement) -> StoredDocument {
@@ -111,7 +147,9 @@ public struct DocumentRepository {
                        url: s.string(5), title: s.string(6) ?? "", contentType: s.string(7), size: s.int64(8), sha256: s.string(9),
                        date: EntryRepository.time(s, 10, 11), declaredSize: s.int64(12), declaredHash: s.string(13), etag: s.string(14),
                        version: s.string(15), state: DocumentState(rawValue: s.string(16) ?? "") ?? .failed, reason: s.string(17),
-                       attempts: s.int(18) ?? 0, created: s.string(19)!, updated: s.string(20)!)
+                       attempts: s.int(18) ?? 0, created: s.string(19)!, updated: s.string(20)!,
+                       textMethod: s.string(21).flatMap(DocumentTextMethod.init(rawValue:)), textConfidence: s.double(22),
+                       textNote: s.string(23), textLanguages: s.string(24))
     }
 
     /// Every document of one patient (or everyone), newest first.
@@ -217,14 +255,50 @@ public struct DocumentRepository {
         while try select.step() { try body(select.blob(0) ?? []) }
     }
 
+    /// The stored bytes one chunk at a time, pulled: each call gives the next chunk, nil at the end
+    /// (for a consumer that asks, such as a child process's stdin). The statement stays open until
+    /// the end is reached or the function is released.
+    public func chunks(id: Int64) throws -> () throws -> [UInt8]? {
+        let select = try db.prepare("SELECT bytes FROM document_chunks WHERE document_id = ? ORDER BY seq")
+        try select.bind([id])
+        var done = false
+        return {
+            guard !done else { return nil }
+            if try select.step() { return select.blob(0) ?? [] }
+            done = true
+            select.reset()
+            return nil
+        }
+    }
+
     /// Drops the bytes (a document now kept as a reference only).
     public func removeBytes(id: Int64) throws {
         try db.execute("DELETE FROM document_chunks WHERE document_id = ?", [id])
         try db.execute("UPDATE documents SET size = NULL, sha256 = NULL WHERE id = ?", [id])
     }
 
+    /// Stores text read in process (`text`), or none (the method left unset for a caller to set).
     public func setText(id: Int64, _ text: String?) throws {
-        try db.execute("UPDATE documents SET text = ? WHERE id = ?", [text, id])
+        try db.execute("UPDATE documents SET text = ?, text_method = CASE WHEN ? IS NULL THEN NULL ELSE 'text' END, text_confidence = NULL, "
+                       + "text_note = NULL, text_languages = NULL WHERE id = ?", [text, text, id])
+    }
+
+    /// Stores what extraction found: the text (indexed for search by the triggers) and how it was obtained.
+    public func setText(id: Int64, _ result: DocumentTextResult) throws {
+        try db.execute("""
+            UPDATE documents SET text = ?, text_method = ?, text_confidence = ?, text_note = ?, text_languages = ? WHERE id = ?
+            """, [result.text, result.method.rawValue, result.confidence, result.note, result.languages, id])
+    }
+
+    /// Marks a document as waiting for extraction (its text, if any, stays until the new one is read).
+    public func markPending(id: Int64) throws {
+        try db.execute("UPDATE documents SET text_method = 'pending', text_note = NULL WHERE id = ?", [id])
+    }
+
+    /// The ids of documents waiting for extraction, oldest first (of one patient, or everyone's).
+    public func pending(patientID: Int64? = nil, limit: Int = Int(Int32.max)) throws -> [Int64] {
+        try db.query("SELECT id FROM documents WHERE text_method = 'pending' AND (? IS NULL OR patient_id = ?) ORDER BY id LIMIT ?",
+                     [patientID, patientID, Int64(limit)]) { $0.int64(0)! }
     }
 
     public func text(id: Int64) throws -> String? {

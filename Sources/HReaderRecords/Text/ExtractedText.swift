@@ -1,0 +1,115 @@
+/// What the text helpers (pdftotext, Tesseract) hand back, made into readable text: pure functions, no
+/// I/O, bounded, fuzzed (`make fuzz FUZZ_HARNESSES=extracted-text`). Their output is untrusted like
+/// the document it came from.
+public enum ExtractedText {
+    /// The most text kept for one document (as `DocumentText`).
+    public static let maxCharacters = 4 << 20
+
+    /// A page of `pdftotext` output with fewer letters or digits than this has no usable text layer
+    /// (a scan, perhaps with a stray page number), and is read by OCR instead.
+    public static let minimumPageCharacters = 16
+
+    /// `pdftotext`'s output split into pages (it ends each page with a form feed).
+    public static func pages(ofPDFText bytes: [UInt8]) -> [String] {
+        var pages = bytes.split(separator: 0x0c, omittingEmptySubsequences: false).map { tidy(String(decoding: $0, as: UTF8.self)) }
+        // The form feed ends a page, so the piece after the last one is not a page.
+        if pages.count > 1 { pages.removeLast() }
+        return pages
+    }
+
+    /// Whether a page's text layer holds enough to be read without OCR.
+    public static func hasText(_ page: String) -> Bool {
+        var count = 0
+        for scalar in page.unicodeScalars where scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) {
+            count += 1
+            if count >= minimumPageCharacters { return true }
+        }
+        return false
+    }
+
+    /// Tesseract's TSV output (`tesseract … tsv`): the words joined into lines (by block, paragraph and
+    /// line number) and paragraphs, and the mean confidence of the words (nil when there are none).
+    public static func ocr(tsv bytes: [UInt8]) -> (text: String, confidence: Double?, words: Int) {
+        var lines: [String] = []
+        var line: [Substring] = []
+        var lineKey: (Int, Int, Int, Int)? = nil
+        var paragraphKey: (Int, Int, Int)? = nil
+        var confidenceSum = 0.0
+        var words = 0
+        var characters = 0
+        func endLine() {
+            if !line.isEmpty { lines.append(line.joined(separator: " ")); characters += lines.last!.count + 1 }
+            line = []
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        for row in text.split(separator: "\n", omittingEmptySubsequences: true) {
+            if characters > maxCharacters { break }
+            let fields = row.split(separator: "\t", maxSplits: 11, omittingEmptySubsequences: false)
+            // level page_num block_num par_num line_num word_num left top width height conf text
+            guard fields.count == 12, fields[0] == "5", let page = Int(fields[1]), let block = Int(fields[2]), let paragraph = Int(fields[3]),
+                  let number = Int(fields[4]), let confidence = Double(fields[10]), confidence >= 0, confidence <= 100 else { continue }
+            let word = fields[11].trimmingCharacters(in: " \r")
+            guard !word.isEmpty else { continue }
+            let key = (page, block, paragraph, number)
+            if lineKey == nil || lineKey! != key {
+                endLine()
+                if let previous = paragraphKey, previous != (page, block, paragraph), !lines.isEmpty, lines.last != "" { lines.append("") }
+                lineKey = key
+                paragraphKey = (page, block, paragraph)
+            }
+            line.append(word)
+            confidenceSum += confidence
+            words += 1
+        }
+        endLine()
+        let joined = tidy(lines.joined(separator: "\n"))
+        return (joined, words > 0 ? confidenceSum / Double(words) : nil, words)
+    }
+
+    /// Control characters but line breaks and tabs removed, trailing spaces trimmed, runs of blank
+    /// lines made one, cut at `maxCharacters`. One pass over the UTF-8 bytes; only lines with
+    /// non-ASCII text look at Unicode properties (format characters such as bidi overrides go too).
+    public static func tidy(_ text: String) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(min(text.utf8.count, maxCharacters))
+        var blankRun = 0
+        var count = 0
+        var line: [UInt8] = []
+        for raw in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
+            line.removeAll(keepingCapacity: true)
+            var characters = 0
+            if raw.allSatisfy({ $0 < 0x80 }) {
+                for byte in raw where byte >= 0x20 && byte != 0x7F || byte == 0x09 { line.append(byte) }
+                characters = line.count
+            } else {
+                for scalar in String(decoding: raw, as: UTF8.self).unicodeScalars {
+                    if scalar.value < 0x80 {
+                        guard scalar.value >= 0x20 && scalar.value != 0x7F || scalar == "\t" else { continue }
+                    } else {
+                        let category = scalar.properties.generalCategory
+                        guard category != .control, category != .format || scalar == "\u{200D}" else { continue }
+                    }
+                    line.append(contentsOf: String(scalar).utf8)
+                    characters += 1
+                }
+            }
+            while let last = line.last, last == 0x20 || last == 0x09 { line.removeLast(); characters -= 1 }
+            if line.isEmpty { blankRun += 1; if blankRun > 1 || out.isEmpty { continue } } else { blankRun = 0 }
+            if count + characters + 1 > maxCharacters { break }
+            if !out.isEmpty { out.append(0x0A) }
+            out += line
+            count += characters + 1
+        }
+        while out.last == 0x0A { out.removeLast() }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> Substring {
+        var s = self[...]
+        while let first = s.first, set.contains(first) { s = s.dropFirst() }
+        while let last = s.last, set.contains(last) { s = s.dropLast() }
+        return s
+    }
+}

@@ -23,7 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
-        // SQLCipher, OpenSSL's libcrypto, libxml2 and libqrencode are not linked: each is dlopen-ed the first time hreader
+        // SQLCipher, OpenSSL's libcrypto, libxml2, libqrencode and zbar are not linked: each is dlopen-ed the first time hreader
         // calls one of its functions (C<Library>/loader.c), so a command that needs none of them starts
         // without loading them (docs/cli.md, "Start-up"). The System* targets only bring pkg-config's
         // include paths; the C* targets are the headers Swift imports and their loaders (.ci/gen-lazy-libraries.py).
@@ -51,11 +51,18 @@ let package = Package(
             pkgConfig: "libqrencode",
             providers: [.apt(["libqrencode-dev"]), .brew(["qrencode"])]
         ),
+        .systemLibrary(
+            name: "SystemZbar",
+            path: "Sources/SystemLibraries/Zbar",
+            pkgConfig: "zbar",
+            providers: [.apt(["libzbar-dev"]), .brew(["zbar"])]
+        ),
         .target(name: "CDynamicLibrary"),
         .target(name: "CSQLCipher", dependencies: ["SystemSQLCipher", "CDynamicLibrary", "COpenSSL"]),
         .target(name: "COpenSSL", dependencies: ["SystemOpenSSL", "CDynamicLibrary"]),
         .target(name: "CLibXML2", dependencies: ["SystemLibXML2", "CDynamicLibrary"]),
         .target(name: "CQREncode", dependencies: ["SystemQREncode", "CDynamicLibrary"]),
+        .target(name: "CZbar", dependencies: ["SystemZbar", "CDynamicLibrary"]),
         .systemLibrary(
             name: "CZlibChecksum",
             pkgConfig: "zlib",
@@ -86,7 +93,7 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CSandboxedChild",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CZbar", "CSandboxedChild",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.

@@ -84,8 +84,8 @@ for lib in $(objdump -p "$binary" | awk '/NEEDED/ { print $2 }') $loaded; do
   esac
   depends+=("$package")
 done
-# Recommends: what a few commands use and do without otherwise (share create --qr: libqrencode; text from
-# PDFs, scans and photos: poppler-utils and Tesseract).
+# Recommends: what a few commands use and do without otherwise (share create --qr: libqrencode; QR codes
+# in pictures: zbar and netpbm; text from PDFs, scans and photos: poppler-utils and Tesseract).
 depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
 installed_kb=$(du -sk "$root/usr" | cut -f1)
 
@@ -97,7 +97,7 @@ Architecture: $arch
 Maintainer: hreader developers <hreader@users.noreply.github.com>
 Installed-Size: $installed_kb
 Depends: $depends_line
-Recommends: libqrencode4, poppler-utils, tesseract-ocr, tesseract-ocr-eng, tesseract-ocr-osd
+Recommends: libqrencode4, libzbar0, netpbm, poppler-utils, tesseract-ocr, tesseract-ocr-eng, tesseract-ocr-osd
 Section: utils
 Priority: optional
 Homepage: https://github.com/projecthreader/hReader

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what hreader needs to build and test: SQLCipher >= 4.5, OpenSSL, libxml2, zlib (ZIPFoundation and
-# the Apple Health import's CRC check), libqrencode, pkg-config; zbarimg for the tests; and the helpers that read text
+# the Apple Health import's CRC check), libqrencode, zbar and netpbm, pkg-config; zbarimg for the tests; and the helpers that read text
 # from PDFs, scans and photos (poppler-utils, Tesseract with English and orientation detection, a font for poppler to draw with).
 # Idempotent: does nothing when everything is already there. Safe to run as root on Debian/Ubuntu,
 # or as a user on macOS with Homebrew.
@@ -20,7 +20,8 @@ all_present() {
   command -v pkg-config >/dev/null 2>&1 && have_sqlcipher \
     && pkg-config --exists libcrypto 2>/dev/null && pkg-config --exists libxml-2.0 2>/dev/null \
     && pkg-config --exists zlib 2>/dev/null \
-    && pkg-config --exists libqrencode 2>/dev/null && command -v zbarimg >/dev/null 2>&1 \
+    && pkg-config --exists libqrencode 2>/dev/null && pkg-config --exists zbar 2>/dev/null \
+    && command -v zbarimg >/dev/null 2>&1 && command -v pngtopnm >/dev/null 2>&1 \
     && command -v sqlcipher >/dev/null 2>&1 && command -v openssl >/dev/null 2>&1 \
     && have_text_helpers
 }
@@ -38,7 +39,7 @@ fi
 
 case "$(uname -s)" in
   Darwin)
-    brew install sqlcipher openssl@3 libxml2 zlib pkg-config qrencode zbar poppler tesseract
+    brew install sqlcipher openssl@3 libxml2 zlib pkg-config qrencode zbar netpbm poppler tesseract
     exit 0 ;;
 esac
 
@@ -61,8 +62,10 @@ fi
 echo "deps: installing SQLCipher, OpenSSL, libxml2 headers (apt-get)" >&2
 apt-get update -qq
 # openssl (the command) makes the test certificates of the TLS tests.
-# libqrencode draws share create's QR codes; zbar-tools' zbarimg reads them back in the tests.
-apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev zlib1g-dev openssl libqrencode-dev zbar-tools >/dev/null
+# libqrencode draws share create's QR codes, zbar reads them in pictures (netpbm turns pictures into the
+# PNM it reads); zbar-tools' zbarimg reads them back in the tests.
+apt-get install -y -qq --no-install-recommends pkg-config libssl-dev libxml2-dev zlib1g-dev openssl libqrencode-dev libzbar-dev netpbm \
+  zbar-tools >/dev/null
 apt-get install -y -qq --no-install-recommends "${target[@]}" libsqlcipher-dev sqlcipher >/dev/null
 echo "deps: installing poppler-utils and tesseract-ocr (apt-get)" >&2
 apt-get install -y -qq --no-install-recommends poppler-utils tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd fonts-dejavu-core >/dev/null

@@ -134,6 +134,28 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
         "variadic": [],
         "epilogue": "",
     },
+    {
+        # Reads QR codes only inside the sandboxed child (`hreader scan-qr-codes`, QRCodeScanner): the
+        # process that holds the data key never loads it.
+        "target": "CZbar",
+        "prefix": "zbar",
+        "what": "zbar",
+        "hint": "install zbar (Debian: libzbar0) to read QR codes in pictures",
+        "sonames": ["libzbar.so.0", "libzbar.so"],
+        "apple": ["libzbar.0.dylib", "/opt/homebrew/opt/zbar/lib/libzbar.0.dylib", "/usr/local/opt/zbar/lib/libzbar.0.dylib"],
+        "loader_includes": [],
+        "before": "",
+        "after": "",
+        "prelude": [],
+        "includes": ["<zbar.h>"],
+        "pkg_config": "zbar",
+        "functions": """zbar_image_create zbar_image_destroy zbar_image_first_symbol zbar_image_scanner_create
+            zbar_image_scanner_destroy zbar_image_scanner_set_config zbar_image_set_data zbar_image_set_format
+            zbar_image_set_size zbar_scan_image zbar_symbol_get_data zbar_symbol_get_data_length zbar_symbol_get_type
+            zbar_symbol_next""",
+        "variadic": [],
+        "epilogue": "",
+    },
 ]
 
 

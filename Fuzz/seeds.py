@@ -118,6 +118,7 @@ put("extracted-text", "ocr.tsv", "level\tpage_num\tblock_num\tpar_num\tline_num\
     "5\t1\t2\t1\t1\t1\t100\t300\t200\t40\t-1\t \n5\t1\t2\t1\t2\t1\t100\t400\t200\t40\t88\tSodium\n")
 put("extracted-text", "labs.txt", "City Lab\nHaemoglobin 13.2 g/dL (reference 12.0 - 16.0)\nSodium 139 mmol/L (ref 135-145)\n"
     "Potassium 5.9 mmol/L 3.5 - 5.1 H\nCreatinine <0,5 mg/dL (0,6\u20131,2)\n\x0cPage two\x0c")
+put("extracted-text", "picture.pgm", b"P5\n# a comment\n4 2\n255\n" + bytes([0, 64, 128, 255, 255, 128, 64, 0]))
 put("fhir-xml", "entity.xml", '<?xml version="1.0"?><!DOCTYPE Patient [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;">]>'
     '<Patient xmlns="http://hl7.org/fhir"><id value="&b;"/></Patient>')
 put("fhir-xml", "extension-primitive.xml", '<Patient xmlns="http://hl7.org/fhir"><id value="x"/><birthDate value="1970-01-01">'

@@ -29,6 +29,18 @@ if arguments == ["version"] {
     print(CommandLineConventions.versionLine)
     exit(0)
 }
+// Not a command for people: what `import --file` runs in its sandboxed child to read a picture's
+// QR codes with zbar (QRCodeScanner), the picture as PNM on stdin, the codes as JSON on stdout.
+if arguments == ["scan-qr-codes"] {
+    do {
+        let input = FileHandle.standardInput.readDataToEndOfFile()
+        print(try QRCodeScanner.scanPNM([UInt8](input)).serialized())
+        exit(0)
+    } catch {
+        Terminal.error("\(error)")
+        exit(5)
+    }
+}
 
 do {
     let commandLine = CommandLineConventions.movingLeadingGlobalOptions(arguments)

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderKit
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -195,6 +196,57 @@ final class HealthCardTests: ServerCLITestCase {
         let missing = try cli(["import", "--file", try file("missing.txt", chunks[0] + "\n" + chunks[2] + "\n")])
         XCTAssertEqual(missing.status, 5, missing.stderr)
         XCTAssertTrue(missing.stderr.contains("lacks chunk 2 of 3"), missing.stderr)
+    }
+
+    /// A card's QR code as a photo or a scan brings it: a PNG, and a PDF page holding the picture, each
+    /// read in the sandboxed child (netpbm or poppler, then zbar); a forged card in a picture is refused
+    /// as its text is, and a picture without a card says so.
+    func testCardsInAPictureOrAPDFPageAreReadFromTheirQRCodes() throws {
+        try ok(withPassword(["issuers", "add", iss]))
+        let card = try HealthCardMaker.card(iss: iss, key: key, bundle: HealthCardMaker.immunizations(family: "Lovelace", doses: 2))
+        let code = try QRCode(HealthCardMaker.qrChunks(card, count: 1)[0])
+        let fromPicture = try cli(["import", "--file", try write("card.png", Data(code.png(scale: 4)))])
+        XCTAssertEqual(fromPicture.status, 0, fromPicture.stderr)
+        XCTAssertTrue(fromPicture.stdout.contains("1 verified"), fromPicture.stdout)
+        XCTAssertEqual(try entries().count, 2)
+
+        // The same card on a PDF page (a picture of grey pixels, no text): read, and nothing new stored.
+        let scale = 4, side = code.sideWithMargin * scale
+        var pixels = [UInt8](repeating: 255, count: side * side)
+        for y in 0..<side { for x in 0..<side where code.isDark(x / scale - QRCode.margin, y / scale - QRCode.margin) { pixels[y * side + x] = 0 } }
+        let page = "q 288 0 0 288 150 400 cm /Im0 Do Q"
+        let pdf = DocumentTextExtractionTests.pdf([
+            Data("<< /Type /Catalog /Pages 2 0 R >>".utf8), Data("<< /Type /Pages /Kids [3 0 R] /Count 1 >>".utf8),
+            Data("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /XObject << /Im0 5 0 R >> >> /Contents 4 0 R >>".utf8),
+            Data("<< /Length \(page.utf8.count) >>\nstream\n\(page)\nendstream".utf8),
+            Data("<< /Type /XObject /Subtype /Image /Width \(side) /Height \(side) /ColorSpace /DeviceGray /BitsPerComponent 8 /Length \(pixels.count) >>\nstream\n".utf8)
+                + Data(pixels) + Data("\nendstream".utf8),
+        ])
+        let fromPDF = try cli(["import", "--file", try write("card.pdf", pdf)])
+        XCTAssertEqual(fromPDF.status, 0, fromPDF.stderr)
+        XCTAssertTrue(fromPDF.stdout.contains("1 verified"), fromPDF.stdout)
+        XCTAssertEqual(try entries().count, 2, "the same card again: nothing new")
+
+        // A changed signature in a picture: refused, exit 7, nothing stored.
+        var parts = card.split(separator: ".").map(String.init)
+        parts[2] = String(parts[2].reversed())
+        let forged = try cli(["import", "--file", try write("forged.png", Data(try QRCode(HealthCardMaker.qrChunks(parts.joined(separator: "."), count: 1)[0]).png(scale: 4)))])
+        XCTAssertEqual(forged.status, 7, forged.stderr)
+
+        // A picture whose code is something else, and a picture that is not one.
+        let none = try cli(["import", "--file", try write("menu.png", Data(try QRCode("https://restaurant.example/menu").png()))])
+        XCTAssertEqual(none.status, 5, none.stderr)
+        XCTAssertTrue(none.stderr.contains("no SMART Health Card or Link QR code"), none.stderr)
+        let broken = try cli(["import", "--file", try write("broken.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 0x41, count: 64)))])
+        XCTAssertEqual(broken.status, 5, broken.stderr)
+        XCTAssertTrue(broken.stderr.contains("cannot read its QR codes"), broken.stderr)
+        XCTAssertEqual(try entries().count, 2)
+    }
+
+    func write(_ name: String, _ data: Data) throws -> String {
+        let url = workDir.appendingPathComponent(name)
+        try data.write(to: url)
+        return url.path
     }
 
     // MARK: issuers

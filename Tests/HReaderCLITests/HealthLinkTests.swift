@@ -273,6 +273,18 @@ final class HealthLinkTests: ServerCLITestCase {
         XCTAssertTrue(refused.stderr.contains(".png or an .svg"), refused.stderr)
     }
 
+    /// The QR code `share create --qr` wrote, photographed as it were: `import --file` reads the link
+    /// in it (zbar in the sandboxed child) and imports what it carries.
+    func testALinksQRCodeInAPictureImportsLikeTheLink() throws {
+        try seed(nil)
+        let png = workDir.appendingPathComponent("link.png")
+        XCTAssertEqual(try cli(["share", "create", "--patient", "1", "--out", host.root.path, "--base-url", hostBase, "--qr", png.path]).status, 0)
+        let receiver = try makeVault("receiver")
+        let taken = try cli(["import", "--file", png.path], vault: receiver)
+        XCTAssertEqual(taken.status, 0, taken.stderr)
+        XCTAssertEqual(try facts(in: receiver), try facts(in: nil))
+    }
+
     /// On a terminal the code is drawn under the link, two rows of modules a line; piped, only the link.
     func testShareCreateDrawsTheCodeOnATerminalOnly() throws {
         try seed(nil)

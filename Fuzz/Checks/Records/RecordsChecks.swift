@@ -466,6 +466,12 @@ public enum RecordsFuzzChecks {
             if let low = p.low, let high = p.high, low > high { throw FuzzViolation("a range out of order: \(p)") }
             guard LabLines.parse(p.text) != nil else { throw FuzzViolation("a proposal's own line does not read again: \(p.text.debugDescription)") }
         }
+        // A converter's PNM picture for zbar (QRCodeScanner): refused, or exactly its pixels, bounded.
+        if let image = try? PNMImage(bytes, maxPixels: 1 << 20) {
+            guard image.width > 0, image.height > 0, image.width * image.height == image.grey.count, image.grey.count <= 1 << 20 else {
+                throw FuzzViolation("a PNM picture of \(image.width)x\(image.height) with \(image.grey.count) pixels")
+            }
+        }
     }
 
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }

@@ -142,6 +142,21 @@ struct RecordFile {
         files.contains { if case .member = $0.content { true } else { false } }
     }
 
+    /// The bytes of a picture or a PDF (told by its first bytes), which `import --file` reads for QR
+    /// codes; nil for anything else (a directory too).
+    static func pictureOrPDF(_ url: URL, limits: DocumentLimits) throws -> (bytes: [UInt8], kind: QRCodeScanner.Kind)? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        guard let kind = QRCodeScanner.kind(of: (try? handle.read(upToCount: 8)) ?? Data()) else { return nil }
+        let data = try contents(url)
+        guard data.count <= limits.perDocument else {
+            throw HReaderError.badInput("\(url.lastPathComponent) is larger than \(limits.perDocument >> 20) MiB; nothing was imported")
+        }
+        return ([UInt8](data), kind)
+    }
+
     private static func contents(_ url: URL) throws -> Data {
         do {
             return try Data(contentsOf: url, options: .mappedIfSafe)
@@ -182,9 +197,44 @@ extension OpenVault {
                            progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
         var passedOver: [String] = [], notes: [String] = []
         let limits = try DocumentLimits.fromEnvironment()
+        if let picture = try RecordFile.pictureOrPDF(url, limits: limits) {
+            return try importQRCodes(in: picture.bytes, kind: picture.kind, name: url.lastPathComponent, into: patient, relationship: relationship,
+                                     unverifiedCards: unverifiedCards, limits: limits, progress: progress)
+        }
         let files = try RecordFile.read(url, limits: limits, passedOver: &passedOver, notes: &notes)
         return try importRecordFiles(files, name: url.lastPathComponent, into: patient, relationship: relationship, unverifiedCards: unverifiedCards,
                                      limits: limits, passedOver: passedOver, notes: notes, progress: progress)
+    }
+
+    /// A picture or a PDF given to `import --file`: the SMART Health Cards or the Link in its QR codes
+    /// (read in the sandboxed child, `QRCodeScanner`), imported as their text would be. Cards first; a
+    /// link alone is fetched as `import --link` fetches it (one that needs a passcode: give it by --link).
+    func importQRCodes(in bytes: [UInt8], kind: QRCodeScanner.Kind, name: String, into patient: Patient?, relationship: Relationship?,
+                       unverifiedCards: Bool, limits: DocumentLimits, progress: (String) -> Void) throws -> (format: String, summary: ImportSummary) {
+        progress("reading the QR codes in \(name)")
+        let codes: [String]
+        do { codes = try QRCodeScanner.find().codes(in: bytes, kind: kind) } catch let failure as QRCodeScanner.Failure {
+            throw HReaderError.badInput("\(name): cannot read its QR codes: \(failure); nothing was imported")
+        }
+        let cards = codes.filter { $0.lowercased().hasPrefix("shc:/") }
+        let links = codes.filter { $0.hasPrefix("shlink:/") || $0.contains("#shlink:/") }
+        if !cards.isEmpty {
+            var result = try importRecordFiles([RecordFile(name: name, data: Data(cards.joined(separator: "\n").utf8), format: .healthCards)],
+                                               name: name, into: patient, relationship: relationship, unverifiedCards: unverifiedCards,
+                                               limits: limits, passedOver: [], notes: [], progress: progress)
+            result.summary.notes.insert("read \(cards.count) QR code\(cards.count == 1 ? "" : "s") of SMART Health Cards in \(name)"
+                                        + (links.isEmpty ? "" : "; the link beside them was not followed (import it with --link)"), at: 0)
+            return result
+        }
+        guard !links.isEmpty else {
+            throw HReaderError.badInput("\(name) holds no SMART Health Card or Link QR code"
+                                        + (codes.isEmpty ? " (no QR code was read in it)" : " (\(codes.count) other QR code\(codes.count == 1 ? "" : "s"))")
+                                        + "; nothing was imported")
+        }
+        guard links.count == 1 else {
+            throw HReaderError.usage("\(name) holds \(links.count) SMART Health Links: import each with --link; nothing was imported")
+        }
+        return try importLink(links[0], passcode: nil, into: patient, relationship: relationship, unverifiedCards: unverifiedCards, progress: progress)
     }
 
     /// The import of files already read and told apart (`importFile`, and `importLink` with what a

@@ -1,5 +1,5 @@
 import Foundation
-import HReaderKit
+@testable import HReaderKit
 import TestSupport
 import XCTest
 #if canImport(Glibc)
@@ -236,6 +236,16 @@ final class HealthLinkTests: ServerCLITestCase {
         let result = try cli(["share", "create", "--patient", "1", "--passcode-file", code, "--out", host.root.path, "--base-url", hostBase])
         XCTAssertEqual(result.status, 2, result.stderr)
         XCTAssertTrue(result.stderr.contains("serve --shares"), result.stderr)
+    }
+
+    /// A share's id is a file name and a command-line argument: never one that reads as an option
+    /// (base64url starts with `-` once in 64; `share revoke -x…` was refused as an unknown option).
+    func testAShareIDNeverStartsWithADash() throws {
+        for _ in 0..<2_000 {
+            let id = try OpenVault.newShareID()
+            XCTAssertFalse(id.hasPrefix("-"), id)
+            XCTAssertEqual(id.count, 43)
+        }
     }
 
     // MARK: QR codes

@@ -36,7 +36,7 @@ extension OpenVault {
         if let expires, expires <= now { throw HReaderError.usage("--expires must be in the future") }
         let ips = try clinicalSummary(of: patient, now: now).ipsJSON()
         let key = try SecureRandom.bytes(32)
-        let id = Base64URL.encode(try SecureRandom.bytes(32))
+        let id = try Self.newShareID()
         let jwe = try HealthLinkFile.seal(Array(ips.utf8), contentType: HealthLinkFile.fhirJSON, key: key)
         let expiresSeconds = expires.map { Int64($0.timeIntervalSince1970.rounded(.down)) }
         let share: Share
@@ -67,6 +67,15 @@ extension OpenVault {
         }
         try recordSummary(format: .ips, of: patient, to: "share \(id)")
         return CreatedShare(share: share, link: HealthLink(url: share.url, key: key, expires: expiresSeconds, flags: share.flag, label: label))
+    }
+
+    /// A share's id: 32 random bytes, base64url, drawn again while it starts with `-` (a command line
+    /// would read `share revoke -x…` as an option, and a shell tool the file named so).
+    static func newShareID() throws -> String {
+        while true {
+            let id = Base64URL.encode(try SecureRandom.bytes(32))
+            if !id.hasPrefix("-") { return id }
+        }
     }
 
     public func shares() throws -> [Share] { try read { try ShareRepository(db).all() } }

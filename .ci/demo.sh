@@ -114,6 +114,24 @@ step hreader applets add --patient 3 org.mitre.hreader.bmi
 step hreader summary --patient 3
 "$hreader" summary --patient 3
 
+# Sharing the summary by SMART Health Link: the ciphertext for any static web host (here Python's, on
+# 127.0.0.1), the link's QR code as a picture; a clinician's own vault imports it from the picture.
+mkdir -p "$work/shl"
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/shl" > "$work/shl.out" 2> "$work/shl.err" &
+shl_pid=$!
+trap 'kill "$server_pid" "$shl_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q 'port [0-9]' "$work/shl.out" 2>/dev/null && break; sleep 0.1; done
+shl_port=$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$work/shl.out" | head -n 1)
+[ -n "$shl_port" ] || { echo "demo: the static web host did not start: $(cat "$work/shl.err")" >&2; exit 1; }
+step hreader share create --patient 3 --out shl/ --base-url "http://127.0.0.1:$shl_port" --qr summary-link.png --label "For Dr. Lee"
+"$hreader" share create --patient 3 --out "$work/shl" --base-url "http://127.0.0.1:$shl_port" --qr "$work/summary-link.png" --label "For Dr. Lee"
+"$hreader" init --vault "$work/clinic" --new-password-file "$work/password" --quiet > /dev/null
+step hreader import --file summary-link.png --vault clinic/     "# the clinician's vault: QR code read, link fetched, summary decrypted"
+"$hreader" import --file "$work/summary-link.png" --vault "$work/clinic" --password-file "$work/password"
+kill "$shl_pid" 2>/dev/null || true
+wait "$shl_pid" 2>/dev/null || true
+trap 'kill "$server_pid" 2>/dev/null || true' EXIT
+
 # The local web view: started, asked for its patients over the JSON API (bash's /dev/tcp, so no curl is
 # needed), then stopped with Ctrl-C's signal, as a user would.
 step hreader serve     "# prints the URL to open in a browser; stopped again after one request"

@@ -1,0 +1,150 @@
+import Foundation
+import HReaderRecords
+
+/// What `hreader providers search` asks.
+public struct ProviderQuery: Sendable {
+    public var text: String
+    /// A two-letter state ("WI"): only brands with a place there.
+    public var state: String?
+    /// Only brands with a place in this city (its words, as folded).
+    public var city: String?
+    public var limit: Int
+
+    public init(text: String, state: String? = nil, city: String? = nil, limit: Int = 20) {
+        self.text = text
+        self.state = state
+        self.city = city
+        self.limit = limit
+    }
+}
+
+/// One brand found, with how well it matched.
+public struct ProviderHit: Sendable {
+    public var brand: DirectoryBrand
+    public var score: Int
+    /// Its name, folded, is the query's words (in any order).
+    public var exactName: Bool
+}
+
+extension ProviderDirectory {
+    /// The brands matching every word of the query (in any order, any case, accents folded, "St."
+    /// as "Saint", a word's start, or one typo in a word of four letters or more), best first: a
+    /// word found exactly before a start or a typo, in the name before an alias or the portal's
+    /// name before a city; then brands whose name is the query, then those with an R4
+    /// patient-access endpoint, then shorter names, then by name.
+    public func search(_ query: ProviderQuery) throws -> [ProviderHit] {
+        guard exists else { throw Self.missing() }
+        let reader = try Reader(path: path)
+        defer { reader.close() }
+        let index = try reader.index()
+        let words = Array(Set(DirectoryText.words(query.text))).map { Array($0.utf8) }
+        let state = query.state.map { Array($0.uppercased().utf8) }
+        let city = query.city.map { Array(DirectoryText.words($0).joined(separator: " ").utf8) }
+        guard !words.isEmpty || state != nil || city != nil else { return [] }
+        let sortedQuery = DirectoryText.words(query.text).sorted()
+
+        struct Candidate {
+            var score: Int
+            var exact: Bool
+            var r4: Bool
+            var offset: UInt64
+            var name: Range<Int>
+        }
+        var candidates: [Candidate] = []
+        index.withUnsafeBufferPointer { buffer in
+            var best = [Int](repeating: 0, count: words.count)
+            Self.forEachIndexLine(buffer) { line in
+                if let state, !Self.containsWord(buffer, line.states, state) { return true }
+                // Fields: name | aliases | portal | cities (cities separated by ',').
+                var fieldEnds: [Int] = []
+                var i = line.words.lowerBound
+                while i < line.words.upperBound {
+                    if buffer[i] == 0x7c { fieldEnds.append(i) }
+                    i += 1
+                }
+                guard fieldEnds.count == 3 else { return true }
+                let cities = (fieldEnds[2] + 1)..<line.words.upperBound
+                if let city, !Self.containsCity(buffer, cities, city) { return true }
+                for w in best.indices { best[w] = 0 }
+                var field = 0
+                var start = line.words.lowerBound
+                var position = line.words.lowerBound
+                while position <= line.words.upperBound {
+                    let byte: UInt8 = position < line.words.upperBound ? buffer[position] : 0x0a
+                    if byte == 0x20 || byte == 0x2c || byte == 0x7c || byte == 0x0a {
+                        if position > start {
+                            let token = UnsafeBufferPointer(rebasing: buffer[start..<position])
+                            let weight = field == 0 ? 3 : field == 3 ? 1 : 2
+                            for (w, word) in words.enumerated() {
+                                let similarity = word.withUnsafeBufferPointer { DirectoryText.similarity($0, token) }
+                                if similarity != .none { best[w] = max(best[w], similarity.rawValue * 4 + weight) }
+                            }
+                        }
+                        if byte == 0x7c { field += 1 }
+                        start = position + 1
+                    }
+                    position += 1
+                }
+                guard !best.contains(0) else { return true }
+                let nameRange = line.words.lowerBound..<fieldEnds[0]
+                var exact = false
+                if !sortedQuery.isEmpty {
+                    let nameWords = String(decoding: UnsafeBufferPointer(rebasing: buffer[nameRange]), as: UTF8.self)
+                        .split(separator: " ").map(String.init).sorted()
+                    exact = nameWords == sortedQuery
+                }
+                candidates.append(Candidate(score: best.reduce(0, +), exact: exact, r4: line.r4, offset: line.offset, name: nameRange))
+                return true
+            }
+            candidates.sort { a, b in
+                if a.score != b.score { return a.score > b.score }
+                if a.exact != b.exact { return a.exact }
+                if a.r4 != b.r4 { return a.r4 }
+                if a.name.count != b.name.count { return a.name.count < b.name.count }   // fewer words besides the ones asked
+                return buffer[a.name].lexicographicallyPrecedes(buffer[b.name])
+            }
+        }
+        return try candidates.prefix(max(0, query.limit)).map {
+            ProviderHit(brand: try reader.brand(at: $0.offset), score: $0.score, exactName: $0.exact)
+        }
+    }
+
+    /// A space-separated list holds `word`.
+    static func containsWord(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ word: [UInt8]) -> Bool {
+        var start = range.lowerBound
+        for i in range.lowerBound...range.upperBound where i == range.upperBound || buffer[i] == 0x20 {
+            if i - start == word.count && buffer[start..<i].elementsEqual(word) { return true }
+            start = i + 1
+        }
+        return false
+    }
+
+    /// A ','-separated list of cities holds `city` (its words, space-separated).
+    static func containsCity(_ buffer: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ city: [UInt8]) -> Bool {
+        var start = range.lowerBound
+        for i in range.lowerBound...range.upperBound where i == range.upperBound || buffer[i] == 0x2c {
+            if i - start == city.count && buffer[start..<i].elementsEqual(city) { return true }
+            start = i + 1
+        }
+        return false
+    }
+
+    /// The brand a login names: its id, else the one brand whose name is the words given (or
+    /// the one brand found). Several: `.ambiguous` with them, best first.
+    public enum Resolution: Sendable {
+        case found(DirectoryBrand)
+        case ambiguous([DirectoryBrand])
+        case none
+    }
+
+    public func resolve(_ reference: String, state: String? = nil) throws -> Resolution {
+        if let brand = try brand(id: reference.trimmingCharacters(in: .whitespaces)) { return .found(brand) }
+        let hits = try search(ProviderQuery(text: reference, state: state, limit: 50))
+        let exact = hits.filter(\.exactName)
+        if exact.count == 1 { return .found(exact[0].brand) }
+        if exact.count > 1 { return .ambiguous(exact.map(\.brand)) }
+        if hits.count == 1 { return .found(hits[0].brand) }
+        if hits.isEmpty { return .none }
+        return .ambiguous(Array(hits.prefix(10).map(\.brand)))
+    }
+}

@@ -232,13 +232,18 @@ public struct BrandsBundleReader {
 
     /// Resolves the brands once the whole bundle is in, and hands each to `body`.
     public mutating func finish(_ body: (ProviderBrand) throws -> Void) throws {
-        guard started else { throw BrandsBundleError.notJSON("empty") }
-        guard ended, !inString, !capturing else { throw BrandsBundleError.notJSON("cut short (the bundle does not end)") }
-        guard resourceType == "Bundle" else {
-            throw BrandsBundleError.notBundle(resourceType.map { "its resourceType is \($0)" } ?? "it has no resourceType")
-        }
-        guard !organizations.isEmpty || !endpoints.isEmpty else { throw BrandsBundleError.notBundle("it holds no Organization and no Endpoint") }
+        try checkComplete()
         try resolve(body)
+    }
+
+    /// Throws unless the whole bundle is in and is one: after it, `finish` fails only if `body` does.
+    public func checkComplete() throws(BrandsBundleError) {
+        guard started else { throw .notJSON("empty") }
+        guard ended, !inString, !capturing else { throw .notJSON("cut short (the bundle does not end)") }
+        guard resourceType == "Bundle" else {
+            throw .notBundle(resourceType.map { "its resourceType is \($0)" } ?? "it has no resourceType")
+        }
+        guard !organizations.isEmpty || !endpoints.isEmpty else { throw .notBundle("it holds no Organization and no Endpoint") }
     }
 
     /// Reads a whole bundle held in memory (a test, a fuzz input).

@@ -8,20 +8,23 @@ import HReaderRecords
 /// `~/.cache/hreader/`). Nothing about the user is in it: no search, no login, no client id.
 /// Its format is hreader's own (docs/formats.md, "The provider directory"):
 ///
-///     hreader-providers 1 K=0000000000012345      (fixed width: where the index section starts)
+///     hreader-providers 1 K=0000000000012345 W=0000000000012999   (fixed width: where the index and the words start)
 ///     {"id": "epic-3fa9…", "name": …}              (one brand a line, JSON)
 ///     …
 ///     {"sources": [...], "updated": "..."}         (at K: each source's location, vendor, ETag, Last-Modified)
-///     37\tepic-3fa9…\t0\tr\tWI IA\tname words|alias words|portal words|city words,other city
+///     58\tepic-3fa9…\t0\tr\tWI IA\tname words|alias words|portal words|city words,other city
 ///     …                                            (the index: one line a brand)
+///     hospital\t0 5 9 …                            (at W: each word once, with the brands it is in)
 ///
-/// A search reads the index (a few bytes a brand) and then only the lines of its hits; no
-/// password, no SQLite. The file is replaced whole (a temporary file beside it, then a rename):
+/// A search compares the query with each word once (the words section), takes the brands of the
+/// words that match from their lists, reads the index lines of those brands and then only the
+/// lines of its hits; no password, no SQLite. The file is replaced whole (a temporary file beside it, then a rename):
 /// an update that fails leaves the last good directory in place.
 public struct ProviderDirectory: Sendable {
     public let path: String
     static let magic = "hreader-providers 1 K="
-    static let headerLength = magic.utf8.count + 16 + 1
+    static let wordsMark = " W="
+    static let headerLength = magic.utf8.count + 16 + wordsMark.utf8.count + 16 + 1
 
     public init(path: String) { self.path = path }
 
@@ -85,28 +88,36 @@ public struct ProviderDirectory: Sendable {
         let summary: Summary
         private let tail: [UInt8]
         private let indexStart: Int
+        private let wordsStart: Int
 
         init(path: String) throws {
             guard let handle = FileHandle(forReadingAtPath: path) else { throw ProviderDirectory.missing() }
             self.handle = handle
             let damaged = HReaderError(.failure, "the provider directory \(path) is damaged; run 'hreader providers update' to fetch it again")
             let head = [UInt8]((try? handle.read(upToCount: ProviderDirectory.headerLength)) ?? Data())
+            let k = ProviderDirectory.magic.utf8.count, w = k + 16 + ProviderDirectory.wordsMark.utf8.count
             guard head.count == ProviderDirectory.headerLength, head.starts(with: Array(ProviderDirectory.magic.utf8)),
-                  let offset = UInt64(String(decoding: head[ProviderDirectory.magic.utf8.count..<ProviderDirectory.headerLength - 1], as: UTF8.self)),
+                  let offset = UInt64(String(decoding: head[k..<k + 16], as: UTF8.self)),
+                  let wordsOffset = UInt64(String(decoding: head[w..<w + 16], as: UTF8.self)), wordsOffset >= offset,
                   (try? handle.seek(toOffset: offset)) != nil,
                   let tail = try? [UInt8](handle.readToEnd() ?? Data()),
-                  let end = tail.firstIndex(of: 0x0a),
+                  Int(wordsOffset - offset) <= tail.count,
+                  let end = tail.firstIndex(of: 0x0a), end < Int(wordsOffset - offset),
                   let meta = try? JSONParser.parse(tail[..<end]) else {
                 try? handle.close()
                 throw damaged
             }
             self.tail = tail
             indexStart = end + 1
+            wordsStart = Int(wordsOffset - offset)
             summary = Summary(sources: (meta["sources"]?.array ?? []).compactMap(SourceRecord.init), updated: meta["updated"]?.string)
         }
 
         /// The index section, whole (about 80 bytes a brand).
-        func index() throws -> [UInt8] { Array(tail[indexStart...]) }
+        func index() throws -> [UInt8] { Array(tail[indexStart..<wordsStart]) }
+
+        /// The words section: each folded word and the brands (and fields) it is in.
+        func words() -> ArraySlice<UInt8> { tail[wordsStart...] }
 
         /// The brand line at `offset`.
         func brandLine(at offset: UInt64) throws -> [UInt8] {
@@ -163,24 +174,37 @@ public struct ProviderDirectory: Sendable {
         while start < count {
             var end = start
             while end < count && index[end] != 0x0a { end += 1 }
-            var tabs: [Int] = []
-            tabs.reserveCapacity(5)
-            var i = start
-            while i < end && tabs.count < 5 {
-                if index[i] == 0x09 { tabs.append(i) }
-                i += 1
-            }
-            if tabs.count == 5 {
-                var offset: UInt64 = 0
-                for j in start..<tabs[0] { offset = offset &* 10 &+ UInt64(index[j] &- 0x30) }
-                var source = 0
-                for j in (tabs[1] + 1)..<tabs[2] { source = source &* 10 &+ Int(index[j] &- 0x30) }
-                let line = IndexLine(offset: offset, id: (tabs[0] + 1)..<tabs[1], source: source, r4: index[tabs[2] + 1] == 0x72,
-                                     states: (tabs[3] + 1)..<tabs[4], words: (tabs[4] + 1)..<end)
-                if !body(line) { return }
-            }
+            if let line = indexLine(index, start, end), !body(line) { return }
             start = end + 1
         }
+    }
+
+    /// The line of `index` from `start` to `end` (its newline), or nil when it is not one.
+    static func indexLine(_ index: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> IndexLine? {
+        // The five tabs, without an array per line (a search may read 40,000 lines).
+        var tabs = (0, 0, 0, 0, 0)
+        var found = 0
+        var i = start
+        while i < end && found < 5 {
+            if index[i] == 0x09 {
+                switch found {
+                case 0: tabs.0 = i
+                case 1: tabs.1 = i
+                case 2: tabs.2 = i
+                case 3: tabs.3 = i
+                default: tabs.4 = i
+                }
+                found += 1
+            }
+            i += 1
+        }
+        guard found == 5, tabs.2 + 1 < end else { return nil }
+        var offset: UInt64 = 0
+        for j in start..<tabs.0 { offset = offset &* 10 &+ UInt64(index[j] &- 0x30) }
+        var source = 0
+        for j in (tabs.1 + 1)..<tabs.2 { source = source &* 10 &+ Int(index[j] &- 0x30) }
+        return IndexLine(offset: offset, id: (tabs.0 + 1)..<tabs.1, source: source, r4: index[tabs.2 + 1] == 0x72,
+                         states: (tabs.3 + 1)..<tabs.4, words: (tabs.4 + 1)..<end)
     }
 
     /// The brand with this id.

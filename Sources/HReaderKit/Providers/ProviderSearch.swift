@@ -51,50 +51,92 @@ extension ProviderDirectory {
             var name: Range<Int>
         }
         var candidates: [Candidate] = []
+        let wordsSection = reader.words()
         index.withUnsafeBufferPointer { buffer in
-            var best = [Int](repeating: 0, count: words.count)
-            Self.forEachIndexLine(buffer) { line in
-                if let state, !Self.containsWord(buffer, line.states, state) { return true }
-                // Fields: name | aliases | portal | cities (cities separated by ',').
-                var fieldEnds: [Int] = []
-                var i = line.words.lowerBound
-                while i < line.words.upperBound {
-                    if buffer[i] == 0x7c { fieldEnds.append(i) }
-                    i += 1
-                }
-                guard fieldEnds.count == 3 else { return true }
-                let cities = (fieldEnds[2] + 1)..<line.words.upperBound
-                if let city, !Self.containsCity(buffer, cities, city) { return true }
-                for w in best.indices { best[w] = 0 }
-                var field = 0
-                var start = line.words.lowerBound
-                var position = line.words.lowerBound
-                while position <= line.words.upperBound {
-                    let byte: UInt8 = position < line.words.upperBound ? buffer[position] : 0x0a
-                    if byte == 0x20 || byte == 0x2c || byte == 0x7c || byte == 0x0a {
-                        if position > start {
-                            let token = UnsafeBufferPointer(rebasing: buffer[start..<position])
-                            let weight = field == 0 ? 3 : field == 3 ? 1 : 2
-                            for (w, word) in words.enumerated() {
-                                let similarity = word.withUnsafeBufferPointer { DirectoryText.similarity($0, token) }
-                                if similarity != .none { best[w] = max(best[w], similarity.rawValue * 4 + weight) }
+            // Where each brand's index line starts (brand n is line n).
+            var lineStarts: [Int] = [0]
+            lineStarts.reserveCapacity(65_536)
+            for i in 0..<buffer.count where buffer[i] == 0x0a { lineStarts.append(i + 1) }
+            let count = lineStarts.count - 1
+
+            // Each word of the directory once: how well it matches each query word, then its brands.
+            var best = [Int32](repeating: 0, count: words.isEmpty ? 0 : words.count * count)
+            if !words.isEmpty {
+                wordsSection.withUnsafeBufferPointer { section in
+                    var similarities = [Int32](repeating: 0, count: words.count)
+                    var start = 0
+                    while start < section.count {
+                        var tab = start
+                        while tab < section.count && section[tab] != 0x09 && section[tab] != 0x0a { tab += 1 }
+                        var end = tab
+                        while end < section.count && section[end] != 0x0a { end += 1 }
+                        defer { start = end + 1 }
+                        guard tab < end else { continue }
+                        let word = UnsafeBufferPointer(rebasing: section[start..<tab])
+                        var any = false
+                        for (w, queryWord) in words.enumerated() {
+                            let similarity = queryWord.withUnsafeBufferPointer { DirectoryText.similarity($0, word) }
+                            similarities[w] = Int32(similarity.rawValue * 4)
+                            any = any || similarity != .none
+                        }
+                        guard any else { continue }
+                        var number: Int32 = 0
+                        var digits = false
+                        for i in (tab + 1)...end {
+                            let byte: UInt8 = i < end ? section[i] : 0x20
+                            if byte >= 0x30 && byte <= 0x39 {
+                                number = number &* 10 &+ Int32(byte - 0x30)
+                                digits = true
+                                continue
+                            }
+                            guard digits else { continue }
+                            let brand = Int(number >> 2), field = number & 3
+                            number = 0
+                            digits = false
+                            guard brand < count else { continue }
+                            let weight: Int32 = field == 0 ? 3 : field == 3 ? 1 : 2
+                            for w in 0..<similarities.count where similarities[w] > 0 {
+                                best[w * count + brand] = max(best[w * count + brand], similarities[w] + weight)
                             }
                         }
-                        if byte == 0x7c { field += 1 }
-                        start = position + 1
                     }
-                    position += 1
                 }
-                guard !best.contains(0) else { return true }
-                let nameRange = line.words.lowerBound..<fieldEnds[0]
+            }
+
+            for brand in 0..<count {
+                var score: Int32 = 0
+                if !words.isEmpty {
+                    var all = true
+                    for w in 0..<words.count {
+                        let value = best[w * count + brand]
+                        if value == 0 { all = false; break }
+                        score += value
+                    }
+                    guard all else { continue }
+                }
+                guard let line = Self.indexLine(buffer, lineStarts[brand], max(lineStarts[brand], lineStarts[brand + 1] - 1)) else { continue }
+                if let state, !Self.containsWord(buffer, line.states, state) { continue }
+                // Fields: name | aliases | portal | cities (cities separated by ',').
+                var nameEnd = -1, lastBar = -1, bars = 0
+                var i = line.words.lowerBound
+                while i < line.words.upperBound {
+                    if buffer[i] == 0x7c {
+                        if bars == 0 { nameEnd = i }
+                        lastBar = i
+                        bars += 1
+                    }
+                    i += 1
+                }
+                guard bars == 3 else { continue }
+                if let city, !Self.containsCity(buffer, (lastBar + 1)..<line.words.upperBound, city) { continue }
+                let nameRange = line.words.lowerBound..<nameEnd
                 var exact = false
-                if !sortedQuery.isEmpty {
+                if !sortedQuery.isEmpty, buffer[nameRange].reduce(1, { $0 + ($1 == 0x20 ? 1 : 0) }) == sortedQuery.count {
                     let nameWords = String(decoding: UnsafeBufferPointer(rebasing: buffer[nameRange]), as: UTF8.self)
                         .split(separator: " ").map(String.init).sorted()
                     exact = nameWords == sortedQuery
                 }
-                candidates.append(Candidate(score: best.reduce(0, +), exact: exact, r4: line.r4, offset: line.offset, name: nameRange))
-                return true
+                candidates.append(Candidate(score: Int(score), exact: exact, r4: line.r4, offset: line.offset, name: nameRange))
             }
             candidates.sort { a, b in
                 if a.score != b.score { return a.score > b.score }

@@ -221,6 +221,9 @@ final class DirectoryWriter {
     private var buffer: [UInt8] = []
     private var position: UInt64 = 0
     private var index: [UInt8] = []
+    /// Each folded word, and the brands it is in: brand number × 4 + field (0 name, 1 alias, 2 portal, 3 city).
+    private var postings: [String: [Int32]] = [:]
+    private var brands: Int32 = 0
 
     init(path: String) throws {
         unlink(path)
@@ -231,7 +234,7 @@ final class DirectoryWriter {
         self.path = path
         self.handle = handle
         // The header's place: the index's offset is written in it at the end.
-        append(Array(ProviderDirectory.magic.utf8) + Array(repeating: 0x30, count: 16) + [0x0a])
+        append(Array(header(0, 0).utf8))
     }
 
     private func append(_ bytes: [UInt8]) {
@@ -259,10 +262,21 @@ final class DirectoryWriter {
             (b.portalName.map(DirectoryText.words) ?? []).joined(separator: " "),
             cities.filter { seenCities.insert($0).inserted }.joined(separator: ","),
         ]
+        for (field, text) in fields.enumerated() {
+            for word in Set(text.split(whereSeparator: { $0 == " " || $0 == "," })) {
+                postings[String(word), default: []].append(brands * 4 + Int32(field))
+            }
+        }
+        brands += 1
         let r4 = b.endpoints.contains(where: \.isPatientAccessR4)
         let line = "\(offset)\t\(brand.id)\t\(source)\t\(r4 ? "r" : "-")\t\(states.joined(separator: " "))\t\(fields.joined(separator: "|"))\n"
         index += Array(line.utf8)
         if buffer.count > 1 << 20 { try flush() }
+    }
+
+    private func header(_ index: UInt64, _ words: UInt64) -> String {
+        func digits(_ n: UInt64) -> String { let text = String(n); return String(repeating: "0", count: 16 - text.count) + text }
+        return ProviderDirectory.magic + digits(index) + ProviderDirectory.wordsMark + digits(words) + "\n"
     }
 
     func finish(meta: JSONValue) throws {
@@ -271,10 +285,15 @@ final class DirectoryWriter {
         append(Array(meta.serialized().utf8) + [0x0a])
         append(index)
         index = []
+        let wordsOffset = position
+        for word in postings.keys.sorted() {
+            append(Array(word.utf8) + [0x09] + Array(postings[word]!.sorted().map(String.init).joined(separator: " ").utf8) + [0x0a])
+            if buffer.count > 1 << 20 { try flush() }
+        }
+        postings = [:]
         try flush()
         try handle.seek(toOffset: 0)
-        let digits = String(indexOffset)
-        try handle.write(contentsOf: Array((ProviderDirectory.magic + String(repeating: "0", count: 16 - digits.count) + digits + "\n").utf8))
+        try handle.write(contentsOf: Array(header(indexOffset, wordsOffset).utf8))
         try handle.synchronize()
         try handle.close()
     }

@@ -82,57 +82,55 @@ public struct ProviderDirectory: Sendable {
 
     // MARK: - Reading
 
-    /// An open directory file: its header read, its index and brand lines at hand.
+    /// An open directory file, mapped (a search touches only the pages it reads): its header read,
+    /// its index, words and brand lines at hand. The update's rename does not disturb a mapping.
     struct Reader {
-        let handle: FileHandle
         let summary: Summary
-        private let tail: [UInt8]
-        private let indexStart: Int
-        private let wordsStart: Int
+        private let file: Data
+        private let indexRange: Range<Int>
+        private let wordsRange: Range<Int>
 
         init(path: String) throws {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw ProviderDirectory.missing() }
-            self.handle = handle
+            guard FileManager.default.fileExists(atPath: path) else { throw ProviderDirectory.missing() }
             let damaged = HReaderError(.failure, "the provider directory \(path) is damaged; run 'hreader providers update' to fetch it again")
-            let head = [UInt8]((try? handle.read(upToCount: ProviderDirectory.headerLength)) ?? Data())
+            guard let file = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else { throw damaged }
             let k = ProviderDirectory.magic.utf8.count, w = k + 16 + ProviderDirectory.wordsMark.utf8.count
-            guard head.count == ProviderDirectory.headerLength, head.starts(with: Array(ProviderDirectory.magic.utf8)),
-                  let offset = UInt64(String(decoding: head[k..<k + 16], as: UTF8.self)),
-                  let wordsOffset = UInt64(String(decoding: head[w..<w + 16], as: UTF8.self)), wordsOffset >= offset,
-                  (try? handle.seek(toOffset: offset)) != nil,
-                  let tail = try? [UInt8](handle.readToEnd() ?? Data()),
-                  Int(wordsOffset - offset) <= tail.count,
-                  let end = tail.firstIndex(of: 0x0a), end < Int(wordsOffset - offset),
-                  let meta = try? JSONParser.parse(tail[..<end]) else {
-                try? handle.close()
-                throw damaged
+            let parsed: (Range<Int>, Range<Int>, JSONValue)? = file.withUnsafeBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                guard bytes.count >= ProviderDirectory.headerLength, bytes.starts(with: ProviderDirectory.magic.utf8),
+                      let offset = Int(String(decoding: UnsafeBufferPointer(rebasing: bytes[k..<k + 16]), as: UTF8.self)),
+                      let words = Int(String(decoding: UnsafeBufferPointer(rebasing: bytes[w..<w + 16]), as: UTF8.self)),
+                      offset >= ProviderDirectory.headerLength, words >= offset, words <= bytes.count,
+                      let end = bytes[offset..<words].firstIndex(of: 0x0a),
+                      let meta = try? JSONParser.parse(UnsafeBufferPointer(rebasing: bytes[offset..<end])) else { return nil }
+                return ((end + 1)..<words, words..<bytes.count, meta)
             }
-            self.tail = tail
-            indexStart = end + 1
-            wordsStart = Int(wordsOffset - offset)
+            guard let (index, words, meta) = parsed else { throw damaged }
+            self.file = file
+            indexRange = index
+            wordsRange = words
             summary = Summary(sources: (meta["sources"]?.array ?? []).compactMap(SourceRecord.init), updated: meta["updated"]?.string)
         }
 
-        /// The index section, whole (about 80 bytes a brand).
-        func index() throws -> [UInt8] { Array(tail[indexStart..<wordsStart]) }
+        /// The index section, copied (about 80 bytes a brand).
+        func index() throws -> [UInt8] { withSections { index, _ in Array(index) } }
 
-        /// The words section: each folded word and the brands (and fields) it is in.
-        func words() -> ArraySlice<UInt8> { tail[wordsStart...] }
+        /// The index and words sections, in place.
+        func withSections<T>(_ body: (UnsafeBufferPointer<UInt8>, UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+            try file.withUnsafeBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                return try body(UnsafeBufferPointer(rebasing: bytes[indexRange]), UnsafeBufferPointer(rebasing: bytes[wordsRange]))
+            }
+        }
 
         /// The brand line at `offset`.
         func brandLine(at offset: UInt64) throws -> [UInt8] {
-            try handle.seek(toOffset: offset)
-            var line: [UInt8] = []
-            while true {
-                guard let chunk = try handle.read(upToCount: 4096), !chunk.isEmpty else { break }
-                if let newline = chunk.firstIndex(of: 0x0a) {
-                    line += chunk[chunk.startIndex..<newline]
-                    break
-                }
-                line += chunk
-                if line.count > 64 << 20 { break }
+            file.withUnsafeBytes { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let start = min(Int(offset), bytes.count)
+                let end = bytes[start...].firstIndex(of: 0x0a) ?? bytes.count
+                return Array(bytes[start..<end])
             }
-            return line
         }
 
         func brand(at offset: UInt64) throws -> DirectoryBrand {
@@ -142,7 +140,7 @@ public struct ProviderDirectory: Sendable {
             return brand
         }
 
-        func close() { try? handle.close() }
+        func close() {}
     }
 
     static func missing() -> HReaderError {

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HReaderRecords
 
 /// What `hreader providers search` asks.
@@ -36,7 +39,6 @@ extension ProviderDirectory {
         guard exists else { throw Self.missing() }
         let reader = try Reader(path: path)
         defer { reader.close() }
-        let index = try reader.index()
         let words = Array(Set(DirectoryText.words(query.text))).map { Array($0.utf8) }
         let state = query.state.map { Array($0.uppercased().utf8) }
         let city = query.city.map { Array(DirectoryText.words($0).joined(separator: " ").utf8) }
@@ -51,76 +53,77 @@ extension ProviderDirectory {
             var name: Range<Int>
         }
         var candidates: [Candidate] = []
-        let wordsSection = reader.words()
-        index.withUnsafeBufferPointer { buffer in
-            // Where each brand's index line starts (brand n is line n).
-            var lineStarts: [Int] = [0]
-            lineStarts.reserveCapacity(65_536)
-            for i in 0..<buffer.count where buffer[i] == 0x0a { lineStarts.append(i + 1) }
-            let count = lineStarts.count - 1
-
-            // Each word of the directory once: how well it matches each query word, then its brands.
-            var best = [Int32](repeating: 0, count: words.isEmpty ? 0 : words.count * count)
-            if !words.isEmpty {
-                wordsSection.withUnsafeBufferPointer { section in
-                    var similarities = [Int32](repeating: 0, count: words.count)
-                    var start = 0
-                    while start < section.count {
-                        var tab = start
-                        while tab < section.count && section[tab] != 0x09 && section[tab] != 0x0a { tab += 1 }
-                        var end = tab
-                        while end < section.count && section[end] != 0x0a { end += 1 }
-                        defer { start = end + 1 }
-                        guard tab < end else { continue }
-                        let word = UnsafeBufferPointer(rebasing: section[start..<tab])
-                        var any = false
-                        for (w, queryWord) in words.enumerated() {
-                            let similarity = queryWord.withUnsafeBufferPointer { DirectoryText.similarity($0, word) }
-                            similarities[w] = Int32(similarity.rawValue * 4)
-                            any = any || similarity != .none
+        reader.withSections { index, wordsSection in
+            // The index lines to look at: those of the brands every query word is found in (by the
+            // words section: each word of the directory compared once), with their scores; without
+            // words, every line.
+            var lines: [(start: Int, score: Int32)] = []
+            if words.isEmpty {
+                var start = 0
+                while start < index.count {
+                    lines.append((start, 0))
+                    start = Self.lineEnd(index, start) + 1
+                }
+            } else {
+                var best = [[Int: Int32]](repeating: [:], count: words.count)
+                var similarities = [Int32](repeating: 0, count: words.count)
+                var start = 0
+                while start < wordsSection.count {
+                    let end = Self.lineEnd(wordsSection, start)
+                    defer { start = end + 1 }
+                    var tab = start
+                    while tab < end && wordsSection[tab] != 0x09 { tab += 1 }
+                    guard tab < end else { continue }
+                    let word = UnsafeBufferPointer(rebasing: wordsSection[start..<tab])
+                    var any = false
+                    for (w, queryWord) in words.enumerated() {
+                        let similarity = queryWord.withUnsafeBufferPointer { DirectoryText.similarity($0, word) }
+                        similarities[w] = Int32(similarity.rawValue * 4)
+                        any = any || similarity != .none
+                    }
+                    guard any else { continue }
+                    var number = 0
+                    var digits = false
+                    for i in (tab + 1)...end {
+                        let byte: UInt8 = i < end ? wordsSection[i] : 0x20
+                        if byte >= 0x30 && byte <= 0x39 {
+                            number = number &* 10 &+ Int(byte - 0x30)
+                            digits = true
+                            continue
                         }
-                        guard any else { continue }
-                        var number: Int32 = 0
-                        var digits = false
-                        for i in (tab + 1)...end {
-                            let byte: UInt8 = i < end ? section[i] : 0x20
-                            if byte >= 0x30 && byte <= 0x39 {
-                                number = number &* 10 &+ Int32(byte - 0x30)
-                                digits = true
-                                continue
-                            }
-                            guard digits else { continue }
-                            let brand = Int(number >> 2), field = number & 3
-                            number = 0
-                            digits = false
-                            guard brand < count else { continue }
-                            let weight: Int32 = field == 0 ? 3 : field == 3 ? 1 : 2
-                            for w in 0..<similarities.count where similarities[w] > 0 {
-                                best[w * count + brand] = max(best[w * count + brand], similarities[w] + weight)
-                            }
+                        guard digits else { continue }
+                        let line = number >> 2, field = number & 3
+                        number = 0
+                        digits = false
+                        guard line < index.count else { continue }
+                        let weight: Int32 = field == 0 ? 3 : field == 3 ? 1 : 2
+                        for w in 0..<similarities.count where similarities[w] > 0 {
+                            let value = similarities[w] + weight
+                            if value > best[w][line, default: 0] { best[w][line] = value }
                         }
                     }
+                }
+                // Brands found by every word: the rarest word's brands, checked against the others.
+                let order = best.indices.sorted { best[$0].count < best[$1].count }
+                for (line, first) in best[order[0]] {
+                    var score = first
+                    var all = true
+                    for w in order.dropFirst() {
+                        guard let value = best[w][line] else { all = false; break }
+                        score += value
+                    }
+                    if all { lines.append((line, score)) }
                 }
             }
 
-            for brand in 0..<count {
-                var score: Int32 = 0
-                if !words.isEmpty {
-                    var all = true
-                    for w in 0..<words.count {
-                        let value = best[w * count + brand]
-                        if value == 0 { all = false; break }
-                        score += value
-                    }
-                    guard all else { continue }
-                }
-                guard let line = Self.indexLine(buffer, lineStarts[brand], max(lineStarts[brand], lineStarts[brand + 1] - 1)) else { continue }
-                if let state, !Self.containsWord(buffer, line.states, state) { continue }
+            for (start, score) in lines {
+                guard let line = Self.indexLine(index, start, Self.lineEnd(index, start)) else { continue }
+                if let state, !Self.containsWord(index, line.states, state) { continue }
                 // Fields: name | aliases | portal | cities (cities separated by ',').
                 var nameEnd = -1, lastBar = -1, bars = 0
                 var i = line.words.lowerBound
                 while i < line.words.upperBound {
-                    if buffer[i] == 0x7c {
+                    if index[i] == 0x7c {
                         if bars == 0 { nameEnd = i }
                         lastBar = i
                         bars += 1
@@ -128,11 +131,11 @@ extension ProviderDirectory {
                     i += 1
                 }
                 guard bars == 3 else { continue }
-                if let city, !Self.containsCity(buffer, (lastBar + 1)..<line.words.upperBound, city) { continue }
+                if let city, !Self.containsCity(index, (lastBar + 1)..<line.words.upperBound, city) { continue }
                 let nameRange = line.words.lowerBound..<nameEnd
                 var exact = false
-                if !sortedQuery.isEmpty, buffer[nameRange].reduce(1, { $0 + ($1 == 0x20 ? 1 : 0) }) == sortedQuery.count {
-                    let nameWords = String(decoding: UnsafeBufferPointer(rebasing: buffer[nameRange]), as: UTF8.self)
+                if !sortedQuery.isEmpty, index[nameRange].reduce(1, { $0 + ($1 == 0x20 ? 1 : 0) }) == sortedQuery.count {
+                    let nameWords = String(decoding: UnsafeBufferPointer(rebasing: index[nameRange]), as: UTF8.self)
                         .split(separator: " ").map(String.init).sorted()
                     exact = nameWords == sortedQuery
                 }
@@ -143,12 +146,20 @@ extension ProviderDirectory {
                 if a.exact != b.exact { return a.exact }
                 if a.r4 != b.r4 { return a.r4 }
                 if a.name.count != b.name.count { return a.name.count < b.name.count }   // fewer words besides the ones asked
-                return buffer[a.name].lexicographicallyPrecedes(buffer[b.name])
+                if !index[a.name].elementsEqual(index[b.name]) { return index[a.name].lexicographicallyPrecedes(index[b.name]) }
+                return a.offset < b.offset
             }
         }
         return try candidates.prefix(max(0, query.limit)).map {
             ProviderHit(brand: try reader.brand(at: $0.offset), score: $0.score, exactName: $0.exact)
         }
+    }
+
+    /// Where the line starting at `start` ends (its newline, or the end).
+    static func lineEnd(_ buffer: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int {
+        guard start < buffer.count, let base = buffer.baseAddress else { return buffer.count }
+        guard let found = memchr(base + start, 0x0a, buffer.count - start) else { return buffer.count }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 
     /// A space-separated list holds `word`.

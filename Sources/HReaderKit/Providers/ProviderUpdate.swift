@@ -221,9 +221,9 @@ final class DirectoryWriter {
     private var buffer: [UInt8] = []
     private var position: UInt64 = 0
     private var index: [UInt8] = []
-    /// Each folded word, and the brands it is in: brand number × 4 + field (0 name, 1 alias, 2 portal, 3 city).
-    private var postings: [String: [Int32]] = [:]
-    private var brands: Int32 = 0
+    /// Each folded word, and the brands it is in: the offset of the brand's line in the index section
+    /// (after the sources line) × 4 + the field (0 name, 1 alias, 2 portal, 3 city).
+    private var postings: [String: [Int]] = [:]
 
     init(path: String) throws {
         unlink(path)
@@ -264,10 +264,9 @@ final class DirectoryWriter {
         ]
         for (field, text) in fields.enumerated() {
             for word in Set(text.split(whereSeparator: { $0 == " " || $0 == "," })) {
-                postings[String(word), default: []].append(brands * 4 + Int32(field))
+                postings[String(word), default: []].append(index.count * 4 + field)
             }
         }
-        brands += 1
         let r4 = b.endpoints.contains(where: \.isPatientAccessR4)
         let line = "\(offset)\t\(brand.id)\t\(source)\t\(r4 ? "r" : "-")\t\(states.joined(separator: " "))\t\(fields.joined(separator: "|"))\n"
         index += Array(line.utf8)

@@ -257,8 +257,11 @@ public struct BrandsBundleReader {
 
     // MARK: - Entries
 
+    // What is kept of each entry until the bundle has been read is small on purpose (60,000
+    // endpoints): references are kept as the id they name (`Endpoint/x`, `https://…/Endpoint/x`
+    // → `x`, a short string Swift keeps inline), a fullUrl only when it is not `…/Type/id`.
     struct RawOrganization {
-        var keys: [String]
+        var fullURL: String?
         var id: String
         var name: String?
         var aliases: [String]
@@ -272,7 +275,7 @@ public struct BrandsBundleReader {
     }
 
     struct RawEndpoint {
-        var keys: [String]
+        var fullURL: String?
         var id: String
         var endpoint: ProviderEndpoint
         var organizationName: String?
@@ -299,12 +302,14 @@ public struct BrandsBundleReader {
     }
 
     private func organization(_ resource: JSONObject, fullURL: String?) throws(BrandsBundleError) -> RawOrganization {
-        let id = Self.text(resource["id"]) ?? fullURL ?? "entry-\(entryIndex)"
-        var organization = RawOrganization(keys: Self.keys(type: "Organization", id: Self.text(resource["id"]), fullURL: fullURL), id: id,
+        let id = Self.text(resource["id"]) ?? fullURL.map { Self.key($0, type: "Organization") } ?? "entry-\(entryIndex)"
+        var organization = RawOrganization(fullURL: Self.unusual(fullURL, type: "Organization", id: id), id: id,
                                            name: Self.text(resource["name"]),
                                            aliases: Array((resource["alias"]?.array ?? []).compactMap { Self.text($0) }.prefix(Self.maxAliases)),
-                                           places: [], partOf: Self.text(resource["partOf"]?["reference"]),
-                                           endpointReferences: (resource["endpoint"]?.array ?? []).compactMap { Self.text($0["reference"]) },
+                                           places: [], partOf: Self.text(resource["partOf"]?["reference"]).map { Self.key($0, type: "Organization") },
+                                           endpointReferences: (resource["endpoint"]?.array ?? []).compactMap {
+                                               Self.text($0["reference"]).map { Self.key($0, type: "Endpoint") }
+                                           },
                                            portalName: nil, portalURL: nil, website: nil, active: resource["active"]?.bool ?? true)
         for address in (resource["address"]?.array ?? []).prefix(Self.maxPlaces) {
             let place = ProviderPlace(city: Self.text(address["city"]), state: Self.text(address["state"]))
@@ -318,7 +323,9 @@ public struct BrandsBundleReader {
                 case "portalName": organization.portalName = organization.portalName ?? Self.text(part["valueString"])
                 case "portalUrl": organization.portalURL = organization.portalURL ?? Self.webURL(part["valueUrl"])
                 case "portalEndpoint":
-                    if let reference = Self.text(part["valueReference"]?["reference"]) { organization.endpointReferences.append(reference) }
+                    if let reference = Self.text(part["valueReference"]?["reference"]) {
+                        organization.endpointReferences.append(Self.key(reference, type: "Endpoint"))
+                    }
                 default: break
                 }
             }
@@ -336,7 +343,7 @@ public struct BrandsBundleReader {
             }
         }
         version = version ?? Self.versionFromAddress(address)
-        let id = Self.text(resource["id"]) ?? fullURL ?? address
+        let id = Self.text(resource["id"]) ?? fullURL.map { Self.key($0, type: "Endpoint") } ?? address
         // Epic's list names the organization in a contained resource its managingOrganization points to.
         var organizationName: String?
         let managing = resource["managingOrganization"]
@@ -349,21 +356,21 @@ public struct BrandsBundleReader {
         organizationName = organizationName ?? Self.text(managing?["display"])
         let endpoint = ProviderEndpoint(url: address, fhirVersion: version, status: Self.text(resource["status"]) ?? "active",
                                         name: Self.text(resource["name"]))
-        return RawEndpoint(keys: Self.keys(type: "Endpoint", id: Self.text(resource["id"]), fullURL: fullURL), id: id, endpoint: endpoint,
+        return RawEndpoint(fullURL: Self.unusual(fullURL, type: "Endpoint", id: id), id: id, endpoint: endpoint,
                            organizationName: organizationName)
     }
 
-    /// What a reference to this resource may say: `Type/id`, or the entry's `fullUrl`.
-    private static func keys(type: String, id: String?, fullURL: String?) -> [String] {
-        [id.map { "\(type)/\($0)" }, fullURL].compactMap { $0 }
+    /// A reference as it is kept: the id it names when it is `Type/id` or ends so, else itself.
+    static func key(_ reference: String, type: String) -> String {
+        let parts = reference.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[parts.count - 2] == type, let id = parts.last, !id.isEmpty else { return reference }
+        return String(id)
     }
 
-    /// A reference as a key: `Endpoint/x`, a full URL, or the `Type/id` tail of an absolute one.
-    private static func referenceKeys(_ reference: String) -> [String] {
-        var keys = [reference]
-        let parts = reference.split(separator: "/")
-        if parts.count >= 2 { keys.append(parts.suffix(2).joined(separator: "/")) }
-        return keys
+    /// An entry's fullUrl when a reference by it would not name the resource's id (`urn:uuid:…`).
+    private static func unusual(_ fullURL: String?, type: String, id: String) -> String? {
+        guard let fullURL, key(fullURL, type: type) != id else { return nil }
+        return fullURL
     }
 
     /// `…/R4`, `…/api/FHIR/DSTU2/`, `…/r4/tenant/`: the version the address names.
@@ -409,16 +416,15 @@ public struct BrandsBundleReader {
     private func resolve(_ body: (ProviderBrand) throws -> Void) throws {
         var endpointIndex: [String: Int] = [:]
         for (i, endpoint) in endpoints.enumerated() {
-            for key in endpoint.keys where endpointIndex[key] == nil { endpointIndex[key] = i }
+            if endpointIndex[endpoint.id] == nil { endpointIndex[endpoint.id] = i }
+            if let url = endpoint.fullURL, endpointIndex[url] == nil { endpointIndex[url] = i }
         }
         var organizationIndex: [String: Int] = [:]
         for (i, organization) in organizations.enumerated() {
-            for key in organization.keys where organizationIndex[key] == nil { organizationIndex[key] = i }
+            if organizationIndex[organization.id] == nil { organizationIndex[organization.id] = i }
+            if let url = organization.fullURL, organizationIndex[url] == nil { organizationIndex[url] = i }
         }
-        func lookup(_ reference: String, in index: [String: Int]) -> Int? {
-            for key in Self.referenceKeys(reference) { if let i = index[key] { return i } }
-            return nil
-        }
+        func lookup(_ key: String, in index: [String: Int]) -> Int? { index[key] }
         var named = [Bool](repeating: false, count: endpoints.count)
         var own: [[Int]] = organizations.map { organization in
             var seen: Set<Int> = []

@@ -69,12 +69,20 @@ public struct BrandsBundleReader {
 
     /// Reads the next bytes of the bundle.
     public mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) throws(BrandsBundleError) {
-        for byte in bytes {
-            offset += 1
-            if capturing {
-                try captureByte(byte)
-                continue
-            }
+        for byte in bytes { try next(byte) }
+    }
+
+    /// The same over a buffer (not generic: a caller in another module would otherwise pay a
+    /// protocol call a byte).
+    public mutating func feed(_ bytes: UnsafeRawBufferPointer) throws(BrandsBundleError) {
+        for i in 0..<bytes.count { try next(bytes[i]) }
+    }
+
+    private mutating func next(_ byte: UInt8) throws(BrandsBundleError) {
+        offset += 1
+        if capturing {
+            try captureByte(byte)
+        } else {
             try envelopeByte(byte)
         }
     }

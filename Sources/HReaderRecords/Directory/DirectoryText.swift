@@ -15,6 +15,27 @@ public enum DirectoryText {
     ]
 
     public static func words(_ text: String) -> [String] {
+        // Plain ASCII (most names) is folded here; Foundation's folding is for the rest.
+        if text.utf8.allSatisfy({ $0 < 0x80 }) {
+            var words: [String] = []
+            var word: [UInt8] = []
+            func flush() {
+                guard !word.isEmpty else { return }
+                let text = String(decoding: word, as: UTF8.self)
+                words.append(abbreviations[text] ?? text)
+                word.removeAll(keepingCapacity: true)
+            }
+            for byte in text.utf8 {
+                switch byte {
+                case 0x27: continue   // an apostrophe joins
+                case 0x30...0x39, 0x61...0x7a: word.append(byte)
+                case 0x41...0x5a: word.append(byte + 0x20)
+                default: flush()
+                }
+            }
+            flush()
+            return words
+        }
         let folded = text.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
         var words: [String] = []
         var word = ""

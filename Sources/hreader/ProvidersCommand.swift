@@ -117,19 +117,12 @@ struct ProvidersCommand: ParsableCommand {
             guard !words.isEmpty || state != nil || city != nil else { throw ValidationError("give words to search for (or --state / --city)") }
         }
 
-        func run() throws {
-            let hits = try ProvidersCommand.directory.search(ProviderQuery(text: words.joined(separator: " "), state: state, city: city, limit: limit))
-            if global.json {
-                Output.json(.object([("providers", .array(hits.map { $0.brand.hitJSON(state: state) }))]))
-                return
-            }
-            if hits.isEmpty { global.note("No provider matches; try fewer words, or 'hreader providers update'."); return }
-            Output.table([["ID", "NAME", "PORTAL", "PLACE", "VENDOR", "R4"]] + hits.map { hit in
-                let brand = hit.brand
-                let place = brand.place(in: state).map { [$0.city, $0.state].compactMap { $0 }.joined(separator: ", ") } ?? ""
-                return [brand.id, brand.brand.name, brand.brand.portalName ?? "", place, brand.vendor, ProvidersCommand.r4(brand)]
-            })
+        /// What was asked, in the form the quick path reads too (QuickCommandLine).
+        var request: ProviderSearchRequest {
+            ProviderSearchRequest(global: global.values, words: words, state: state, city: city, limit: limit)
         }
+
+        func run() throws { try request.run() }
     }
 
     /// "yes", "no (DSTU2 only)", "inactive", "no endpoint".
@@ -289,5 +282,29 @@ struct ProvidersCommand: ParsableCommand {
                 global.note("Forgot the client registration for \(vendor).")
             }
         }
+    }
+}
+
+/// `providers search`'s arguments, read by swift-argument-parser (ProvidersCommand.Search) or by the
+/// quick path (a search is a command a person types again and again).
+struct ProviderSearchRequest: Equatable {
+    var global: VaultOptions
+    var words: [String]
+    var state: String?
+    var city: String?
+    var limit = 20
+
+    func run() throws {
+        let hits = try ProvidersCommand.directory.search(ProviderQuery(text: words.joined(separator: " "), state: state, city: city, limit: limit))
+        if global.json {
+            Output.json(.object([("providers", .array(hits.map { $0.brand.hitJSON(state: state) }))]))
+            return
+        }
+        if hits.isEmpty { global.note("No provider matches; try fewer words, or 'hreader providers update'."); return }
+        Output.table([["ID", "NAME", "PORTAL", "PLACE", "VENDOR", "R4"]] + hits.map { hit in
+            let brand = hit.brand
+            let place = brand.place(in: state).map { [$0.city, $0.state].compactMap { $0 }.joined(separator: ", ") } ?? ""
+            return [brand.id, brand.brand.name, brand.brand.portalName ?? "", place, brand.vendor, ProvidersCommand.r4(brand)]
+        })
     }
 }

@@ -150,6 +150,48 @@ printf '%s\n' "$answer" | head -n 1
 printf 'GET /api/patients: %s patients\n' "$(printf '%s' "$answer" | grep -o '"first_name"' | wc -l)"
 kill -INT "$serve_pid"; wait "$serve_pid"
 
+# The provider directory: a sample server in SMART mode publishes its hospital's brands bundle; the
+# directory (public data, in the demo's own cache, never in the vault) is searched by name, and the
+# login goes by the hospital's name. The demo plays the browser with bash's /dev/tcp.
+export XDG_CACHE_HOME="$work/cache"
+"$sample_server" --port 0 --smart > "$work/smart.out" 2> "$work/smart.err" &
+smart_pid=$!
+trap 'kill "$server_pid" "$smart_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q '^listening ' "$work/smart.out" 2>/dev/null && break; sleep 0.1; done
+smart=$(sed -n 's/^listening //p' "$work/smart.out")
+[ -n "$smart" ] || { echo "demo: the SMART sample server did not start: $(cat "$work/smart.err")" >&2; exit 1; }
+http_get() {   # http://127.0.0.1:PORT/path → the answer, head and body
+  local rest=${1#http://}; local hostport=${rest%%/*}; local path=/${rest#*/}
+  exec 4<>"/dev/tcp/${hostport%:*}/${hostport##*:}"
+  printf 'GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$path" "$hostport" >&4
+  cat <&4; exec 4<&-
+}
+step hreader providers update --from "$smart/brands.json" --vendor sample
+"$hreader" providers update --from "$smart/brands.json" --vendor sample
+step hreader providers update --from "$smart/brands.json" --vendor sample   "# again: the server answers 304"
+"$hreader" providers update --from "$smart/brands.json" --vendor sample
+step hreader providers search general hosptial sample    "# any order, a typo, no password"
+"$hreader" providers search general hosptial sample
+step hreader providers search sample --state IL
+"$hreader" providers search sample --state IL
+step hreader sources login --provider '"Sample General Hospital"' --no-browser
+"$hreader" sources login --provider "Sample General Hospital" --no-browser < /dev/null 2> "$work/login.err" &
+login_pid=$!
+authorize=
+for _ in $(seq 1 100); do
+  authorize=$(grep -o 'http://[^ ]*/oauth/authorize?[^ ]*' "$work/login.err" 2>/dev/null | head -n 1) && [ -n "$authorize" ] && break
+  sleep 0.1
+done
+[ -n "$authorize" ] || { echo "demo: the login printed no URL: $(cat "$work/login.err")" >&2; exit 1; }
+location=$(http_get "$authorize" | sed -n 's/^Location: //p' | tr -d '\r')
+http_get "$location" > /dev/null
+wait "$login_pid"
+sed 's/\(authorize?\).*/\1…/' "$work/login.err"
+step hreader sources list
+"$hreader" sources list
+kill "$smart_pid" 2>/dev/null || true
+wait "$smart_pid" 2>/dev/null || true
+
 step hreader status
 "$hreader" status
 step hreader check

@@ -451,3 +451,32 @@ put("health-link", "manifest.json", j({"files": [{"contentType": "application/fh
 put("health-link", "request.json", j({"recipient": "Dr. Who", "passcode": "1234", "embeddedLengthMax": 4096}))
 put("health-link", "jwe.txt", ".".join([b64u(j({"alg": "dir", "enc": "A256GCM", "zip": "DEF", "cty": "application/fhir+json"}).encode()), "",
                                         b64u(b"\x01" * 12), b64u(b"\x02" * 40), b64u(b"\x03" * 16)]))
+
+# User-access Brands bundles (SMART App Launch 2.2): brands with the portal extension, aliases,
+# partOf, endpoints with the fhir-version extension, an Endpoint-only list with a contained
+# Organization, and the shapes the reader refuses.
+def brand(i, name, endpoints=(), part_of=None, **extra):
+    r = {"resourceType": "Organization", "id": i, "name": name, "active": True,
+         "alias": extra.get("alias", []), "address": [{"city": "Madison", "state": "WI"}],
+         "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/organization-portal", "extension":
+                        [{"url": "portalName", "valueString": "MyChart"}, {"url": "portalUrl", "valueUrl": "https://p.example.org"}]
+                        + [{"url": "portalEndpoint", "valueReference": {"reference": "Endpoint/" + e}} for e in endpoints]}],
+         "endpoint": [{"reference": "Endpoint/" + e} for e in endpoints]}
+    if part_of:
+        r["partOf"] = {"reference": "Organization/" + part_of}
+    return {"fullUrl": "https://ehr.example.org/Organization/" + i, "resource": r}
+def endpoint(i, address, version="4.0.1", status="active"):
+    return {"fullUrl": "https://ehr.example.org/Endpoint/" + i, "resource": {
+        "resourceType": "Endpoint", "id": i, "status": status, "address": address,
+        "connectionType": {"system": "http://terminology.hl7.org/CodeSystem/endpoint-connection-type", "code": "hl7-fhir-rest"},
+        "extension": [{"url": "http://hl7.org/fhir/StructureDefinition/endpoint-fhir-version", "valueCode": version}]}}
+brands = {"resourceType": "Bundle", "type": "collection", "entry": [
+    brand("a", "St. Mary's Hospital", ["a4", "a2"], alias=["SSM Health"]), brand("b", "Mary's Clinic", part_of="a"),
+    brand("c", "Old Town", ["c2"]), endpoint("a4", "https://ehr.example.org/R4"), endpoint("a2", "https://ehr.example.org/DSTU2", "1.0.2"),
+    endpoint("c2", "https://old.example.org/fhir", "1.0.2", "off")]}
+put("brands-bundle", "brands.json", json.dumps(brands, indent=1))
+put("brands-bundle", "endpoint-list.json", j({"resourceType": "Bundle", "entry": [{"resource": {
+    "resourceType": "Endpoint", "id": "e", "status": "active", "address": "https://h.example.org/api/FHIR/R4/",
+    "managingOrganization": {"reference": "#o"}, "contained": [{"resourceType": "Organization", "id": "o", "name": "Waco"}]}}]}))
+put("brands-bundle", "cycle.json", j({"resourceType": "Bundle", "entry": [brand("x", "X", part_of="y"), brand("y", "Y", part_of="x")]}))
+put("brands-bundle", "truncated.json", json.dumps(brands)[:300])

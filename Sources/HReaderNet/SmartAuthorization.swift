@@ -19,16 +19,21 @@ public struct SmartAuthorization: Sendable {
     public let configuration: SmartConfiguration
     public let fhirBase: URL
     public let clientID: String
+    /// A confidential client's secret (a vendor registration that issued one): sent to the token
+    /// endpoint as HTTP Basic (client_secret_basic), kept with the tokens for renewals. Nil for
+    /// the public client hreader is by default.
+    let clientSecret: String?
     public let redirectURI: String
     public let scopes: [String]
     public let state: String
     private let pkce: PKCE
 
-    public init(configuration: SmartConfiguration, fhirBase: URL, clientID: String, redirectURI: String, scopes: [String],
-                state: String? = nil, pkce: PKCE? = nil) throws {
+    public init(configuration: SmartConfiguration, fhirBase: URL, clientID: String, clientSecret: String? = nil, redirectURI: String,
+                scopes: [String], state: String? = nil, pkce: PKCE? = nil) throws {
         self.configuration = configuration
         self.fhirBase = fhirBase
         self.clientID = clientID
+        self.clientSecret = clientSecret
         self.redirectURI = redirectURI
         self.scopes = scopes
         self.state = try state ?? PKCE.randomState()
@@ -64,11 +69,17 @@ public struct SmartAuthorization: Sendable {
     public func exchange(code: String, clients: APIClients = .shared, now: Double = Date().timeIntervalSince1970) async throws -> OAuth2Tokens {
         let endpoint = configuration.tokenEndpoint
         try Authenticator.checkTransport(endpoint, allowInsecure: clients.configuration.allowInsecureHTTP)
-        let form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("client_id", clientID),
-                    ("code_verifier", pkce.verifier)]
-        let request = HTTPRequest(method: "POST", url: endpoint, headers: [
+        var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirectURI), ("code_verifier", pkce.verifier)]
+        var request = HTTPRequest(method: "POST", url: endpoint, headers: [
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
-        ], body: Data(form.map { "\($0.0)=\(Authenticator.formEncode($0.1))" }.joined(separator: "&").utf8))
+        ])
+        if let clientSecret {
+            let pair = "\(Authenticator.formEncode(clientID)):\(Authenticator.formEncode(clientSecret))"
+            request.setHeader("Authorization", "Basic " + Data(pair.utf8).base64EncodedString())
+        } else {
+            form.insert(("client_id", clientID), at: 3)
+        }
+        request.body = Data(form.map { "\($0.0)=\(Authenticator.formEncode($0.1))" }.joined(separator: "&").utf8)
         let response = try await clients.client(for: endpoint).send(request)
         let object = (try? JSONParser.parse(response.body))?.object
         guard response.isSuccess else {
@@ -86,7 +97,7 @@ public struct SmartAuthorization: Sendable {
             throw SmartError.badTokenResponse("token_type is not Bearer")
         }
         let lifetime = object["expires_in"]?.number
-        return OAuth2Tokens(tokenURL: endpoint.absoluteString, clientID: clientID, accessToken: access,
+        return OAuth2Tokens(tokenURL: endpoint.absoluteString, clientID: clientID, clientSecret: clientSecret, accessToken: access,
                             expiresAt: lifetime.map { now + $0 }, refreshToken: object["refresh_token"]?.string ?? "",
                             scope: object["scope"]?.string ?? scopes.joined(separator: " "),
                             patient: object["patient"]?.string.flatMap { $0.isEmpty ? nil : $0 }, smart: true)

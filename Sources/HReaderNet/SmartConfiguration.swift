@@ -102,6 +102,16 @@ public struct SmartConfiguration: Sendable, Equatable {
                                   source: .capabilityStatement)
     }
 
+    /// `[base]/.well-known/smart-configuration` alone, without the CapabilityStatement fallback
+    /// (`hreader providers check` reports the two documents apart).
+    public static func wellKnown(fhirBase: URL, clients: APIClients = .shared) async throws -> SmartConfiguration {
+        let base = try Origin.serviceBase(fhirBase)
+        let wellKnown = URL(string: base.absoluteString + "/.well-known/smart-configuration")!
+        let response = try await clients.client(for: base).send(HTTPRequest(url: wellKnown, headers: ["Accept": "application/json"]))
+        guard response.isSuccess else { throw SmartError.notSmart("\(wellKnown.redactedForDisplay) answered \(response.status)") }
+        return try parseWellKnown(response.body, url: wellKnown)
+    }
+
     static func parseWellKnown(_ body: Data, url: URL) throws -> SmartConfiguration {
         guard let object = (try? JSONParser.parse(body))?.object else {
             throw SmartError.notSmart("\(url.redactedForDisplay) is not a JSON object")

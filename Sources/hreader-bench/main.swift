@@ -34,7 +34,7 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=NAME[,NAME…] runs only those groups (for a quick figure while working on one thing):
 // import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search, health-cards
-// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text).
+// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS).
 let groups: [String: () async throws -> Void] = [
     "import": {
         try await runImportBenchmarks(scratch: scratch, password: password)
@@ -53,6 +53,7 @@ let groups: [String: () async throws -> Void] = [
     "search": { try runSearchBenchmarks(scratch: scratch, password: password) },
     "health-cards": { try runHealthCardBenchmarks(scratch: scratch, password: password) },
     "papers": { try runPapersBenchmarks(scratch: scratch, password: password) },
+    "providers": { try runProvidersBenchmarks(scratch: scratch) },
 ]
 if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.isEmpty {
     let names = only.split(separator: ",").map(String.init)
@@ -210,6 +211,7 @@ try runReconcileBenchmarks(scratch: scratch, password: password)
 try runStartupBenchmarks()
 try runSearchBenchmarks(scratch: scratch, password: password)
 try runHealthCardBenchmarks(scratch: scratch, password: password)
+try runProvidersBenchmarks(scratch: scratch)
 try runBackupBenchmarks(scratch: scratch, password: password)
 try runDocumentsBenchmarks(scratch: scratch, password: password)
 try runDocumentImportBenchmark(scratch: scratch, password: password)

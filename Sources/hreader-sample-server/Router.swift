@@ -26,6 +26,7 @@ struct Router: HTTPResponder {
 
     private func route(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.segments
+        if request.path == BrandsBundle.path { return BrandsBundle.respond(request) }
         switch segments.first {
         case "fhir":
             await delay()

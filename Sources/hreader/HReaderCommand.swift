@@ -17,7 +17,7 @@ struct HReaderCommand: ParsableCommand {
         subcommands: [
             InitCommand.self, UnlockCommand.self, LockCommand.self, StatusCommand.self, CheckCommand.self,
             PasswdCommand.self, RecoverCommand.self, RekeyCommand.self, KeyCommand.self,
-            PatientsCommand.self, EntriesCommand.self, DocumentsCommand.self, SearchCommand.self, ImportCommand.self, IssuersCommand.self, ShareCommand.self, RemoteCommand.self, SyncCommand.self, SourcesCommand.self, ExportCommand.self, TimelineCommand.self, AppletsCommand.self, SummaryCommand.self, ServeCommand.self,
+            PatientsCommand.self, EntriesCommand.self, DocumentsCommand.self, SearchCommand.self, ImportCommand.self, IssuersCommand.self, ShareCommand.self, ProvidersCommand.self, RemoteCommand.self, SyncCommand.self, SourcesCommand.self, ExportCommand.self, TimelineCommand.self, AppletsCommand.self, SummaryCommand.self, ServeCommand.self,
             BackupCommand.self, RestoreCommand.self,
         ]
     )

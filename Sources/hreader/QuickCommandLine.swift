@@ -5,7 +5,7 @@ import HReaderStore
 /// swift-argument-parser reflects over the command tree on every run: the Swift runtime's first
 /// protocol-conformance lookups, each a scan of the binary's conformance records, and two trial parses
 /// for `--generate-completion-script`. That is about 2.5 ms of a 12 ms `timeline` page (docs/cli.md,
-/// "Start-up"). This path reads `timeline` (`show`) and `search`, and only their plain forms:
+/// "Start-up"). This path reads `timeline` (`show`), `search` and `providers search`, and only their plain forms:
 /// `--name value`, `--name=value` and `--flag`, each name at most once, and `search`'s words. Anything
 /// else (help, a repeated or unknown option, `--`, a value that looks like an option or that its type
 /// refuses, arguments that fail validation) returns nil, and swift-argument-parser reads the line as
@@ -14,11 +14,13 @@ import HReaderStore
 enum QuickCommand: Equatable {
     case timeline(TimelineRequest)
     case search(SearchRequest)
+    case providerSearch(ProviderSearchRequest)
 
     func run() throws {
         switch self {
         case let .timeline(request): try request.run()
         case let .search(request): try request.run()
+        case let .providerSearch(request): try request.run()
         }
     }
 }
@@ -36,6 +38,8 @@ enum QuickCommandLine {
             return timeline(rest).map(QuickCommand.timeline)
         case "search":
             return search(arguments.dropFirst()).map(QuickCommand.search)
+        case "providers" where arguments.dropFirst().first == "search":
+            return providerSearch(arguments.dropFirst(2)).map(QuickCommand.providerSearch)
         default:
             return nil
         }
@@ -64,6 +68,20 @@ enum QuickCommandLine {
         }
         if let text = options.value("--limit") {
             guard let limit = Int(text) else { return nil }
+            request.limit = limit
+        }
+        return request
+    }
+
+    static func providerSearch(_ arguments: ArraySlice<String>) -> ProviderSearchRequest? {
+        guard let options = PlainOptions(arguments, valued: vaultValued + ["--state", "--city", "--limit"], flags: vaultFlags,
+                                         positionals: true),
+              !options.positionals.isEmpty
+        else { return nil }
+        var request = ProviderSearchRequest(global: vaultOptions(options), words: options.positionals, state: options.value("--state"),
+                                            city: options.value("--city"))
+        if let text = options.value("--limit") {
+            guard let limit = Int(text), (1...1000).contains(limit) else { return nil }
             request.limit = limit
         }
         return request

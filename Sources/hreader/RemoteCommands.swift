@@ -136,6 +136,7 @@ struct SourcesLoginCommand: AsyncParsableCommand {
         abstract: "Log in to a patient portal (SMART App Launch), or store a server's credentials, and check them.",
         discussion: """
               hreader sources login --server https://fhir.example.org/r4 --smart --client-id ID
+              hreader sources login --provider "St. Mary's Hospital" --provider-state WI
               hreader sources login --server https://fhir.example.org/r4 --kind fhir --token-file token.txt
               hreader sources login --server https://rhex.example.org --kind rhex --auth oauth2 \\
                   --token-url https://rhex.example.org/oauth/token --client-id hreader --refresh-token-file refresh.txt
@@ -144,6 +145,9 @@ struct SourcesLoginCommand: AsyncParsableCommand {
             provider and choose the patient, the browser comes back to http://127.0.0.1:PORT/callback,
             and the tokens are stored encrypted in the vault. 'hreader import --server URL' then imports
             that patient, and 'hreader sync' keeps it current.
+            --provider ID|NAME finds the FHIR base URL in the provider directory ('hreader providers')
+            and logs in with SMART, with the client id kept for its vendor ('hreader providers client
+            set'; --client-id overrides it). Several providers of that name: exit 2, listing them.
             Secrets are read from files; they never appear on the command line, in output or in logs.
             OAuth2 access tokens are renewed with the refresh token when under 60 s are left.
             """)
@@ -151,7 +155,11 @@ struct SourcesLoginCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var network: NetworkOptions
     @OptionGroup var credentials: AuthOptions
-    @Option(help: ArgumentHelp("The server's base URL.", valueName: "url")) var server: String
+    @Option(help: ArgumentHelp("The server's base URL.", valueName: "url")) var server: String?
+    @Option(help: ArgumentHelp("Log in with SMART to a provider of the directory, by its id or name ('hreader providers search').",
+                               valueName: "id|name"))
+    var provider: String?
+    @Option(help: ArgumentHelp("With --provider NAME: only providers with a place in this state.", valueName: "ST")) var providerState: String?
     @Option(help: "fhir or rhex (default: found by asking the server).") var kind: ServerKind?
     @Flag(help: "Store without contacting the server (with --smart: do not read the patient after the login).") var noCheck = false
     @Flag(help: "Log in through the browser with SMART App Launch (OAuth2 authorization code with PKCE, a public client).")
@@ -166,10 +174,13 @@ struct SourcesLoginCommand: AsyncParsableCommand {
     @Flag(help: "With --smart: print the URL only; do not start a browser.") var noBrowser = false
 
     func validate() throws {
-        if smart {
+        guard (server == nil) != (provider == nil) else { throw ValidationError("give --server URL or --provider ID|NAME (one of them)") }
+        if providerState != nil && provider == nil { throw ValidationError("--provider-state goes with --provider") }
+        if smart || provider != nil {
             guard credentials.auth == nil, credentials.tokenFile == nil, credentials.user == nil, credentials.secretFile == nil,
                   credentials.tokenUrl == nil, credentials.clientSecretFile == nil, credentials.refreshTokenFile == nil else {
-                throw ValidationError("--smart takes no other credential options than --client-id (it is a public client)")
+                throw ValidationError(provider == nil ? "--smart takes no other credential options than --client-id (it is a public client)"
+                                      : "--provider takes no other credential options than --client-id (a vendor's secret is kept with 'hreader providers client set')")
             }
             guard kind == nil || kind == .fhir else { throw ValidationError("--smart logs in to FHIR servers") }
             if let redirectPort, !(1...65_535).contains(redirectPort) { throw ValidationError("--redirect-port must be 1 to 65535") }
@@ -179,7 +190,8 @@ struct SourcesLoginCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let url = try ServerURL(server)
+        if let provider { return try await providerLogin(provider) }
+        let url = try ServerURL(server ?? "")
         if smart { return try await smartLogin(url) }
         guard let method = try credentials.method() else {
             throw HReaderError.usage("give a credential: --smart, --token-file, --auth basic --user --secret-file, or --auth oauth2 --token-url --refresh-token-file")
@@ -192,15 +204,52 @@ struct SourcesLoginCommand: AsyncParsableCommand {
         global.note(message)
     }
 
+    /// `--provider`: the brand's R4 endpoint from the directory, its vendor's client settings.
+    private func providerLogin(_ reference: String) async throws {
+        let directory = ProvidersCommand.directory
+        let brand: DirectoryBrand
+        switch try directory.resolve(reference, state: providerState) {
+        case let .found(found):
+            brand = found
+        case .none:
+            throw HReaderError.usage("no provider in the directory matches '\(reference)'; try 'hreader providers search WORDS'"
+                                     + (directory.exists ? "" : " after 'hreader providers update'"))
+        case let .ambiguous(brands):
+            // The list goes with the error, to stderr: stdout stays for what was asked.
+            Terminal.note("Several providers match '\(reference)':")
+            for line in Output.tableLines([["ID", "NAME", "PLACE", "VENDOR", "R4"]] + brands.map { found in
+                [found.id, found.brand.name, found.place(in: providerState).map { [$0.city, $0.state].compactMap { $0 }.joined(separator: ", ") } ?? "",
+                 found.vendor, ProvidersCommand.r4(found)]
+            }, width: nil) { Terminal.note("  " + line) }
+            throw HReaderError.usage("'\(reference)' names \(brands.count) providers; give one's id: hreader sources login --provider ID")
+        }
+        let endpoint = try brand.loginEndpoint()
+        let open = try global.open()
+        let client = try open.providerClient(vendor: brand.vendor)
+        let url = try ServerURL(endpoint.url)
+        global.note("\(brand.brand.name) (\(brand.id), \(brand.vendor)): \(endpoint.url)")
+        // --client-id on the command line overrides the vendor's registration (and its secret).
+        let clientID = credentials.clientId ?? client?.clientID ?? SmartLoginRequest.defaultClientID
+        let secret = credentials.clientId == nil ? client?.clientSecret : nil
+        let scopes = scope.isEmpty ? (client?.scopes ?? []) : scope.flatMap { $0.split(separator: " ").map(String.init) }
+        try await smartLogin(url, open: open, clientID: clientID, clientSecret: secret, scopes: scopes)
+    }
+
     private func smartLogin(_ url: ServerURL) async throws {
         try network.apply()
-        let open = try global.open()
         let scopes = scope.flatMap { $0.split(separator: " ").map(String.init) }
+        try await smartLogin(url, open: try global.open(), clientID: credentials.clientId ?? SmartLoginRequest.defaultClientID,
+                             clientSecret: nil, scopes: scopes)
+    }
+
+    private func smartLogin(_ url: ServerURL, open: OpenVault, clientID: String, clientSecret: String?, scopes: [String]) async throws {
+        try network.apply()
         // A browser only when a person is looking (stdout is a terminal).
-        let request = SmartLoginRequest(server: url, clientID: credentials.clientId ?? SmartLoginRequest.defaultClientID,
+        var request = SmartLoginRequest(server: url, clientID: clientID,
                                         scopes: scopes.isEmpty ? nil : scopes, redirectPort: redirectPort ?? 0,
                                         timeout: loginTimeout.seconds, check: !noCheck,
                                         openBrowser: !noBrowser && Terminal.stdoutIsTerminal)
+        request.clientSecret = clientSecret
         let outcome = try await open.smartLogin(request, prompt: { prompt in
             // The URL is the one thing the user must see, --quiet or not (it is on stderr, like a prompt).
             Terminal.note("Open this URL in a browser to log in to \(url) (scopes: \(prompt.scopes.joined(separator: " "))):")

@@ -136,4 +136,36 @@ final class QuickCommandLineTests: XCTestCase {
         }
         XCTAssertGreaterThan(quick, 30, "the quick path read too few of the lines to compare")
     }
+
+    // MARK: providers search
+
+    private func parsedProviderSearch(_ arguments: [String]) -> QuickCommand? {
+        (try? HReaderCommand.parseAsRoot(arguments) as? ProvidersCommand.Search).map { .providerSearch($0.request) }
+    }
+
+    func testProviderSearchesReadQuicklyAsTheParserReadsThem() throws {
+        let lines: [[String]] = [
+            ["providers", "search", "saint", "marys"], ["providers", "search", "mercy", "--state", "WI", "--json"],
+            ["providers", "search", "--city=Madison", "clinic", "--limit", "5", "--quiet"], ["providers", "search", "ü", "--limit=1000"],
+        ]
+        for arguments in lines {
+            let quick = try XCTUnwrap(QuickCommandLine.command(arguments), "\(arguments) should take the quick path")
+            XCTAssertEqual(quick, parsedProviderSearch(arguments), "\(arguments)")
+        }
+        guard case let .providerSearch(request) = QuickCommandLine.command(lines[2]) else { return XCTFail("not a provider search") }
+        XCTAssertEqual(request.words, ["clinic"])
+        XCTAssertEqual(request.city, "Madison")
+        XCTAssertEqual(request.limit, 5)
+    }
+
+    func testProviderSearchesButThePlainFormsGoTheLongWay() {
+        let lines: [[String]] = [
+            ["providers", "search"], ["providers", "search", "--state", "WI"], ["providers", "search", "a", "--limit", "0"],
+            ["providers", "search", "a", "--limit", "many"], ["providers", "search", "a", "--help"], ["providers", "search", "a", "--type", "x"],
+            ["providers", "search", "a", "--state", "WI", "--state", "MN"], ["providers", "saint", "marys"], ["providers", "update"],
+        ]
+        for arguments in lines {
+            XCTAssertNil(QuickCommandLine.command(arguments), "\(arguments) should go to swift-argument-parser")
+        }
+    }
 }

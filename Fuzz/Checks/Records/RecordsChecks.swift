@@ -15,6 +15,7 @@ public enum RecordsFuzzChecks {
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
         ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
+        ("brands-bundle", brandsBundle),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -604,6 +605,66 @@ public enum RecordsFuzzChecks {
         }
         return (out, nil)
     }
+
+    // MARK: User-access Brands bundles (the provider directory)
+
+    /// The reader gives brands or a `BrandsBundleError`, never anything else; the same bytes fed in
+    /// chunks of 1, 7 or 4096 bytes give the same brands (or the same refusal); every brand has a
+    /// name, every text is clean (no control character, at most `maxText` characters), every
+    /// endpoint an http(s) address and a status, and the caps on aliases, places and endpoints hold.
+    public static func brandsBundle(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        func read(chunk: Int) throws -> Result<[ProviderBrand], BrandsBundleError> {
+            var reader = BrandsBundleReader()
+            do {
+                var start = 0
+                while start < bytes.count {
+                    try reader.feed(bytes[start..<min(bytes.count, start + chunk)])
+                    start += chunk
+                }
+                var brands: [ProviderBrand] = []
+                try reader.finish { brands.append($0) }
+                return .success(brands)
+            } catch let error as BrandsBundleError {
+                return .failure(error)
+            } catch {
+                throw FuzzViolation("brands-bundle: the reader threw \(type(of: error)) (\(error)), not a BrandsBundleError")
+            }
+        }
+        let whole = try read(chunk: max(1, bytes.count))
+        for chunk in bytes.count <= 65_536 ? [1, 7, 4096] : [4096] {
+            let again = try read(chunk: chunk)
+            switch (whole, again) {
+            case let (.success(a), .success(b)) where a == b: break
+            case (.failure, .failure): break
+            default: throw FuzzViolation("brands-bundle: chunks of \(chunk) bytes read otherwise than the whole input")
+            }
+        }
+        guard case let .success(brands) = whole else { return }
+        func clean(_ text: String, _ what: String) throws {
+            guard !text.isEmpty, text.unicodeScalars.count <= BrandsBundleReader.maxText,
+                  !text.unicodeScalars.contains(where: { $0.value < 0x20 || ($0.value >= 0x7f && $0.value < 0xa0) }) else {
+                throw FuzzViolation("brands-bundle: \(what) is empty, too long or holds a control character")
+            }
+        }
+        for brand in brands {
+            try clean(brand.name, "a name")
+            for alias in brand.aliases { try clean(alias, "an alias") }
+            for place in brand.places { try place.city.map { try clean($0, "a city") }; try place.state.map { try clean($0, "a state") } }
+            guard brand.aliases.count <= BrandsBundleReader.maxAliases, brand.places.count <= BrandsBundleReader.maxPlaces,
+                  brand.endpoints.count <= BrandsBundleReader.maxEndpointsPerBrand else {
+                throw FuzzViolation("brands-bundle: a brand past its caps")
+            }
+            for endpoint in brand.endpoints {
+                let lower = endpoint.url.lowercased()
+                guard lower.hasPrefix("https://") || lower.hasPrefix("http://"), !endpoint.url.contains(" "), !endpoint.status.isEmpty else {
+                    throw FuzzViolation("brands-bundle: an endpoint that is no http(s) address")
+                }
+                try clean(endpoint.url, "an endpoint's address")
+            }
+        }
+    }
+
 }
 enum AppleHealthFuzzMarker {
     /// The fast path declined the document (libxml2 reads it; nothing to compare).

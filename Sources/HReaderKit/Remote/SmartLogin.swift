@@ -9,6 +9,8 @@ public struct SmartLoginRequest: Sendable {
 
     public var server: ServerURL
     public var clientID: String
+    /// A confidential client's secret (`hreader providers client set --client-secret-file`); nil for a public client.
+    public var clientSecret: String?
     /// nil: the default scopes the server's configuration suggests (`SmartConfiguration.defaultScopes`).
     public var scopes: [String]?
     /// 0: any free port (RFC 8252 §7.3); a registration that names a port needs that one.
@@ -89,7 +91,7 @@ extension OpenVault {
             defer { listener.stop() }
             let scopes = request.scopes ?? configuration.defaultScopes
             let login = try SmartAuthorization(configuration: configuration, fhirBase: request.server.url, clientID: request.clientID,
-                                               redirectURI: listener.redirectURI, scopes: scopes)
+                                               clientSecret: request.clientSecret, redirectURI: listener.redirectURI, scopes: scopes)
             var shown = SmartLoginPrompt(authorizationURL: login.url, redirectURI: listener.redirectURI, scopes: scopes,
                                          discoveredIn: configuration.source.rawValue)
             var handoff: BrowserHandoff?

@@ -9,6 +9,13 @@ public struct SettingsRepository {
         try db.scalarString("SELECT value FROM settings WHERE key = ?", [key])
     }
 
+    /// Every setting whose key starts with `prefix`, by key.
+    public func values(prefix: String) throws -> [(key: String, value: String)] {
+        try db.query("SELECT key, value FROM settings WHERE substr(key, 1, ?) = ? ORDER BY key", [Int64(prefix.utf8.count), prefix]) {
+            ($0.string(0) ?? "", $0.string(1) ?? "")
+        }
+    }
+
     public func set(_ key: String, _ value: String?) throws {
         if let value {
             try db.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [key, value])

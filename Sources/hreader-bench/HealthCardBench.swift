@@ -66,22 +66,9 @@ func runHealthCardBenchmarks(scratch: URL, password: SecretBytes) throws {
         String(format: "%d of %d valid; the import takes %.0fx the verify alone", valid, count, total / verifyAlone))
 }
 
-/// Runs the `openssl` command, `input` on its standard input, and returns its standard output.
+/// The `openssl` command.
 private func openssl(_ arguments: [String], input: [UInt8] = []) throws -> [UInt8] {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    stdin.fileHandleForWriting.write(Data(input))
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
-    return Array(output)
+    Array(try runTool("/usr/bin/openssl", arguments, input: Data(input)))
 }
 
 /// An ECDSA signature as DER (SEQUENCE of two INTEGERs) → the 64 bytes r || s that JWS uses.

@@ -36,7 +36,7 @@ func runPapersBenchmarks(scratch: URL, password: SecretBytes) throws {
     // The scan: each page drawn with a text layer, rasterised at 150 dpi into a JPEG, wrapped in an image-only PDF.
     var jpegs: [Data] = []
     for n in 1...10 {
-        jpegs.append(try pipe(pdftoppm, ["-r", "150", "-gray", "-jpeg", "fd://0"], input: PaperFixtures.textPDF([page(n)])))
+        jpegs.append(try runTool(pdftoppm, ["-r", "150", "-gray", "-jpeg", "fd://0"], input: PaperFixtures.textPDF([page(n)])))
     }
     let scan = root.appendingPathComponent("scan.pdf")
     try PaperFixtures.scannedPDF(jpegs).write(to: scan)
@@ -80,23 +80,6 @@ func runPapersBenchmarks(scratch: URL, password: SecretBytes) throws {
                100 * ((median(ours) - median(storing)) / median(plain) - 1), 100 * (median(ours) / median(plain) - 1), Double(peak) / 1024))
     let stored = try open.documents().first
     row("    text", stored?.textSummary ?? "?", String(format: "%d characters", (try stored.flatMap { try open.documentText($0) })?.count ?? 0))
-}
-
-/// Runs a helper by hand (to make fixtures), bytes in and out through pipes.
-private func pipe(_ tool: String, _ arguments: [String], input: Data) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: tool)
-    process.arguments = arguments
-    let stdin = Pipe(), stdout = Pipe()
-    process.standardInput = stdin
-    process.standardOutput = stdout
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let writer = Thread { stdin.fileHandleForWriting.write(input); try? stdin.fileHandleForWriting.close() }
-    writer.start()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return output
 }
 
 /// PDFs written by hand: pages of Helvetica text, or JPEG scans with no text layer.

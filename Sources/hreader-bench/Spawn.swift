@@ -97,3 +97,23 @@ func startSampleServer(_ arguments: [String]) throws -> (process: Process, base:
     }
     return (server, String(decoding: line.prefix { $0 != 0x0a }, as: UTF8.self).replacingOccurrences(of: "listening ", with: ""))
 }
+
+/// Runs a tool by hand (to make fixtures: pages drawn, cards signed), bytes in and out through pipes;
+/// its standard output, or an error when it fails.
+func runTool(_ tool: String, _ arguments: [String], input: Data = Data()) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: tool)
+    process.arguments = arguments
+    let stdin = Pipe(), stdout = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    // Written on its own thread: a tool that answers before it has read all its input must not block us.
+    let writer = Thread { stdin.fileHandleForWriting.write(input); try? stdin.fileHandleForWriting.close() }
+    writer.start()
+    let output = stdout.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
+    return output
+}

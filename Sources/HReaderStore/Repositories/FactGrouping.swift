@@ -118,6 +118,11 @@ public struct FactGrouping {
             WHERE (SELECT patient_id FROM entries WHERE id = j.entry_id) = ?1 AND (SELECT patient_id FROM entries WHERE id = j.other_id) = ?1
             """, [patientID]) { ($0.int64(0)!, $0.int64(1)!) }
         let joined = Set(joins.flatMap { [$0.0, $0.1] })
+        // Only entries of one kind are ever one fact (every bucket key holds the type), so an import's
+        // regroup reads only the kinds it can change: those of what it touched, of the facts they were
+        // grouped under or that were grouped under them (a copy that changed kind leaves its old group),
+        // and of the entries you joined by hand. A lab's results are not compared with the conditions.
+        let kinds = try touched.map { try kindsReached(from: $0, joined: joined) }
         func forEachKey(_ f: KeyFields, _ body: (BucketKey) -> Void) {
             guard !splits.contains(f.id) else { return }
             Self.forEachBucketKey(f, body)
@@ -129,7 +134,7 @@ public struct FactGrouping {
         var keyNumbers: [BucketKey: Int32] = [:]
         var counts: [UInt8] = []
         var rowIDs: [Int64] = [], rowKeyEnds: [Int32] = [], rowKeys: [Int32] = []
-        try forEachRow(patientID: patientID, describe: describe, reading: &reading) { f, _ in
+        try forEachRow(patientID: patientID, kinds: kinds, describe: describe, reading: &reading) { f, _ in
             forEachKey(f) { key in
                 let number: Int32
                 if let known = keyNumbers[key] {
@@ -189,7 +194,7 @@ public struct FactGrouping {
 
         // The candidates: what may meet another (and, given `touched`, may change group).
         var candidates: [Candidate] = []
-        try forEachRow(patientID: patientID, describe: describe, reading: &reading, candidates: true) { f, row in
+        try forEachRow(patientID: patientID, kinds: kinds, describe: describe, reading: &reading, candidates: true) { f, row in
             if let affected, !affected.contains(f.id) { return }
             guard meetsAnother(f) else { return }
             candidates.append(row(f))
@@ -364,14 +369,28 @@ public struct FactGrouping {
 
     /// The person's entries of the kinds grouped, never struck, one at a time: what their keys are
     /// made of, and a way to read the rest of the row into a candidate (only for the few that need it).
-    private func forEachRow(patientID: Int64, describe: Statement, reading: inout Reading, candidates: Bool = false,
+    /// The grouped kinds of the `touched` entries, of the facts they point at and the copies that point
+    /// at them (from the narrow `fact_copies`), and of the entries in `joined`.
+    private func kindsReached(from touched: Set<Int64>, joined: Set<Int64>) throws -> [EntryType] {
+        let ids = "[" + touched.union(joined).map(String.init).joined(separator: ",") + "]"
+        let names = Set(try db.query("""
+            WITH t(id) AS (SELECT value FROM json_each(?1))
+            SELECT type FROM entries WHERE id IN (SELECT id FROM t)
+            UNION SELECT type FROM entries WHERE id IN (SELECT fact_id FROM fact_copies WHERE entry_id IN (SELECT id FROM t))
+            UNION SELECT type FROM entries WHERE id IN (SELECT entry_id FROM fact_copies WHERE fact_id IN (SELECT id FROM t))
+            """, [ids]) { $0.string(0) ?? "" })
+        return Self.groupedTypes.filter { names.contains($0.rawValue) }
+    }
+
+    private func forEachRow(patientID: Int64, kinds: [EntryType]? = nil, describe: Statement, reading: inout Reading, candidates: Bool = false,
                             _ body: (KeyFields, (KeyFields) -> Candidate) throws -> Void) throws {
         // Read through `entries_facts` alone (schema 5): every column here is in that index. The passes
         // that only make keys ask for the key's columns alone (a step copies every column it selects).
         let extra = candidates ? ", source_id, source_patient_id, value_number, value_text, unit, missing_at_source, remote_id" : ""
         try db.forEachRow("""
             SELECT id, type, date_text, start_text, date_epoch, start_epoch, end_epoch, codes, status\(extra)
-            FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0 AND type IN (\(Self.groupedTypesSQL))
+            FROM entries INDEXED BY entries_facts WHERE patient_id = ? AND user_deleted = 0 AND type IN (\(Self.groupedTypesSQL))\(kinds.map {
+                " AND type IN (" + $0.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")" } ?? "")
             """, [patientID]) { s in
             let id = s.int64(0)!
             let type = (s.textBytes(1) { Self.entryType($0) } ?? nil) ?? .observation

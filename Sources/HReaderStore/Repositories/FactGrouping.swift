@@ -123,6 +123,9 @@ public struct FactGrouping {
         // grouped under or that were grouped under them (a copy that changed kind leaves its old group),
         // and of the entries you joined by hand. A lab's results are not compared with the conditions.
         let kinds = try touched.map { try kindsReached(from: $0, joined: joined) }
+        // None: nothing touched is of a grouped kind, nor in a group (SQLite cannot use the partial
+        // index for an empty kind list, and there is nothing to read).
+        if kinds?.isEmpty == true { return 0 }
         func forEachKey(_ f: KeyFields, _ body: (BucketKey) -> Void) {
             guard !splits.contains(f.id) else { return }
             Self.forEachBucketKey(f, body)

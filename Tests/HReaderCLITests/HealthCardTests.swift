@@ -240,6 +240,12 @@ final class HealthCardTests: ServerCLITestCase {
         let broken = try cli(["import", "--file", try write("broken.png", Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 0x41, count: 64)))])
         XCTAssertEqual(broken.status, 5, broken.stderr)
         XCTAssertTrue(broken.stderr.contains("cannot read its QR codes"), broken.stderr)
+        // A PNG whose header asks for 65,535 × 65,535 pixels: refused before any decoder sees it.
+        var bomb = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]) + Data("IHDR".utf8)
+        bomb += Data([0, 0, 0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 8, 0, 0, 0, 0]) + Data(repeating: 0, count: 64)
+        let huge = try cli(["import", "--file", try write("bomb.png", bomb)])
+        XCTAssertEqual(huge.status, 5, huge.stderr)
+        XCTAssertTrue(huge.stderr.contains("65535 × 65535 pixels"), huge.stderr)
         XCTAssertEqual(try entries().count, 2)
     }
 

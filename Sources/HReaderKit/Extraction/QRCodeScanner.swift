@@ -20,11 +20,8 @@ public struct QRCodeScanner: Sendable {
     static let maxPixels = 100_000_000
 
     public static func find(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> QRCodeScanner {
-        let directories = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
         var converters: [String: String] = [:]
-        for name in ["pngtopnm", "jpegtopnm", "giftopnm", "tifftopnm"] {
-            converters[name] = directories.lazy.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
+        for name in ["pngtopnm", "jpegtopnm", "giftopnm", "tifftopnm"] { converters[name] = TextTools.executable(name, environment) }
         return QRCodeScanner(converters: converters, text: TextTools.find(environment))
     }
 
@@ -49,6 +46,9 @@ public struct QRCodeScanner: Sendable {
     /// Every QR code's text, in the order zbar found them (page by page for a PDF).
     public func codes(in bytes: [UInt8], kind: Kind) throws -> [String] {
         guard let reader = Self.childExecutable else { throw Failure(description: "reading QR codes needs Linux's sandbox for its helpers") }
+        // A picture that declares more pixels than are read here is refused before any decoder sees it,
+        // as DocumentTextExtractor refuses it (the child's memory limit would stop it too, later).
+        if kind != .pdf, let problem = ImageHeader.problem(bytes) { throw Failure(description: problem) }
         func drawn(_ tool: String, _ package: String, _ arguments: [String]) throws -> [UInt8] {
             guard let path = kind == .pdf ? text.pdftoppm : converters[tool] else {
                 throw Failure(description: "reading a \(kind) picture's QR codes needs \(tool) (Debian: \(package))")

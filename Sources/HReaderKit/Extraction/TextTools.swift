@@ -14,11 +14,14 @@ public struct TextTools: Sendable {
 
     /// The helpers on `PATH` (absolute directories only: a relative one would depend on where hreader runs).
     public static func find(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> TextTools {
+        TextTools(pdftotext: executable("pdftotext", environment), pdftoppm: executable("pdftoppm", environment),
+                  tesseract: executable("tesseract", environment))
+    }
+
+    /// A helper's path in `PATH`'s absolute directories, the first that holds it; nil when none does.
+    static func executable(_ name: String, _ environment: [String: String]) -> String? {
         let directories = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
-        func find(_ name: String) -> String? {
-            directories.lazy.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
-        return TextTools(pdftotext: find("pdftotext"), pdftoppm: find("pdftoppm"), tesseract: find("tesseract"))
+        return directories.lazy.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// The languages Tesseract has (`tesseract --list-langs`), `osd` (orientation) included; empty without it.

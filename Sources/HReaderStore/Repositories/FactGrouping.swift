@@ -175,10 +175,20 @@ public struct FactGrouping {
                 start = Int(end)
             }
             var reached = touched
+            var meetingAnother = false
             start = 0
             for (row, end) in rowKeyEnds.enumerated() {
-                if rowKeys[start..<Int(end)].contains(where: { counts[Int($0)] == 2 && touchedKeys[Int($0)] }) { reached.insert(rowIDs[row]) }
+                if rowKeys[start..<Int(end)].contains(where: { counts[Int($0)] == 2 && touchedKeys[Int($0)] }) {
+                    reached.insert(rowIDs[row])
+                    meetingAnother = true
+                }
                 start = Int(end)
+            }
+            // Nothing touched meets another, none was grouped nor joined (a watch's new readings): no
+            // group can change, and the candidates' pass would find none.
+            if !meetingAnother, joined.isDisjoint(with: touched), !touched.contains(where: { current[$0] != nil }),
+               !current.values.contains(where: { touched.contains($0) }) {
+                return 0
             }
             var members: [Int64: [Int64]] = [:]   // a shown copy → the copies pointing at it
             for (copy, fact) in current { members[fact, default: []].append(copy) }
@@ -253,13 +263,15 @@ public struct FactGrouping {
         let remove = try db.prepare("DELETE FROM fact_copies WHERE entry_id = ?")
         let upsert = try db.prepare("INSERT OR REPLACE INTO fact_copies (entry_id, fact_id) VALUES (?, ?)")
         var changed = 0
-        for (entry, fact) in current where hidden[entry] != fact && (affected?.contains(entry) ?? true) {
+        // In key order: each write lands next to the last (and so do the checks of its two keys in
+        // `entries`); in a dictionary's order 4,800 writes took 50 ms.
+        for (entry, fact) in current.sorted(by: { $0.key < $1.key }) where hidden[entry] != fact && (affected?.contains(entry) ?? true) {
             if hidden[entry] == nil {
                 try remove.bind([entry]); try remove.step(); remove.reset()
                 changed += 1
             }
         }
-        for (entry, shown) in hidden where current[entry] != shown {
+        for (entry, shown) in hidden.sorted(by: { $0.key < $1.key }) where current[entry] != shown {
             try upsert.bind([entry, shown]); try upsert.step(); upsert.reset()
             changed += 1
         }

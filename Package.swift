@@ -126,7 +126,7 @@ let package = Package(
         // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size.
         .executableTarget(
             name: "hreader-health-generator",
-            dependencies: ["HReaderJSON", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: ["HReaderJSON", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON",
                                                           "CLibXML2"]),
@@ -135,7 +135,7 @@ let package = Package(
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderStore", "HReaderJSON"], path: "Fuzz/Checks/Records"),
         .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
@@ -146,11 +146,13 @@ let package = Package(
         .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz", "Fixtures"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks", "FITWriter"], exclude: ["Fuzz", "Fixtures"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Writes FIT files for the tests, the generator and the fuzz seeds (independent of the decoder).
+        .target(name: "FITWriter", path: "Tests/FITWriter"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "HReaderJSON", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FuzzKitChecks", "FuzzWebChecks",
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FITWriter", "FuzzKitChecks", "FuzzWebChecks",
                                                       .product(name: "ZIPFoundation", package: "ZIPFoundation")],
                     exclude: ["Fuzz"]),
         // The executable's own pieces (its quick command-line path against swift-argument-parser).

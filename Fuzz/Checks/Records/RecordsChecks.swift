@@ -7,6 +7,7 @@ import Foundation
 import FuzzDriver
 import HReaderJSON
 @testable import HReaderRecords
+import HReaderStore
 
 public enum RecordsFuzzChecks {
     /// Harness name → check. The names are the folders of the regression inputs.
@@ -15,7 +16,7 @@ public enum RecordsFuzzChecks {
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
         ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
-        ("brands-bundle", brandsBundle),
+        ("brands-bundle", brandsBundle), ("fit", fit),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -669,5 +670,38 @@ public enum RecordsFuzzChecks {
 enum AppleHealthFuzzMarker {
     /// The fast path declined the document (libxml2 reads it; nothing to compare).
     static let declined = "(declined by the fast path)"
+}
+
+extension RecordsFuzzChecks {
+    // MARK: FIT files (docs/wearables.md)
+
+    /// The decoder gives messages or a `FITDecoder.Failure`, nothing else; a file it accepts decodes
+    /// the same twice and maps without an error (the mapping is total over decoded messages); every
+    /// sample of the mapping reads back as the same Record (`SampleRecord(attributes:)`), and its
+    /// times are dates with a sane offset.
+    public static func fit(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let first: [FITDecoder.Message]
+        do { first = try FITDecoder.decode(bytes) } catch is FITDecoder.Failure { return } catch {
+            throw FuzzViolation("the FIT decoder threw \(type(of: error)), not a FITDecoder.Failure")
+        }
+        let second = try FITDecoder.decode(bytes)
+        guard first.count == second.count, zip(first, second).allSatisfy({ $0.global == $1.global && $0.fields == $1.fields && $0.timestamp == $1.timestamp }) else {
+            throw FuzzViolation("the same FIT file decoded twice differently")
+        }
+        let readings: WearableReadings
+        do { readings = try FITMapper(timeZone: utc).map(bytes, name: "fuzz.fit") } catch {
+            throw FuzzViolation("the mapping failed on a file the decoder accepts: \(error)")
+        }
+        for sample in readings.samples {
+            guard abs(sample.start.offsetMinutes) <= 14 * 60 + 59, sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true else {
+                throw FuzzViolation("a sample with an offset of \(sample.start.offsetMinutes) min or ending before it starts")
+            }
+            guard let again = SampleRecord(attributes: sample.attributes, metadata: sample.metadata),
+                  again.attributes.description == sample.attributes.description else {
+                throw FuzzViolation("a FIT sample does not read back as the same Record: \(sample.attributes)")
+            }
+        }
+    }
 }
 #endif

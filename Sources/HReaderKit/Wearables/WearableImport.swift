@@ -1,0 +1,262 @@
+import Foundation
+import HReaderJSON
+import HReaderRecords
+import HReaderStore
+import ZIPFoundation
+
+/// A wearable's files given to `import --file`, told apart by content (docs/wearables.md).
+enum WearableInput {
+    /// FIT files: one file, a folder of them, a zip of them (Garmin's export, whose zips hold zips).
+    case fit(FITFiles)
+
+    var format: String {
+        switch self {
+        case let .fit(files): files.count == 1 ? "FIT" : "\(files.count) FIT files"
+        }
+    }
+
+    /// The input when it is a wearable's, else nil (then `import --file` reads records as before).
+    static func detect(_ url: URL) throws -> WearableInput? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return nil }
+        if isDirectory.boolValue {
+            let files = FITFiles.inDirectory(url)
+            return files.isEmpty ? nil : .fit(files)
+        }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        let head = [UInt8]((try? handle.read(upToCount: 12)) ?? Data())
+        try? handle.close()
+        if FITDecoder.recognizes(head) { return .fit(FITFiles(single: url)) }
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]), let files = try FITFiles.inZip(url) { return .fit(files) }
+        return nil
+    }
+}
+
+/// Where FIT files are read from, one at a time (only one file's bytes are in memory at once).
+struct FITFiles {
+    private enum Place {
+        case file(URL)
+        case member(path: String, nested: String?)
+    }
+
+    private var places: [Place] = []
+    private var zip: URL?
+    /// Zip members passed over (neither a FIT file nor a zip of them).
+    var passedOver = 0
+
+    var count: Int { places.count }
+    var isEmpty: Bool { places.isEmpty }
+
+    /// Zips hold at most this many members hreader looks at; a zip inside inflates to at most this.
+    static let maxMembers = 200_000
+    static let maxNestedZipBytes: UInt64 = 1 << 30
+
+    init(single url: URL) { places = [.file(url)] }
+    private init() {}
+
+    /// Every `.fit` file in the folder and its subfolders, in path order.
+    static func inDirectory(_ url: URL) -> FITFiles {
+        var files = FITFiles()
+        let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
+        var found: [URL] = []
+        while let next = enumerator?.nextObject() as? URL, found.count < maxMembers {
+            if next.pathExtension.lowercased() == "fit" { found.append(next) }
+        }
+        files.places = found.sorted { $0.path < $1.path }.map { .file($0) }
+        return files
+    }
+
+    /// The zip's `.fit` members, and those of the zips inside it (Garmin's export); nil when it holds neither.
+    static func inZip(_ url: URL) throws -> FITFiles? {
+        let archive: Archive
+        do { archive = try Archive(url: url, accessMode: .read) } catch { return nil }
+        var files = FITFiles()
+        files.zip = url
+        var members = 0
+        for entry in archive where entry.type == .file {
+            members += 1
+            guard members <= maxMembers else { throw HReaderError.badInput("\(url.lastPathComponent) holds more than \(maxMembers) members; refused") }
+            let lower = entry.path.lowercased()
+            if lower.hasSuffix(".fit") {
+                files.places.append(.member(path: entry.path, nested: nil))
+            } else if lower.hasSuffix(".zip") {
+                let inner = try Self.nested(entry, of: archive, name: url.lastPathComponent)
+                var found = false
+                for innerEntry in inner where innerEntry.type == .file {
+                    members += 1
+                    guard members <= maxMembers else { throw HReaderError.badInput("\(url.lastPathComponent) holds more than \(maxMembers) members; refused") }
+                    if innerEntry.path.lowercased().hasSuffix(".fit") {
+                        files.places.append(.member(path: innerEntry.path, nested: entry.path))
+                        found = true
+                    } else {
+                        files.passedOver += 1
+                    }
+                }
+                if !found { files.passedOver += 1 }
+            } else {
+                files.passedOver += 1
+            }
+        }
+        return files.isEmpty ? nil : files
+    }
+
+    private static func messages(_ name: String) -> ZipMemberStream.Messages {
+        .init(tooLarge: { HReaderError.badInput("\(name): a member inflates past hreader's limits (a zip bomb?); nothing was imported") },
+              checksum: { HReaderError.badInput("\(name): a member's checksum does not match (damaged); nothing was imported") },
+              unreadable: { HReaderError.badInput("\(name): a member cannot be read (\($0)); nothing was imported") },
+              stalled: { HReaderError.badInput("\(name): a member's data is damaged (truncated); nothing was imported") })
+    }
+
+    /// A zip inside the zip, inflated in memory (bounded) and opened there: nothing goes to disk.
+    private static func nested(_ entry: ZIPFoundation.Entry, of archive: Archive, name: String) throws -> Archive {
+        let data = try ZipMemberStream.read(entry, of: archive, limit: maxNestedZipBytes, ratio: UInt64(DocumentPackage.maxCompressionRatio),
+                                            stall: 10, messages: messages(name))
+        do { return try Archive(data: data, accessMode: .read) } catch {
+            throw HReaderError.badInput("\(name): \(entry.path) is not a readable zip; nothing was imported")
+        }
+    }
+
+    /// Calls `body` with each file's name and bytes, in order.
+    func forEach(_ body: (String, [UInt8]) throws -> Void) throws {
+        var archive: Archive?
+        var nestedName: String?
+        var nestedArchive: Archive?
+        for place in places {
+            switch place {
+            case let .file(url):
+                let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+                guard size <= FITDecoder.maxFileBytes else {
+                    throw HReaderError.badInput("\(url.lastPathComponent) is larger than \(FITDecoder.maxFileBytes >> 20) MiB, more than a FIT file holds; nothing was imported")
+                }
+                guard let data = FileManager.default.contents(atPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+                try body(url.lastPathComponent, [UInt8](data))
+            case let .member(path, nested):
+                guard let zip else { continue }
+                if archive == nil {
+                    do { let opened: Archive = try Archive(url: zip, accessMode: .read); archive = opened } catch { throw HReaderError.usage("cannot read \(zip.path)") }
+                }
+                var from = archive!
+                if let nested {
+                    if nestedName != nested, let entry = archive![nested] {
+                        nestedArchive = try Self.nested(entry, of: archive!, name: zip.lastPathComponent)
+                        nestedName = nested
+                    }
+                    guard let inner = nestedArchive else { continue }
+                    from = inner
+                }
+                guard let entry = from[path] else { continue }
+                let data = try ZipMemberStream.read(entry, of: from, limit: UInt64(FITDecoder.maxFileBytes),
+                                                    ratio: UInt64(DocumentPackage.maxCompressionRatio), stall: 10, messages: Self.messages(zip.lastPathComponent))
+                try body((path as NSString).lastPathComponent, [UInt8](data))
+            }
+        }
+    }
+}
+
+extension OpenVault {
+    /// `import --file` of a wearable's files (FIT files, a folder or zip of them): read, mapped and
+    /// stored in ONE transaction through the samples' writer, as Apple Health samples are: a file that
+    /// fails (not whole, a bad CRC, a header that lies) commits nothing; the same files again add
+    /// nothing. Files carry no patient: `patient`, or with `.me` the vault's own person (created the
+    /// first time).
+    func importWearables(_ input: WearableInput, name: String, into patient: Patient?, relationship: Relationship?,
+                         progress: (String) -> Void) throws -> (format: String, summary: ImportSummary) {
+        guard patient != nil || relationship == .me else {
+            throw HReaderError.usage("\(name) is a wearable's data (\(input.format)), which names no one: give --patient P or --as me")
+        }
+        var summary = ImportSummary()
+        let now = RFC3339.utc(Int64(Date().timeIntervalSince1970))
+        try translatingErrors { try db.withPageCache(kibibytes: 6144) { try db.transaction {
+            let owner = try patient ?? wearer(&summary, now: now)
+            let sources = SourceRepository(db)
+            let sourceID = try sources.findOrCreate(kind: .file, baseURL: "garmin-fit:" + owner.uuid, displayName: "Garmin FIT", now: now)
+            let writer = try SampleWriter(db, patientID: owner.personID, recordID: owner.id, sourceID: sourceID)
+            var kinds: [String: (inserted: Int, updated: Int, unchanged: Int)] = [:]
+            var unmapped: [String: Int] = [:]
+            var devices: [String] = []
+            var touched: Set<Int64> = []
+            var files = 0
+            let mapper = FITMapper()
+            switch input {
+            case let .fit(fit):
+                if fit.passedOver > 0 { summary.notes.append("passed over \(fit.passedOver) member(s) that are not FIT files") }
+                try fit.forEach { fileName, bytes in
+                    files += 1
+                    if files % 50 == 0 { progress("\(files) of \(fit.count) files") }
+                    let readings: WearableReadings
+                    do { readings = try mapper.map(bytes, name: fileName) } catch let failure as FITDecoder.Failure {
+                        throw HReaderError.badInput("\(fileName): \(failure.description); nothing was imported")
+                    }
+                    for sample in readings.samples {
+                        let (outcome, type) = try writer.add(sample, mapping: AppleHealthMapper.seriesMapping)
+                        var counts = kinds[sample.type] ?? (0, 0, 0)
+                        switch outcome {
+                        case .inserted: counts.inserted += 1; summary.inserted += 1
+                        case .updated: counts.updated += 1; summary.updated += 1
+                        case .unchanged: counts.unchanged += 1; summary.unchanged += 1
+                        }
+                        kinds[sample.type] = counts
+                        summary.byType[type.rawValue, default: 0] += 1
+                    }
+                    for entry in readings.entries {
+                        let (outcome, id) = try entries.upsertEntry(patientID: owner.personID, recordID: owner.id, sourceID: sourceID,
+                                                                    remoteID: entry.remoteID, content: entry.content)
+                        var counts = kinds["exercise session"] ?? (0, 0, 0)
+                        switch outcome {
+                        case .inserted: counts.inserted += 1; summary.inserted += 1
+                        case .updated: counts.updated += 1; summary.updated += 1
+                        case .unchanged: counts.unchanged += 1; summary.unchanged += 1
+                        }
+                        kinds["exercise session"] = counts
+                        summary.byType[entry.content.type.rawValue, default: 0] += 1
+                        if outcome != .unchanged { touched.insert(id) }
+                    }
+                    for (message, n) in readings.unmapped { unmapped[message, default: 0] += n }
+                    for (reason, n) in readings.skipped { summary.skipped[reason, default: 0] += n }
+                    for device in readings.devices where !devices.contains(device) { devices.append(device) }
+                    summary.notes += readings.notes.prefix(3)
+                }
+            }
+            try writer.finish()
+            // One line per kind: "Heart rate: 3600 samples (3600 new, 0 updated, 0 unchanged)".
+            for type in kinds.keys.sorted() {
+                let c = kinds[type]!
+                let label = type == "exercise session" ? "Exercise sessions" : AppleHealthMapper.seriesMapping(type).description
+                summary.notes.append("\(label): \(c.inserted + c.updated + c.unchanged) (\(c.inserted) new, \(c.updated) updated, \(c.unchanged) unchanged)")
+            }
+            if !unmapped.isEmpty {
+                summary.notes.append("messages read but not mapped: " + unmapped.keys.sorted().map { "\($0) \(unmapped[$0]!)" }.joined(separator: ", "))
+            }
+            if !summary.patientIDs.contains(owner.personID) { summary.patientIDs.append(owner.personID) }
+            if patient != nil { summary.patientsMatched += 1 }
+            try FactGrouping(db).regroup(patientID: owner.personID, touched: touched)
+            try sources.touchLastSync(id: sourceID, now: now)
+            if !devices.isEmpty {
+                let shown = devices.prefix(3).joined(separator: ", ") + (devices.count > 3 ? " and more" : "")
+                try sources.setDisplayName(id: sourceID, "Garmin FIT (\(shown))", now: now)
+            }
+            try audit.record("import.wearable", subject: owner.uuid,
+                             detail: "\(input.format): \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged")
+        } } }
+        return (input.format, summary)
+    }
+
+    /// `--as me` for a wearable's files: the person an Apple Health `--as me` made, else the vault's
+    /// first person marked as you, else a new "Me" (found again by the next import).
+    private func wearer(_ summary: inout ImportSummary, now: String) throws -> Patient {
+        if let me = try Self.applePatient(db) {
+            summary.patientsUnchanged += 1
+            return me
+        }
+        if let id = try db.scalarInt("SELECT id FROM patients WHERE relationship = 'me' AND merged_into IS NULL ORDER BY id LIMIT 1"),
+           let me = try PatientRepository(db).get(id: id) {
+            summary.patientsUnchanged += 1
+            return me
+        }
+        var new = NewPatient(firstName: "Me", lastName: "(Wearables)")
+        new.relationship = .me
+        let creator = try SourceRepository(db).findOrCreate(kind: .file, baseURL: "wearables:me", displayName: "Wearables", now: now)
+        summary.patientsCreated += 1
+        return try patients.upsert(sourceID: creator, remoteID: "me", new).0
+    }
+}

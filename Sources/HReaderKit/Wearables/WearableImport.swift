@@ -11,7 +11,7 @@ enum WearableInput {
 
     var format: String {
         switch self {
-        case let .fit(files): files.count == 1 ? "FIT" : "\(files.count) FIT files"
+        case let .fit(files): files.count == 1 ? "FIT" : files.count == 0 ? "Garmin export" : "\(files.count) FIT files"
         }
     }
 
@@ -35,69 +35,45 @@ enum WearableInput {
 /// Where FIT files are read from, one at a time (only one file's bytes are in memory at once).
 struct FITFiles {
     private enum Place {
-        case file(URL)
-        case member(path: String, nested: String?)
+        case files([URL])
+        case zip(URL)
     }
 
-    private var places: [Place] = []
-    private var zip: URL?
-    /// Zip members passed over (neither a FIT file nor a zip of them).
-    var passedOver = 0
-
-    var count: Int { places.count }
-    var isEmpty: Bool { places.isEmpty }
+    private let place: Place
+    /// Files found (a zip's are counted when it is read).
+    let count: Int
 
     /// Zips hold at most this many members hreader looks at; a zip inside inflates to at most this.
     static let maxMembers = 200_000
     static let maxNestedZipBytes: UInt64 = 1 << 30
 
-    init(single url: URL) { places = [.file(url)] }
-    private init() {}
+    init(single url: URL) { place = .files([url]); count = 1 }
+    private init(_ place: Place, count: Int) { self.place = place; self.count = count }
+
+    var isEmpty: Bool { count == 0 }
 
     /// Every `.fit` file in the folder and its subfolders, in path order.
     static func inDirectory(_ url: URL) -> FITFiles {
-        var files = FITFiles()
         let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
         var found: [URL] = []
         while let next = enumerator?.nextObject() as? URL, found.count < maxMembers {
             if next.pathExtension.lowercased() == "fit" { found.append(next) }
         }
-        files.places = found.sorted { $0.path < $1.path }.map { .file($0) }
-        return files
+        return FITFiles(.files(found.sorted { $0.path < $1.path }), count: found.count)
     }
 
-    /// The zip's `.fit` members, and those of the zips inside it (Garmin's export); nil when it holds neither.
+    /// A zip with `.fit` members, or zips inside holding them (Garmin's export); nil when it has neither
+    /// (read by names only: a zip inside is looked into when the import reads it).
     static func inZip(_ url: URL) throws -> FITFiles? {
         let archive: Archive
         do { archive = try Archive(url: url, accessMode: .read) } catch { return nil }
-        var files = FITFiles()
-        files.zip = url
-        var members = 0
+        var fits = 0, zips = 0
         for entry in archive where entry.type == .file {
-            members += 1
-            guard members <= maxMembers else { throw HReaderError.badInput("\(url.lastPathComponent) holds more than \(maxMembers) members; refused") }
             let lower = entry.path.lowercased()
-            if lower.hasSuffix(".fit") {
-                files.places.append(.member(path: entry.path, nested: nil))
-            } else if lower.hasSuffix(".zip") {
-                let inner = try Self.nested(entry, of: archive, name: url.lastPathComponent)
-                var found = false
-                for innerEntry in inner where innerEntry.type == .file {
-                    members += 1
-                    guard members <= maxMembers else { throw HReaderError.badInput("\(url.lastPathComponent) holds more than \(maxMembers) members; refused") }
-                    if innerEntry.path.lowercased().hasSuffix(".fit") {
-                        files.places.append(.member(path: innerEntry.path, nested: entry.path))
-                        found = true
-                    } else {
-                        files.passedOver += 1
-                    }
-                }
-                if !found { files.passedOver += 1 }
-            } else {
-                files.passedOver += 1
-            }
+            if lower.hasSuffix(".fit") { fits += 1 } else if lower.hasSuffix(".zip") && lower.contains("di_connect") { zips += 1 }
+            guard fits + zips <= maxMembers else { throw HReaderError.badInput("\(url.lastPathComponent) holds more than \(maxMembers) members; refused") }
         }
-        return files.isEmpty ? nil : files
+        return fits + zips == 0 ? nil : FITFiles(.zip(url), count: fits)
     }
 
     private static func messages(_ name: String) -> ZipMemberStream.Messages {
@@ -116,39 +92,50 @@ struct FITFiles {
         }
     }
 
-    /// Calls `body` with each file's name and bytes, in order.
-    func forEach(_ body: (String, [UInt8]) throws -> Void) throws {
-        var archive: Archive?
-        var nestedName: String?
-        var nestedArchive: Archive?
-        for place in places {
-            switch place {
-            case let .file(url):
+    /// Calls `body` with each file's name and bytes, in order (a zip's in its order, walked once: a
+    /// member is never looked up by name, which ZIPFoundation does by a scan); returns the zip
+    /// members passed over (neither FIT files nor zips of them).
+    @discardableResult
+    func forEach(_ body: (String, [UInt8]) throws -> Void) throws -> Int {
+        switch place {
+        case let .files(urls):
+            for url in urls {
                 let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
                 guard size <= FITDecoder.maxFileBytes else {
                     throw HReaderError.badInput("\(url.lastPathComponent) is larger than \(FITDecoder.maxFileBytes >> 20) MiB, more than a FIT file holds; nothing was imported")
                 }
                 guard let data = FileManager.default.contents(atPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
                 try body(url.lastPathComponent, [UInt8](data))
-            case let .member(path, nested):
-                guard let zip else { continue }
-                if archive == nil {
-                    do { let opened: Archive = try Archive(url: zip, accessMode: .read); archive = opened } catch { throw HReaderError.usage("cannot read \(zip.path)") }
-                }
-                var from = archive!
-                if let nested {
-                    if nestedName != nested, let entry = archive![nested] {
-                        nestedArchive = try Self.nested(entry, of: archive!, name: zip.lastPathComponent)
-                        nestedName = nested
-                    }
-                    guard let inner = nestedArchive else { continue }
-                    from = inner
-                }
-                guard let entry = from[path] else { continue }
-                let data = try ZipMemberStream.read(entry, of: from, limit: UInt64(FITDecoder.maxFileBytes),
-                                                    ratio: UInt64(DocumentPackage.maxCompressionRatio), stall: 10, messages: Self.messages(zip.lastPathComponent))
-                try body((path as NSString).lastPathComponent, [UInt8](data))
             }
+            return 0
+        case let .zip(zip):
+            let archive: Archive
+            do { archive = try Archive(url: zip, accessMode: .read) } catch { throw HReaderError.usage("cannot read \(zip.path)") }
+            let name = zip.lastPathComponent
+            var passedOver = 0, members = 0
+            func read(_ entry: ZIPFoundation.Entry, of archive: Archive) throws {
+                let data = try ZipMemberStream.read(entry, of: archive, limit: UInt64(FITDecoder.maxFileBytes),
+                                                    ratio: UInt64(DocumentPackage.maxCompressionRatio), stall: 10, messages: Self.messages(name))
+                try body((entry.path as NSString).lastPathComponent, [UInt8](data))
+            }
+            for entry in archive where entry.type == .file {
+                members += 1
+                guard members <= Self.maxMembers else { throw HReaderError.badInput("\(name) holds more than \(Self.maxMembers) members; refused") }
+                let lower = entry.path.lowercased()
+                if lower.hasSuffix(".fit") {
+                    try read(entry, of: archive)
+                } else if lower.hasSuffix(".zip") && lower.contains("di_connect") {
+                    let inner = try Self.nested(entry, of: archive, name: name)
+                    for innerEntry in inner where innerEntry.type == .file {
+                        members += 1
+                        guard members <= Self.maxMembers else { throw HReaderError.badInput("\(name) holds more than \(Self.maxMembers) members; refused") }
+                        if innerEntry.path.lowercased().hasSuffix(".fit") { try read(innerEntry, of: inner) } else { passedOver += 1 }
+                    }
+                } else {
+                    passedOver += 1
+                }
+            }
+            return passedOver
         }
     }
 }
@@ -175,14 +162,13 @@ extension OpenVault {
             var unmapped: [String: Int] = [:]
             var devices: [String] = []
             var touched: Set<Int64> = []
-            var files = 0
+            var files = 0, notesOfFiles = 0
             let mapper = FITMapper()
             switch input {
             case let .fit(fit):
-                if fit.passedOver > 0 { summary.notes.append("passed over \(fit.passedOver) member(s) that are not FIT files") }
-                try fit.forEach { fileName, bytes in
+                let passedOver = try fit.forEach { fileName, bytes in
                     files += 1
-                    if files % 50 == 0 { progress("\(files) of \(fit.count) files") }
+                    if files % 50 == 0 { progress("\(files) files") }
                     let readings: WearableReadings
                     do { readings = try mapper.map(bytes, name: fileName) } catch let failure as FITDecoder.Failure {
                         throw HReaderError.badInput("\(fileName): \(failure.description); nothing was imported")
@@ -214,8 +200,11 @@ extension OpenVault {
                     for (message, n) in readings.unmapped { unmapped[message, default: 0] += n }
                     for (reason, n) in readings.skipped { summary.skipped[reason, default: 0] += n }
                     for device in readings.devices where !devices.contains(device) { devices.append(device) }
-                    summary.notes += readings.notes.prefix(3)
+                    if notesOfFiles < 3 { summary.notes += readings.notes }
+                    notesOfFiles += readings.notes.count
                 }
+                if notesOfFiles > 3 { summary.notes.append("\(notesOfFiles - 3) more file(s) state no local time") }
+                if passedOver > 0 { summary.notes.append("passed over \(passedOver) member(s) that are not FIT files") }
             }
             try writer.finish()
             // One line per kind: "Heart rate: 3600 samples (3600 new, 0 updated, 0 unchanged)".

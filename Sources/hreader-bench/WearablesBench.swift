@@ -1,0 +1,46 @@
+import Foundation
+import HReaderCrypto
+import HReaderJSON
+import HReaderKit
+import HReaderStore
+
+/// Issue 40: `import --file` of a Garmin watch's FIT files (a zip as Garmin exports it: a decade of
+/// daily monitoring files) against `import --apple-health` of a generated export of the same number
+/// of samples, in the same run: seconds, samples/s, peak memory, and the ratio (the issue's goal:
+/// at most 1.5x the Apple Health path, at most 64 MiB). HREADER_BENCH_WEARABLE_SAMPLES sets the
+/// sizes (default 1,000,000).
+func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
+    let sizes = (ProcessInfo.processInfo.environment["HREADER_BENCH_WEARABLE_SAMPLES"] ?? "1000000")
+        .split(separator: ",").compactMap { Int($0) }
+    say("\n== import --file of FIT files against import --apple-health, the same number of samples ==")
+    guard let (generator, hreader) = siblingBinaries() else { return }
+    for size in sizes {
+        let fit = scratch.appendingPathComponent("garmin-\(size).zip")
+        let counts = scratch.appendingPathComponent("garmin-\(size).json")
+        _ = try spawnMeasured(generator, ["--format", "fit", "--out", fit.path, "--records", String(size), "--days", "3650",
+                                          "--workouts", "0", "--counts", counts.path])
+        let samples = (try? JSONParser.parse(Data(contentsOf: counts)))?.object?["samples"]?.int ?? size
+        let export = scratch.appendingPathComponent("export-\(samples).zip")
+        _ = try spawnMeasured(generator, ["--out", export.path, "--records", String(samples), "--days", "3650", "--clinical", "0"])
+
+        func importInto(_ name: String, _ arguments: [String]) throws -> (seconds: Double, peakKB: Int) {
+            let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("\(name)-\(size)")))
+            _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
+            let token = try service.startSession(.password(password), for: 3600).token
+            let run = try spawnMeasured(hreader, ["import"] + arguments + ["--as", "me", "--vault", service.vault.root.path, "--quiet"],
+                                        environment: ["HREADER_SESSION": token, "PATH": "/usr/bin:/bin"])
+            try? FileManager.default.removeItem(at: service.vault.root)
+            return (run.seconds, run.peakKB)
+        }
+        let garmin = try importInto("garmin", ["--file", fit.path])
+        let apple = try importInto("apple", ["--apple-health", export.path])
+        row("  \(samples) samples: FIT zip (3650 daily files)", ms(garmin.seconds),
+            String(format: "%.0f samples/s, peak RSS %.0f MB", Double(samples) / garmin.seconds, Double(garmin.peakKB) / 1024))
+        row("    the same number by import --apple-health", ms(apple.seconds),
+            String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time", Double(samples) / apple.seconds,
+                   Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds))
+        try? FileManager.default.removeItem(at: fit)
+        try? FileManager.default.removeItem(at: export)
+        try? FileManager.default.removeItem(at: counts)
+    }
+}

@@ -116,6 +116,29 @@ final class FITDecoderTests: XCTestCase {
         XCTAssertEqual(readings.notes, ["x.fit states no local time: its times were placed in America/New_York"])
     }
 
+    /// A night across the end of summer time: the file states +02:00 and then +01:00
+    /// (`timestamp_correlation`); each reading takes the offset stated at or before it. Without a
+    /// statement, the local zone's offset at each instant.
+    func testADaylightSavingChangeInsideAFileKeepsBothOffsets() throws {
+        let before = FITWriter.time("2026-10-25T00:30:00Z"), change = FITWriter.time("2026-10-25T01:00:00Z")
+        var fit = FITWriter()
+        fit.define(local: 0, global: 162, fields: [(253, 4, FITExamples.uint32), (3, 4, FITExamples.uint32)])
+        fit.define(local: 1, global: 20, fields: [(253, 4, FITExamples.uint32), (3, 1, FITExamples.uint8)])
+        fit.data(local: 0, [.uint(UInt64(before)), .uint(UInt64(before + 7200))])
+        fit.data(local: 1, [.uint(UInt64(before)), .uint(50)])
+        fit.data(local: 0, [.uint(UInt64(change)), .uint(UInt64(change + 3600))])
+        fit.data(local: 1, [.uint(UInt64(change + 1800)), .uint(52)])
+        let stated = try FITMapper(timeZone: utc).map(fit.file(), name: "night.fit").samples.map { $0.attribute("startDate") }
+        XCTAssertEqual(stated, ["2026-10-25 02:30:00 +0200", "2026-10-25 02:30:00 +0100"])
+
+        var plain = FITWriter()
+        plain.define(local: 1, global: 20, fields: [(253, 4, FITExamples.uint32), (3, 1, FITExamples.uint8)])
+        plain.data(local: 1, [.uint(UInt64(before)), .uint(50)])
+        plain.data(local: 1, [.uint(UInt64(change + 1800)), .uint(52)])
+        let paris = try FITMapper(timeZone: TimeZone(identifier: "Europe/Paris")!).map(plain.file(), name: "night.fit")
+        XCTAssertEqual(paris.samples.map { $0.attribute("startDate") }, ["2026-10-25 02:30:00 +0200", "2026-10-25 02:30:00 +0100"])
+    }
+
     func testMonitoringTotalsBecomeTheirDifferencesAndSleepItsStages() throws {
         let readings = try FITMapper(timeZone: utc).map(FITExamples.monitoring(start: start, readings: 8), name: "m.fit")
         func sum(_ type: String) -> Double {

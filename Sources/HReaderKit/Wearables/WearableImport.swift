@@ -8,10 +8,23 @@ import ZIPFoundation
 enum WearableInput {
     /// FIT files: one file, a folder of them, a zip of them (Garmin's export, whose zips hold zips).
     case fit(FITFiles)
+    /// An Android Health Connect export: its zip, or the database it holds.
+    case healthConnect(HealthConnectExport)
 
     var format: String {
         switch self {
         case let .fit(files): files.count == 1 ? "FIT" : files.count == 0 ? "Garmin export" : "\(files.count) FIT files"
+        case .healthConnect: "Health Connect export"
+        }
+    }
+
+    var isFIT: Bool { if case .fit = self { true } else { false } }
+
+    /// The source's key prefix and name.
+    var sourceKey: (prefix: String, name: String) {
+        switch self {
+        case .fit: ("garmin-fit:", "Garmin FIT")
+        case .healthConnect: ("health-connect:", "Health Connect")
         }
     }
 
@@ -24,11 +37,57 @@ enum WearableInput {
             return files.isEmpty ? nil : .fit(files)
         }
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
-        let head = [UInt8]((try? handle.read(upToCount: 12)) ?? Data())
+        let head = [UInt8]((try? handle.read(upToCount: 16)) ?? Data())
         try? handle.close()
         if FITDecoder.recognizes(head) { return .fit(FITFiles(single: url)) }
-        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]), let files = try FITFiles.inZip(url) { return .fit(files) }
+        if head.starts(with: Array("SQLite format 3\u{0}".utf8)) { return .healthConnect(HealthConnectExport(url: url, member: nil)) }
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            if let export = HealthConnectExport.inZip(url) { return .healthConnect(export) }
+            if let files = try FITFiles.inZip(url) { return .fit(files) }
+        }
         return nil
+    }
+}
+
+/// A Health Connect export: the database, alone or in the export's zip (`health_connect_export.db`).
+/// Its bytes are read into memory (bounded) and opened there (`Database.openForeign`): the
+/// plaintext database is never written to disk, not even inflated to a temporary file.
+struct HealthConnectExport {
+    let url: URL
+    /// The database's member in the zip; nil when `url` is the database.
+    let member: String?
+
+    static func inZip(_ url: URL) -> HealthConnectExport? {
+        guard let archive = try? Archive(url: url, accessMode: .read) else { return nil }
+        var members = 0
+        for entry in archive where entry.type == .file {
+            members += 1
+            if members > 10_000 { return nil }
+            if entry.path.lowercased().hasSuffix("health_connect_export.db") { return HealthConnectExport(url: url, member: entry.path) }
+        }
+        return nil
+    }
+
+    /// The database's bytes, at most `Database.maxForeignBytes`.
+    func bytes() throws -> [UInt8] {
+        let name = url.lastPathComponent
+        let limit = Database.maxForeignBytes
+        guard let member else {
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+            guard size <= limit else { throw HReaderError.badInput("\(name) is larger than \(limit >> 20) MiB; nothing was imported") }
+            guard let data = FileManager.default.contents(atPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+            return [UInt8](data)
+        }
+        let archive: Archive
+        do { archive = try Archive(url: url, accessMode: .read) } catch { throw HReaderError.usage("cannot read \(url.path)") }
+        guard let entry = archive.first(where: { $0.path == member }) else { throw HReaderError.badInput("\(name): \(member) went missing") }
+        let messages = ZipMemberStream.Messages(
+            tooLarge: { HReaderError.badInput("\(name): \(member) inflates past \(limit >> 20) MiB or 250 times its size (a zip bomb?); nothing was imported") },
+            checksum: { HReaderError.badInput("\(name): \(member)'s checksum does not match (damaged); nothing was imported") },
+            unreadable: { HReaderError.badInput("\(name): \(member) cannot be read (\($0)); nothing was imported") },
+            stalled: { HReaderError.badInput("\(name): \(member) is damaged (truncated); nothing was imported") })
+        return [UInt8](try ZipMemberStream.read(entry, of: archive, limit: UInt64(limit), ratio: UInt64(DocumentPackage.maxCompressionRatio),
+                                                stall: 10, messages: messages))
     }
 }
 
@@ -156,16 +215,40 @@ extension OpenVault {
         try translatingErrors { try db.withPageCache(kibibytes: 6144) { try db.transaction {
             let owner = try patient ?? wearer(&summary, now: now)
             let sources = SourceRepository(db)
-            let sourceID = try sources.findOrCreate(kind: .file, baseURL: "garmin-fit:" + owner.uuid, displayName: "Garmin FIT", now: now)
+            let (prefix, sourceName) = input.sourceKey
+            let sourceID = try sources.findOrCreate(kind: .file, baseURL: prefix + owner.uuid, displayName: sourceName, now: now)
             let writer = try SampleWriter(db, patientID: owner.personID, recordID: owner.id, sourceID: sourceID)
             var kinds: [String: (inserted: Int, updated: Int, unchanged: Int)] = [:]
             var unmapped: [String: Int] = [:]
             var devices: [String] = []
             var touched: Set<Int64> = []
-            var files = 0, notesOfFiles = 0
-            let mapper = FITMapper()
+            var stored = 0
+            func count(_ outcome: UpsertOutcome, kind: String, type: EntryType) {
+                var counts = kinds[kind] ?? (0, 0, 0)
+                switch outcome {
+                case .inserted: counts.inserted += 1; summary.inserted += 1
+                case .updated: counts.updated += 1; summary.updated += 1
+                case .unchanged: counts.unchanged += 1; summary.unchanged += 1
+                }
+                kinds[kind] = counts
+                summary.byType[type.rawValue, default: 0] += 1
+                stored += 1
+                if stored % 100_000 == 0 { progress("\(stored) readings") }
+            }
+            func storeSample(_ sample: SampleRecord) throws {
+                let (outcome, type) = try writer.add(sample, mapping: AppleHealthMapper.seriesMapping)
+                count(outcome, kind: sample.type, type: type)
+            }
+            func storeEntry(_ entry: MappedEntry) throws {
+                let (outcome, id) = try entries.upsertEntry(patientID: owner.personID, recordID: owner.id, sourceID: sourceID,
+                                                            remoteID: entry.remoteID, content: entry.content)
+                count(outcome, kind: entry.content.description == "Blood pressure" ? "Blood pressure" : "exercise session", type: entry.content.type)
+                if outcome != .unchanged { touched.insert(id) }
+            }
             switch input {
             case let .fit(fit):
+                var files = 0, notesOfFiles = 0
+                let mapper = FITMapper()
                 let passedOver = try fit.forEach { fileName, bytes in
                     files += 1
                     if files % 50 == 0 { progress("\(files) files") }
@@ -173,30 +256,8 @@ extension OpenVault {
                     do { readings = try mapper.map(bytes, name: fileName) } catch let failure as FITDecoder.Failure {
                         throw HReaderError.badInput("\(fileName): \(failure.description); nothing was imported")
                     }
-                    for sample in readings.samples {
-                        let (outcome, type) = try writer.add(sample, mapping: AppleHealthMapper.seriesMapping)
-                        var counts = kinds[sample.type] ?? (0, 0, 0)
-                        switch outcome {
-                        case .inserted: counts.inserted += 1; summary.inserted += 1
-                        case .updated: counts.updated += 1; summary.updated += 1
-                        case .unchanged: counts.unchanged += 1; summary.unchanged += 1
-                        }
-                        kinds[sample.type] = counts
-                        summary.byType[type.rawValue, default: 0] += 1
-                    }
-                    for entry in readings.entries {
-                        let (outcome, id) = try entries.upsertEntry(patientID: owner.personID, recordID: owner.id, sourceID: sourceID,
-                                                                    remoteID: entry.remoteID, content: entry.content)
-                        var counts = kinds["exercise session"] ?? (0, 0, 0)
-                        switch outcome {
-                        case .inserted: counts.inserted += 1; summary.inserted += 1
-                        case .updated: counts.updated += 1; summary.updated += 1
-                        case .unchanged: counts.unchanged += 1; summary.unchanged += 1
-                        }
-                        kinds["exercise session"] = counts
-                        summary.byType[entry.content.type.rawValue, default: 0] += 1
-                        if outcome != .unchanged { touched.insert(id) }
-                    }
+                    for sample in readings.samples { try storeSample(sample) }
+                    for entry in readings.entries { try storeEntry(entry) }
                     for (message, n) in readings.unmapped { unmapped[message, default: 0] += n }
                     for (reason, n) in readings.skipped { summary.skipped[reason, default: 0] += n }
                     for device in readings.devices where !devices.contains(device) { devices.append(device) }
@@ -205,16 +266,36 @@ extension OpenVault {
                 }
                 if notesOfFiles > 3 { summary.notes.append("\(notesOfFiles - 3) more file(s) state no local time") }
                 if passedOver > 0 { summary.notes.append("passed over \(passedOver) member(s) that are not FIT files") }
+            case let .healthConnect(export):
+                let name = export.member.map { ($0 as NSString).lastPathComponent } ?? export.url.lastPathComponent
+                let foreign: Database
+                do { foreign = try Database.openForeign(try export.bytes()) } catch let failure as Database.ForeignFailure {
+                    throw HReaderError.badInput("\(name): not a readable SQLite database (\(failure)); nothing was imported")
+                }
+                guard HealthConnectReader.recognizes(foreign) else {
+                    throw HReaderError.badInput("\(name) is a SQLite database, but not a Health Connect export (no application_info_table); nothing was imported")
+                }
+                let outcome: HealthConnectReader.Outcome
+                do {
+                    outcome = try HealthConnectReader().read(foreign, sample: storeSample, entry: storeEntry)
+                } catch let failure as HealthConnectReader.Failure {
+                    throw HReaderError.badInput("\(name): \(failure.description); nothing was imported")
+                } catch let error as DatabaseError where error.isIntegrityFailure {
+                    throw HReaderError.badInput("\(name): the database is damaged (\(error)); nothing was imported")
+                }
+                for (table, n) in outcome.unmapped { unmapped[table, default: 0] += n }
+                for (reason, n) in outcome.skipped { summary.skipped[reason, default: 0] += n }
+                devices = outcome.devices
             }
             try writer.finish()
             // One line per kind: "Heart rate: 3600 samples (3600 new, 0 updated, 0 unchanged)".
             for type in kinds.keys.sorted() {
                 let c = kinds[type]!
-                let label = type == "exercise session" ? "Exercise sessions" : AppleHealthMapper.seriesMapping(type).description
+                let label = type == "exercise session" ? "Exercise sessions" : type == "Blood pressure" ? type : AppleHealthMapper.seriesMapping(type).description
                 summary.notes.append("\(label): \(c.inserted + c.updated + c.unchanged) (\(c.inserted) new, \(c.updated) updated, \(c.unchanged) unchanged)")
             }
             if !unmapped.isEmpty {
-                summary.notes.append("messages read but not mapped: " + unmapped.keys.sorted().map { "\($0) \(unmapped[$0]!)" }.joined(separator: ", "))
+                summary.notes.append("\(input.isFIT ? "messages" : "tables") read but not mapped: " + unmapped.keys.sorted().map { "\($0) \(unmapped[$0]!)" }.joined(separator: ", "))
             }
             if !summary.patientIDs.contains(owner.personID) { summary.patientIDs.append(owner.personID) }
             if patient != nil { summary.patientsMatched += 1 }
@@ -222,7 +303,7 @@ extension OpenVault {
             try sources.touchLastSync(id: sourceID, now: now)
             if !devices.isEmpty {
                 let shown = devices.prefix(3).joined(separator: ", ") + (devices.count > 3 ? " and more" : "")
-                try sources.setDisplayName(id: sourceID, "Garmin FIT (\(shown))", now: now)
+                try sources.setDisplayName(id: sourceID, "\(sourceName) (\(shown))", now: now)
             }
             try audit.record("import.wearable", subject: owner.uuid,
                              detail: "\(input.format): \(summary.inserted) new, \(summary.updated) updated, \(summary.unchanged) unchanged")

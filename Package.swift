@@ -123,10 +123,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size.
+        // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size; and
+        // a Garmin watch's FIT files and Android Health Connect exports (HReaderStore: its one SQLite).
         .executableTarget(
             name: "hreader-health-generator",
-            dependencies: ["HReaderJSON", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: ["HReaderJSON", "HReaderStore", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON",
                                                           "CLibXML2"]),

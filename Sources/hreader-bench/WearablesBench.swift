@@ -32,13 +32,20 @@ func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
             try? FileManager.default.removeItem(at: service.vault.root)
             return (run.seconds, run.peakKB)
         }
+        let health = scratch.appendingPathComponent("Health Connect \(size).zip")
+        _ = try spawnMeasured(generator, ["--format", "health-connect", "--out", health.path, "--records", String(samples), "--days", "3650"])
         let garmin = try importInto("garmin", ["--file", fit.path])
+        let android = try importInto("android", ["--file", health.path])
         let apple = try importInto("apple", ["--apple-health", export.path])
         row("  \(samples) samples: FIT zip (3650 daily files)", ms(garmin.seconds),
             String(format: "%.0f samples/s, peak RSS %.0f MB", Double(samples) / garmin.seconds, Double(garmin.peakKB) / 1024))
+        row("    Health Connect export (about the same number)", ms(android.seconds),
+            String(format: "%.0f samples/s, peak RSS %.0f MB (the database is read in memory)", Double(samples) / android.seconds,
+                   Double(android.peakKB) / 1024))
         row("    the same number by import --apple-health", ms(apple.seconds),
-            String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time", Double(samples) / apple.seconds,
-                   Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds))
+            String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time, Health Connect %.2fx", Double(samples) / apple.seconds,
+                   Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds, android.seconds / apple.seconds))
+        try? FileManager.default.removeItem(at: health)
         try? FileManager.default.removeItem(at: fit)
         try? FileManager.default.removeItem(at: export)
         try? FileManager.default.removeItem(at: counts)

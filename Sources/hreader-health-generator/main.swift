@@ -29,6 +29,21 @@ for url in [options.out, options.counts].compactMap({ $0 }) {
     }
 }
 
+if options.format == .healthConnect {
+    do {
+        let samples = try HealthConnectOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days,
+                                                    seed: options.seed)
+        if let counts = options.counts {
+            let summary = JSONValue.object([("format", .string("health-connect")), ("days", .int(options.days)), ("samples", .int(samples))])
+            try Data((summary.serialized(pretty: true) + "\n").utf8).write(to: counts)
+        }
+        print("wrote \(options.outPath): a Health Connect export of \(options.days) days, \(samples) samples")
+    } catch {
+        fail("\(error)", code: 2)
+    }
+    exit(0)
+}
+
 if options.format == .fit {
     do {
         let samples = try FITOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days,

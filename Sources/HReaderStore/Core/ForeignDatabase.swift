@@ -45,6 +45,11 @@ extension Database {
         // SQLite owns (and frees) the copy; read-only: nothing can change it.
         guard let buffer = sqlite3_malloc64(UInt64(bytes.count)) else { throw ForeignFailure.unreadable("out of memory") }
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        // A database written in WAL mode (Android's are) says so in its header (bytes 18 and 19 are 2);
+        // an in-memory database cannot use a WAL, and an export is one file: the copy is read as the
+        // rollback-journal database it is once checkpointed.
+        let header = buffer.assumingMemoryBound(to: UInt8.self)
+        if header[18] == 2 && header[19] == 2 { header[18] = 1; header[19] = 1 }
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE) | UInt32(SQLITE_DESERIALIZE_READONLY)
         let loaded = sqlite3_deserialize(handle, "main", buffer.assumingMemoryBound(to: UInt8.self), Int64(bytes.count), Int64(bytes.count), flags)
         guard loaded == SQLITE_OK else { throw ForeignFailure.unreadable(String(cString: sqlite3_errmsg(handle))) }

@@ -16,7 +16,7 @@ public enum RecordsFuzzChecks {
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
         ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
-        ("brands-bundle", brandsBundle), ("fit", fit),
+        ("brands-bundle", brandsBundle), ("fit", fit), ("health-connect", healthConnect),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -673,6 +673,39 @@ enum AppleHealthFuzzMarker {
 }
 
 extension RecordsFuzzChecks {
+    // MARK: Health Connect exports (docs/wearables.md)
+
+    /// Any bytes as a Health Connect database: `openForeign` refuses them or opens them read-only; the
+    /// reader gives readings or a `HealthConnectReader.Failure` or a database error (a damaged file),
+    /// never a trap; every sample reads back as the same Record with a sane offset and an end not
+    /// before its start; and the bytes it was given are unchanged (the copy is SQLite's, read-only).
+    public static func healthConnect(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let db: Database
+        do { db = try Database.openForeign(bytes) } catch is Database.ForeignFailure { return } catch {
+            throw FuzzViolation("openForeign threw \(type(of: error)), not a ForeignFailure")
+        }
+        guard HealthConnectReader.recognizes(db) else { return }
+        var samples: [SampleRecord] = []
+        do {
+            _ = try HealthConnectReader(timeZone: utc).read(db, sample: { samples.append($0) }, entry: { _ in })
+        } catch is HealthConnectReader.Failure {
+            return
+        } catch is DatabaseError {
+            return
+        }
+        for sample in samples.prefix(10_000) {
+            guard abs(sample.start.offsetMinutes) <= 18 * 60, sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true else {
+                throw FuzzViolation("a Health Connect sample with an offset of \(sample.start.offsetMinutes) min or ending before it starts")
+            }
+            guard let again = SampleRecord(attributes: sample.attributes, metadata: sample.metadata),
+                  again.attributes.description == sample.attributes.description else {
+                throw FuzzViolation("a Health Connect sample does not read back as the same Record: \(sample.attributes)")
+            }
+        }
+        guard [UInt8](data) == bytes else { throw FuzzViolation("the input's bytes changed") }
+    }
+
     // MARK: FIT files (docs/wearables.md)
 
     /// The decoder gives messages or a `FITDecoder.Failure`, nothing else; a file it accepts decodes

@@ -108,11 +108,15 @@ public struct HealthConnectReader {
             return made
         }
         func time(_ millis: Int64, _ offsetSeconds: Int64?) -> SampleRecord.Time {
-            let epoch = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
+            let epoch = Int64((Double(millis) / 1000).rounded(.down))
             if let offsetSeconds, abs(offsetSeconds) <= 18 * 3600 {
                 return SampleRecord.Time(epoch: epoch, offsetMinutes: Int((Double(offsetSeconds) / 60).rounded()))
             }
             return SampleRecord.Time(epoch: epoch, offsetMinutes: timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))) / 60)
+        }
+        /// Times from 1900 to 2200 (epoch ms); a row outside is skipped (and its arithmetic never overflows).
+        func plausible(_ millis: Int64?...) -> Bool {
+            millis.allSatisfy { $0.map { (-2_208_988_800_000...7_258_118_400_000).contains($0) } ?? true }
         }
         func rows(_ sql: String, _ body: (Statement) throws -> Void) throws {
             let statement = try db.prepare(sql)
@@ -132,7 +136,7 @@ public struct HealthConnectReader {
                     return
                 }
                 let end = s.int64(4) ?? start
-                guard end >= start else {
+                guard plausible(start, end), end >= start else {
                     outcome.skipped["a Health Connect \(q.table) row ending before it starts", default: 0] += 1
                     return
                 }
@@ -150,7 +154,7 @@ public struct HealthConnectReader {
                 FROM heart_rate_record_series_table s JOIN heart_rate_record_table r ON r.row_id = s.parent_key
                 ORDER BY r.app_info_id, r.device_info_id, s.epoch_millis
                 """) { s in
-                guard let at = s.int64(3), let bpm = s.double(4), bpm > 0, bpm.isFinite else {
+                guard let at = s.int64(3), plausible(at), let bpm = s.double(4), bpm > 0, bpm.isFinite else {
                     outcome.skipped["a Health Connect heart rate without a time or a value", default: 0] += 1
                     return
                 }
@@ -162,7 +166,7 @@ public struct HealthConnectReader {
         if tables.contains("blood_pressure_record_table") {
             try require("blood_pressure_record_table", ["uuid", "app_info_id", "time", "zone_offset", "systolic", "diastolic"])
             try rows("SELECT uuid, app_info_id, time, zone_offset, systolic, diastolic FROM blood_pressure_record_table ORDER BY time") { s in
-                guard let at = s.int64(2), let systolic = s.double(4), let diastolic = s.double(5) else {
+                guard let at = s.int64(2), plausible(at), let systolic = s.double(4), let diastolic = s.double(5), systolic.isFinite, diastolic.isFinite else {
                     outcome.skipped["a Health Connect blood pressure without a time or a value", default: 0] += 1
                     return
                 }
@@ -193,7 +197,7 @@ public struct HealthConnectReader {
                 SELECT app_info_id, device_info_id, start_zone_offset, start_time, end_time, NULL, end_zone_offset
                 FROM sleep_session_record_table ORDER BY app_info_id, device_info_id, start_time
                 """) { s in
-                guard let from = s.int64(3), let to = s.int64(4), to > from else {
+                guard let from = s.int64(3), let to = s.int64(4), plausible(from, to), to > from else {
                     outcome.skipped["a Health Connect sleep stage without its times", default: 0] += 1
                     return
                 }
@@ -217,7 +221,7 @@ public struct HealthConnectReader {
             try require("exercise_session_record_table", ["uuid", "app_info_id", "start_time", "start_zone_offset", "end_time", "end_zone_offset",
                                                           "exercise_type", "title"])
             try rows("SELECT uuid, app_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title FROM exercise_session_record_table ORDER BY start_time") { s in
-                guard let from = s.int64(2), let to = s.int64(4), to >= from else {
+                guard let from = s.int64(2), let to = s.int64(4), plausible(from, to), to >= from else {
                     outcome.skipped["a Health Connect exercise session without its times", default: 0] += 1
                     return
                 }

@@ -123,6 +123,36 @@ final class WearableImportTests: CLITestCase {
         XCTAssertEqual(try hreader(withPassword(["import", "--file", truncated, "--patient", "1"])).status, 5)
     }
 
+    /// A year of a watch as Garmin exports it (365 daily files in a zip inside the zip, about 120,000
+    /// samples) imports in flat memory: one file at a time, so its peak is that of a tenth of it, and
+    /// every sample the generator wrote is stored.
+    func testAYearOfDailyFilesImportsInFlatMemory() throws {
+        func generate(_ name: String, records: Int, days: Int) throws -> (path: String, samples: Int) {
+            let out = workDir.appendingPathComponent(name)
+            let counts = workDir.appendingPathComponent(name + ".json")
+            let generator = Process()
+            generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+            generator.arguments = ["--format", "fit", "--out", out.path, "--records", String(records), "--days", String(days), "--counts", counts.path]
+            generator.standardOutput = FileHandle.nullDevice
+            try generator.run()
+            generator.waitUntilExit()
+            XCTAssertEqual(generator.terminationStatus, 0)
+            let summary = try JSONSerialization.jsonObject(with: Data(contentsOf: counts)) as? [String: Any]
+            return (out.path, summary?["samples"] as? Int ?? -1)
+        }
+        let small = try generate("small.zip", records: 12_000, days: 36)
+        let large = try generate("large.zip", records: 120_000, days: 365)
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Small"]))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Large"]))
+        let (smallRun, smallMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", small.path, "--patient", "1"]))
+        XCTAssertEqual(smallRun.status, 0, smallRun.stderr)
+        let (largeRun, largeMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", large.path, "--patient", "2"]))
+        XCTAssertEqual(largeRun.status, 0, largeRun.stderr)
+        XCTAssertTrue(largeRun.stdout.contains("\(large.samples) new entries"), "\(large.samples): \(largeRun.stdout)")
+        XCTAssertLessThan(largeMB, smallMB + 16, "ten times the files, the same memory (\(smallMB) MB for a tenth)")
+        XCTAssertLessThan(largeMB, 100)
+    }
+
     func testAFileNamesNoOneSoAPatientMustBeGiven() throws {
         let path = try fit("run.fit", FITExamples.activity(start: start, heartRates: [90]))
         let result = try hreader(withPassword(["import", "--file", path]))

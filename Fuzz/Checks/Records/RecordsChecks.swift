@@ -16,7 +16,7 @@ public enum RecordsFuzzChecks {
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
         ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
-        ("brands-bundle", brandsBundle), ("fit", fit), ("health-connect", healthConnect),
+        ("brands-bundle", brandsBundle), ("fit", fit), ("health-connect", healthConnect), ("fitbit", fitbit),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -673,6 +673,34 @@ enum AppleHealthFuzzMarker {
 }
 
 extension RecordsFuzzChecks {
+    // MARK: Fitbit Takeout (docs/wearables.md)
+
+    /// Any bytes as each of Fitbit's day files (steps, heart rate, resting heart rate, weight, sleep):
+    /// samples or a `FitbitTakeoutReader.Failure`, never a trap; every sample reads back as the same
+    /// Record, its end not before its start. And any text as `Profile.csv`: a zone and unit or none.
+    public static func fitbit(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        _ = FitbitTakeoutReader.profile(String(decoding: bytes, as: UTF8.self))
+        for metric in FitbitTakeoutReader.Metric.allCases {
+            var samples: [SampleRecord] = []
+            do {
+                _ = try FitbitTakeoutReader(timeZone: TimeZone(identifier: "America/New_York")!, kilogramsPerWeightUnit: 0.45359237)
+                    .read(bytes, metric: metric, name: "fuzz.json", sample: { samples.append($0) })
+            } catch is FitbitTakeoutReader.Failure {
+                continue
+            } catch {
+                throw FuzzViolation("the Fitbit reader threw \(type(of: error)), not a Failure")
+            }
+            for sample in samples.prefix(10_000) {
+                guard sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true,
+                      let again = SampleRecord(attributes: sample.attributes, metadata: sample.metadata),
+                      again.attributes.description == sample.attributes.description else {
+                    throw FuzzViolation("a Fitbit sample does not read back as the same Record: \(sample.attributes)")
+                }
+            }
+        }
+    }
+
     // MARK: Health Connect exports (docs/wearables.md)
 
     /// Any bytes as a Health Connect database: `openForeign` refuses them or opens them read-only; the

@@ -10,11 +10,14 @@ enum WearableInput {
     case fit(FITFiles)
     /// An Android Health Connect export: its zip, or the database it holds.
     case healthConnect(HealthConnectExport)
+    /// Fitbit's data from Google Takeout: the folder or the zip.
+    case fitbit(FitbitTakeout)
 
     var format: String {
         switch self {
         case let .fit(files): files.count == 1 ? "FIT" : files.count == 0 ? "Garmin export" : "\(files.count) FIT files"
         case .healthConnect: "Health Connect export"
+        case let .fitbit(takeout): "Fitbit Takeout, \(takeout.count) files"
         }
     }
 
@@ -25,6 +28,7 @@ enum WearableInput {
         switch self {
         case .fit: ("garmin-fit:", "Garmin FIT")
         case .healthConnect: ("health-connect:", "Health Connect")
+        case .fitbit: ("fitbit:", "Fitbit")
         }
     }
 
@@ -34,7 +38,8 @@ enum WearableInput {
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return nil }
         if isDirectory.boolValue {
             let files = FITFiles.inDirectory(url)
-            return files.isEmpty ? nil : .fit(files)
+            if !files.isEmpty { return .fit(files) }
+            return FitbitTakeout.inDirectory(url).map { .fitbit($0) }
         }
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
         let head = [UInt8]((try? handle.read(upToCount: 16)) ?? Data())
@@ -44,8 +49,84 @@ enum WearableInput {
         if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             if let export = HealthConnectExport.inZip(url) { return .healthConnect(export) }
             if let files = try FITFiles.inZip(url) { return .fit(files) }
+            if let takeout = FitbitTakeout.inZip(url) { return .fitbit(takeout) }
         }
         return nil
+    }
+}
+
+/// Fitbit's Takeout: every `<metric>-YYYY-MM-DD.json` of a folder (and below) or a zip, and the
+/// account's `Profile.csv` (its zone and weight unit). One file's bytes in memory at a time.
+struct FitbitTakeout {
+    private enum Place {
+        case files([URL], profile: URL?)
+        case zip(URL)
+    }
+
+    private let place: Place
+    let count: Int
+    static let maxFileBytes = 64 << 20
+
+    static func inDirectory(_ url: URL) -> FitbitTakeout? {
+        let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
+        var found: [URL] = [], profile: URL?
+        while let next = enumerator?.nextObject() as? URL, found.count < FITFiles.maxMembers {
+            if FitbitTakeoutReader.metric(ofFileNamed: next.lastPathComponent) != nil { found.append(next) }
+            if next.lastPathComponent == "Profile.csv" { profile = next }
+        }
+        guard !found.isEmpty else { return nil }
+        return FitbitTakeout(place: .files(found.sorted { $0.path < $1.path }, profile: profile), count: found.count)
+    }
+
+    static func inZip(_ url: URL) -> FitbitTakeout? {
+        guard let archive = try? Archive(url: url, accessMode: .read) else { return nil }
+        var count = 0, members = 0
+        for entry in archive where entry.type == .file {
+            members += 1
+            if members > FITFiles.maxMembers { return nil }
+            if FitbitTakeoutReader.metric(ofFileNamed: (entry.path as NSString).lastPathComponent) != nil { count += 1 }
+        }
+        return count == 0 ? nil : FitbitTakeout(place: .zip(url), count: count)
+    }
+
+    private static func messages(_ name: String) -> ZipMemberStream.Messages {
+        .init(tooLarge: { HReaderError.badInput("\(name): a member inflates past hreader's limits (a zip bomb?); nothing was imported") },
+              checksum: { HReaderError.badInput("\(name): a member's checksum does not match (damaged); nothing was imported") },
+              unreadable: { HReaderError.badInput("\(name): a member cannot be read (\($0)); nothing was imported") },
+              stalled: { HReaderError.badInput("\(name): a member's data is damaged (truncated); nothing was imported") })
+    }
+
+    /// The profile's text (nil when there is none), then each file's metric, name and bytes.
+    func read(profile: (String?) throws -> Void, _ body: (FitbitTakeoutReader.Metric, String, [UInt8]) throws -> Void) throws {
+        func contents(_ url: URL) throws -> [UInt8] {
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+            guard size <= Self.maxFileBytes else { throw HReaderError.badInput("\(url.lastPathComponent) is larger than 64 MiB; nothing was imported") }
+            guard let data = FileManager.default.contents(atPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+            return [UInt8](data)
+        }
+        switch place {
+        case let .files(urls, profileURL):
+            try profile(try profileURL.map { String(decoding: try contents($0), as: UTF8.self) })
+            for url in urls {
+                guard let metric = FitbitTakeoutReader.metric(ofFileNamed: url.lastPathComponent) else { continue }
+                try body(metric, url.lastPathComponent, try contents(url))
+            }
+        case let .zip(zip):
+            let archive: Archive
+            do { archive = try Archive(url: zip, accessMode: .read) } catch { throw HReaderError.usage("cannot read \(zip.path)") }
+            let name = zip.lastPathComponent
+            func read(_ entry: ZIPFoundation.Entry) throws -> [UInt8] {
+                [UInt8](try ZipMemberStream.read(entry, of: archive, limit: UInt64(Self.maxFileBytes), ratio: UInt64(DocumentPackage.maxCompressionRatio),
+                                                 stall: 10, messages: Self.messages(name)))
+            }
+            let profileEntry = archive.first { $0.type == .file && ($0.path as NSString).lastPathComponent == "Profile.csv" }
+            try profile(try profileEntry.map { String(decoding: try read($0), as: UTF8.self) })
+            for entry in archive where entry.type == .file {
+                let file = (entry.path as NSString).lastPathComponent
+                guard let metric = FitbitTakeoutReader.metric(ofFileNamed: file) else { continue }
+                try body(metric, file, try read(entry))
+            }
+        }
     }
 }
 
@@ -286,6 +367,25 @@ extension OpenVault {
                 for (table, n) in outcome.unmapped { unmapped[table, default: 0] += n }
                 for (reason, n) in outcome.skipped { summary.skipped[reason, default: 0] += n }
                 devices = outcome.devices
+            case let .fitbit(takeout):
+                var reader = FitbitTakeoutReader()
+                var files = 0
+                try takeout.read(profile: { text in
+                    let stated: (timeZone: TimeZone?, kilogramsPerWeightUnit: Double?) = text.map(FitbitTakeoutReader.profile) ?? (nil, nil)
+                    if let zone = stated.timeZone { reader.timeZone = zone }
+                    reader.kilogramsPerWeightUnit = stated.kilogramsPerWeightUnit
+                    summary.notes.append(stated.timeZone.map { "times placed in the account's zone, \($0.identifier) (Profile.csv)" }
+                                         ?? "the export states no zone (no timezone in Profile.csv): times placed in \(reader.timeZone.identifier)")
+                }) { metric, file, bytes in
+                    files += 1
+                    if files % 100 == 0 { progress("\(files) of \(takeout.count) files") }
+                    do {
+                        let skipped = try reader.read(bytes, metric: metric, name: file, sample: storeSample)
+                        for (reason, n) in skipped { summary.skipped[reason, default: 0] += n }
+                    } catch let failure as FitbitTakeoutReader.Failure {
+                        throw HReaderError.badInput("\(failure.description); nothing was imported")
+                    }
+                }
             }
             try writer.finish()
             // One line per kind: "Heart rate: 3600 samples (3600 new, 0 updated, 0 unchanged)".

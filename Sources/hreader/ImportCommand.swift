@@ -8,7 +8,7 @@ import HReaderStore
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON/XML, a Bulk Data directory, RHEx c32 JSON, C-CDA/C32 documents, Garmin FIT files, Health Connect exports).",
+        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON/XML, a Bulk Data directory, RHEx c32 JSON, C-CDA/C32 documents, Garmin FIT files, Health Connect exports, Fitbit Takeout).",
         discussion: """
             Patients are created or updated by the id their source gives them; entries are updated in
             place on a re-import, and your own comments and strike-throughs are kept. Each patient is
@@ -29,6 +29,7 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --apple-health export.zip --patient 2
               hreader import --file activity.fit --as me            (Garmin FIT files: a file, a folder, Garmin's export zip)
               hreader import --file "Health Connect.zip" --as me    (an Android Health Connect export)
+              hreader import --file takeout.zip --as me             (Fitbit's data from Google Takeout)
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -46,6 +46,40 @@ func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
             String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time, Health Connect %.2fx", Double(samples) / apple.seconds,
                    Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds, android.seconds / apple.seconds))
         try? FileManager.default.removeItem(at: health)
+        // The reference: fitdecode (PyPI) decoding every message of the same zip's FIT files, nothing stored.
+        let packageRoot = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let python = [ProcessInfo.processInfo.environment["HREADER_FITDECODE_PYTHON"],
+                      packageRoot.appendingPathComponent(".build/pyenv/bin/python3").path]
+            .compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        if let python {
+            let script = """
+                import fitdecode, io, sys, zipfile
+                n = 0
+                def read(data):
+                    global n
+                    with fitdecode.FitReader(io.BytesIO(data)) as reader:
+                        for frame in reader:
+                            if isinstance(frame, fitdecode.FitDataMessage): n += 1
+                outer = zipfile.ZipFile(sys.argv[1])
+                for info in outer.infolist():
+                    if info.filename.lower().endswith('.fit'): read(outer.read(info))
+                    elif info.filename.lower().endswith('.zip'):
+                        inner = zipfile.ZipFile(io.BytesIO(outer.read(info)))
+                        for m in inner.infolist():
+                            if m.filename.lower().endswith('.fit'): read(inner.read(m))
+                print(n)
+                """
+            do {
+                let reference = try spawnMeasured(URL(fileURLWithPath: python), ["-c", script, fit.path])
+                row("    fitdecode (reference: decoding only, nothing stored)", ms(reference.seconds),
+                    String(format: "peak RSS %.0f MB; hreader's whole import takes %.2fx its time", Double(reference.peakKB) / 1024,
+                           garmin.seconds / reference.seconds))
+            } catch {
+                say("    fitdecode (reference) failed: \(error.localizedDescription)")
+            }
+        } else {
+            say("    (fitdecode not installed: `make bench` installs it into .build/pyenv)")
+        }
         try? FileManager.default.removeItem(at: fit)
         try? FileManager.default.removeItem(at: export)
         try? FileManager.default.removeItem(at: counts)

@@ -5,8 +5,9 @@ import HReaderKit
 import HReaderStore
 
 /// Issue 40: `import --file` of a Garmin watch's FIT files (a zip as Garmin exports it: a decade of
-/// daily monitoring files) against `import --apple-health` of a generated export of the same number
-/// of samples, in the same run: seconds, samples/s, peak memory, and the ratio (the issue's goal:
+/// daily monitoring files), of an Android Health Connect export and of Fitbit's Takeout, against
+/// `import --apple-health` of a generated export of the same number of samples, in the same run, and
+/// fitdecode (PyPI) decoding the same FIT files: seconds, samples/s, peak memory, and the ratio (the issue's goal:
 /// at most 1.5x the Apple Health path, at most 64 MiB). HREADER_BENCH_WEARABLE_SAMPLES sets the
 /// sizes (default 1,000,000).
 func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
@@ -34,7 +35,10 @@ func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
         }
         let health = scratch.appendingPathComponent("Health Connect \(size).zip")
         _ = try spawnMeasured(generator, ["--format", "health-connect", "--out", health.path, "--records", String(samples), "--days", "3650"])
+        let takeout = scratch.appendingPathComponent("takeout-\(size).zip")
+        _ = try spawnMeasured(generator, ["--format", "fitbit", "--out", takeout.path, "--records", String(samples), "--days", "3650"])
         let garmin = try importInto("garmin", ["--file", fit.path])
+        let fitbit = try importInto("fitbit", ["--file", takeout.path])
         let android = try importInto("android", ["--file", health.path])
         let apple = try importInto("apple", ["--apple-health", export.path])
         row("  \(samples) samples: FIT zip (3650 daily files)", ms(garmin.seconds),
@@ -42,6 +46,9 @@ func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
         row("    Health Connect export (about the same number)", ms(android.seconds),
             String(format: "%.0f samples/s, peak RSS %.0f MB (the database is read in memory)", Double(samples) / android.seconds,
                    Double(android.peakKB) / 1024))
+        row("    Fitbit Takeout (about the same number, 18,250 day files)", ms(fitbit.seconds),
+            String(format: "%.0f samples/s, peak RSS %.0f MB", Double(samples) / fitbit.seconds, Double(fitbit.peakKB) / 1024))
+        try? FileManager.default.removeItem(at: takeout)
         row("    the same number by import --apple-health", ms(apple.seconds),
             String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time, Health Connect %.2fx", Double(samples) / apple.seconds,
                    Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds, android.seconds / apple.seconds))

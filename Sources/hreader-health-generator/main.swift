@@ -44,6 +44,20 @@ if options.format == .healthConnect {
     exit(0)
 }
 
+if options.format == .fitbit {
+    do {
+        let samples = try FitbitOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days, seed: options.seed)
+        if let counts = options.counts {
+            let summary = JSONValue.object([("format", .string("fitbit")), ("days", .int(options.days)), ("samples", .int(samples))])
+            try Data((summary.serialized(pretty: true) + "\n").utf8).write(to: counts)
+        }
+        print("wrote \(options.outPath): Fitbit's Takeout of \(options.days) days, \(samples) samples")
+    } catch {
+        fail("\(error)", code: 2)
+    }
+    exit(0)
+}
+
 if options.format == .fit {
     do {
         let samples = try FITOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days,

@@ -74,6 +74,24 @@ final class FitbitTakeoutTests: CLITestCase {
         XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 12 unchanged"), again.stdout)
     }
 
+    /// The generator's Takeout (a month, in a zip): every sample it counted is stored, once.
+    func testTheGeneratorsTakeoutImportsEverySampleOnce() throws {
+        let out = workDir.appendingPathComponent("takeout.zip")
+        let counts = workDir.appendingPathComponent("counts.json")
+        let generator = Process()
+        generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
+        generator.arguments = ["--format", "fitbit", "--out", out.path, "--records", "6000", "--days", "30", "--counts", counts.path]
+        generator.standardOutput = FileHandle.nullDevice
+        try generator.run()
+        generator.waitUntilExit()
+        XCTAssertEqual(generator.terminationStatus, 0)
+        let samples = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(contentsOf: counts)) as? [String: Any])?["samples"] as? Int)
+        let first = try ok(withPassword(["import", "--file", out.path, "--patient", "1"]))
+        XCTAssertTrue(first.stdout.contains(": 1 patient(s) (0 new, 0 updated, 1 already in the vault), \(samples) new entries"), first.stdout)
+        let again = try ok(withPassword(["import", "--file", out.path, "--patient", "1"]))
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, \(samples) unchanged"), again.stdout)
+    }
+
     func testAWeightWhoseUnitIsNotStatedIsSkippedNotGuessed() throws {
         let folder = try takeout(profile: false)
         let result = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))

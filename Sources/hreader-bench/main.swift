@@ -12,6 +12,19 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
+/// The process's CPU time (user and system, every thread) spent by `body`, with its wall time:
+/// the CPU time is what other work on the machine changes least.
+func cpuAndWallSeconds(_ body: () throws -> Void) rethrows -> (cpu: Double, wall: Double) {
+    func cpu() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+    let before = cpu()
+    let wall = try seconds(body)
+    return (cpu() - before, wall)
+}
+
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 func ms(_ s: Double) -> String { String(format: "%8.2f ms", s * 1000) }
 /// Prints at once (stdout to a file is block-buffered, and a long run should show its progress).

@@ -114,14 +114,20 @@ enum Pages {
             <a class="button share-link" href="\(base)/patients/\(escape(p.uuid))/share">Share</a></p>
             </section>
             <div class="columns">
-            <section class="conditions"><h2>Active conditions</h2>\(list(conditions))</section>
-            <section class="allergies"><h2>Allergies</h2>\(list(allergies))</section>
+            <section class="conditions"><h2>Active conditions</h2>\(list(conditions))\(more(s.conditionsTotal - s.conditions.count, "condition", p))</section>
+            <section class="allergies"><h2>Allergies</h2>\(list(allergies))\(more(s.allergiesTotal - s.allergies.count, "allergy", p))</section>
             </div>
             <h2>Applets</h2>
             <section class="tiles">
             \(s.tiles.map(tile).joined(separator: "\n"))
             </section>
             """, patient: p)
+    }
+
+    /// "and 1,380 more": the summary lists the newest few; the rest are in the command line's list.
+    static func more(_ count: Int, _ type: String, _ p: Patient) -> String {
+        guard count > 0 else { return "" }
+        return "<p class=\"more\">and \(count) more (<code>hreader entries list --patient \(p.id) --type \(type)</code>)</p>"
     }
 
     static func list(_ items: [String]) -> String {

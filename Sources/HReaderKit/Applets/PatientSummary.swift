@@ -14,9 +14,16 @@ public struct PatientSummary: Sendable {
     public let gender: String
     /// "Me", "Wife", "Son", "Family", … as hReader wrote it (spouse and child by gender).
     public let relationship: String
+    /// The newest `listed` active conditions and allergies (conditions by onset), and how many
+    /// there are in all: a record may hold thousands, and a summary is read at a glance.
     public let conditions: [Entry]
+    public let conditionsTotal: Int
     public let allergies: [Entry]
+    public let allergiesTotal: Int
     public let tiles: [Tile]
+
+    /// How many conditions and allergies a summary lists.
+    public static let listed = 50
 
     public var json: JSONValue {
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
@@ -34,7 +41,8 @@ public struct PatientSummary: Sendable {
             .object([("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
                      ("severity", text(e.content.severity)), ("status", text(e.content.status))])
         }
-        return .object([("patient", person), ("conditions", .array(conditions)), ("allergies", .array(allergies)),
+        return .object([("patient", person), ("conditions", .array(conditions)), ("conditions_total", .int(Int64(conditionsTotal))),
+                        ("allergies", .array(allergies)), ("allergies_total", .int(Int64(allergiesTotal))),
                         ("tiles", .array(tiles.map(\.json)))])
     }
 
@@ -205,9 +213,12 @@ extension OpenVault {
     /// record: a person's Apple Health samples are millions.
     public func summary(of patient: Patient, registry: AppletRegistry, now: Date = Date()) throws -> PatientSummary {
         let (conditions, allergies) = try read {
-            (try entries.list(patientID: patient.id, type: .condition, samples: false).filter { PatientSummary.isActive($0, now: now) }
-                .sorted { ($0.content.start ?? $0.content.date)?.epoch ?? .min > ($1.content.start ?? $1.content.date)?.epoch ?? .min },
-             try entries.list(patientID: patient.id, type: .allergy, samples: false).filter { PatientSummary.isActive($0, now: now) })
+            // Ended before now: an end at or after its next whole second is current.
+            let epoch = Int64(now.timeIntervalSince1970.rounded(.up))
+            return (try entries.current(patientID: patient.id, type: .condition, order: .start, inactiveStatuses: PatientSummary.inactiveStatuses,
+                                        now: epoch, limit: PatientSummary.listed),
+                    try entries.current(patientID: patient.id, type: .allergy, order: .effective, inactiveStatuses: PatientSummary.inactiveStatuses,
+                                        now: epoch, limit: PatientSummary.listed))
         }
         var tiles: [Tile] = []
         for item in try appletList(of: patient, registry: registry) {
@@ -216,7 +227,8 @@ extension OpenVault {
         return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),
                               gender: PatientSummary.genderText(patient.gender),
                               relationship: PatientSummary.relationshipText(patient.relationship, gender: patient.gender),
-                              conditions: conditions, allergies: allergies, tiles: tiles)
+                              conditions: conditions.entries, conditionsTotal: conditions.total,
+                              allergies: allergies.entries, allergiesTotal: allergies.total, tiles: tiles)
     }
 
     func tile(for item: PatientApplet, patient: Patient, now: Date, registry: AppletRegistry) throws -> Tile {

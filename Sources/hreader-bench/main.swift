@@ -15,14 +15,16 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
 /// The process's CPU time (user and system, every thread) spent by `body`, with its wall time:
 /// the CPU time is what other work on the machine changes least.
 func cpuAndWallSeconds(_ body: () throws -> Void) rethrows -> (cpu: Double, wall: Double) {
-    func cpu() -> Double {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-    }
-    let before = cpu()
+    let before = processCPUSeconds()
     let wall = try seconds(body)
-    return (cpu() - before, wall)
+    return (processCPUSeconds() - before, wall)
+}
+
+/// This process's CPU time so far, user and system, every thread.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }

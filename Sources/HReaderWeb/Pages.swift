@@ -255,6 +255,19 @@ enum Pages {
         }.joined()
         let byID = Dictionary(patients.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let items = hits.map { found -> String in
+            if case let .series(hit) = found {
+                let owner = byID[hit.patientID]
+                let uuid = escape(owner?.uuid ?? String(hit.patientID))
+                // A lab's series has its trend; a vital sign's chart is the timeline's, the year up to its latest reading.
+                let link = hit.type == .result
+                    ? "\(base)/patients/\(uuid)/trends?code=\(escape(ResultTrend.key(codes: hit.codes, description: hit.description).key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))"
+                    : "\(base)/patients/\(uuid)/timeline?page=year" + (hit.last.map { "&amp;at=\($0.epoch + 86_400)" } ?? "")
+                return """
+                    <li class="hit series-hit"><a class="hit-title" href="\(link)">\(escape(hit.description))</a> \
+                    <span class="hit-meta">\(escape([owner.map(name), "Measurements", typeName(hit.type)].compactMap { $0 }.joined(separator: " · ")))</span>\
+                    <p class="snippet">\(escape(hit.snippet))</p></li>
+                    """
+            }
             guard case let .entry(hit) = found else {
                 guard case let .document(hit) = found else { return "" }
                 let owner = byID[hit.patientID]

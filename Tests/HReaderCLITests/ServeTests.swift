@@ -321,6 +321,47 @@ final class ServeTests: CLITestCase {
         XCTAssertTrue(try served.bearer("/patients/1").body.contains("and 58 more"))
     }
 
+    /// Readings are not in the text index, but their series are found by name and code: one hit
+    /// per kind (two devices' heart rate are one), with its count, dates and latest value, first;
+    /// in the command line, its JSON and the web view.
+    func testSearchFindsMeasurementSeriesByNameAndCode() throws {
+        try initVault()
+        var records: [String] = []
+        for (i, value) in [("05", 104), ("06", 131), ("07", 98)] {
+            records.append(AppleHealthTests.record("HKQuantityTypeIdentifierBloodGlucose", String(value), "mg/dL", "2026-03-\(i) 07:00:00 +0000"))
+        }
+        records.append(AppleHealthTests.record("HKQuantityTypeIdentifierHeartRate", "64", "count/min", "2026-03-08 09:00:00 +0000", source: "Zoë’s iPhone"))
+        try ok(withPassword(["import", "--apple-health", try file("export.xml", AppleHealthTests.export(extraRecords: records)), "--as", "me"]))
+
+        let json = try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["search", "glucose", "--json"])).stdout.utf8)) as? [String: Any]
+        let hits = try XCTUnwrap(json?["hits"] as? [[String: Any]])
+        let glucose = try XCTUnwrap(hits.first)
+        XCTAssertEqual(glucose["kind"] as? String, "series")
+        XCTAssertEqual(glucose["title"] as? String, "Blood glucose")
+        XCTAssertEqual(glucose["count"] as? Int, 3)
+        XCTAssertEqual((glucose["latest"] as? [String: Any])?["value"] as? Double, 98)
+        XCTAssertEqual(glucose["snippet"] as? String, "3 readings, 2026-03-05 to 2026-03-07; latest 98 mg/dL")
+
+        // Two sources' heart rate (a watch's, with its motion context, and a phone's): one hit; a code finds it too.
+        let heart = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["search", "heart", "rate", "--json"])).stdout.utf8))
+                                   as? [String: Any])?["hits"] as? [[String: Any]])
+        let rate = heart.filter { $0["kind"] as? String == "series" && $0["title"] as? String == "Heart rate" }
+        XCTAssertEqual(rate.count, 1, "\(heart)")
+        XCTAssertEqual(rate.first?["count"] as? Int, 2)
+        XCTAssertGreaterThanOrEqual((rate.first?["series_ids"] as? [Int])?.count ?? 0, 2)
+        let byCode = try ok(withPassword(["search", "8867-4"])).stdout
+        XCTAssertTrue(byCode.contains("series") && byCode.contains("Heart rate"), byCode)
+        XCTAssertFalse(try ok(withPassword(["search", "glucose", "--type", "vital_sign"])).stdout.contains("Blood glucose"),
+                       "a series of another type is left out (Apple Health's glucose is a result)")
+
+        let served = try serve()
+        defer { stop(served) }
+        let page = try served.bearer("/search?q=glucose").body
+        XCTAssertTrue(page.contains("class=\"hit series-hit\"") && page.contains("3 readings, 2026-03-05 to 2026-03-07; latest 98 mg/dL"), page)
+        let api = try XCTUnwrap(try served.bearer("/api/search?q=glucose").json["hits"] as? [[String: Any]])
+        XCTAssertEqual(api.first?["kind"] as? String, "series")
+    }
+
     func testPagesShowTheSummaryTilesAndEscapeWhatTheyShow() throws {
         try seedFamily()
         try ok(withPassword(["entries", "add", "--patient", "1", "--type", "allergy", "--description", "<script>alert(1)</script> dust",

@@ -49,7 +49,8 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=NAME[,NAME…] runs only those groups (for a quick figure while working on one thing):
 // import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search, health-cards
-// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS).
+// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS), serve (the
+// web view and its load run on HREADER_BENCH_SERVE_VAULT, opened with HREADER_SESSION).
 let groups: [String: () async throws -> Void] = [
     "import": {
         try await runImportBenchmarks(scratch: scratch, password: password)
@@ -69,6 +70,7 @@ let groups: [String: () async throws -> Void] = [
     "health-cards": { try runHealthCardBenchmarks(scratch: scratch, password: password) },
     "papers": { try runPapersBenchmarks(scratch: scratch, password: password) },
     "providers": { try runProvidersBenchmarks(scratch: scratch) },
+    "serve": { try runServeOnGivenVault() },
 ]
 if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.isEmpty {
     let names = only.split(separator: ",").map(String.init)

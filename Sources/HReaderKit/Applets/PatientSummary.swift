@@ -17,6 +17,10 @@ public struct PatientSummary: Sendable {
     public let conditions: [Entry]
     public let allergies: [Entry]
     public let tiles: [Tile]
+    /// How each condition or allergy a SMART Health Card brought was checked, by entry id.
+    public internal(set) var verifications: [Int64: EntryVerification] = [:]
+    /// How many of the patient's entries cards brought, by issuer and check (the "Health cards" line).
+    public internal(set) var cards: [(verification: EntryVerification, count: Int)] = []
 
     public var json: JSONValue {
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
@@ -26,16 +30,25 @@ public struct PatientSummary: Sendable {
             ("birth_date", text(patient.birthDate)), ("age", text(age)), ("gender", .string(gender)),
             ("relationship", .string(relationship)),
         ])
+        func checked(_ e: Entry, _ members: JSONObject) -> JSONValue {
+            var members = members
+            if let verification = verifications[e.id] { members.append(("verification", verification.jsonValue)) }
+            return .object(members)
+        }
         let conditions = self.conditions.map { e -> JSONValue in
-            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)),
-                     ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
+            checked(e, [("id", .string(e.uuid)), ("description", .string(e.content.description)),
+                        ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
         }
         let allergies = self.allergies.map { e -> JSONValue in
-            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
-                     ("severity", text(e.content.severity)), ("status", text(e.content.status))])
+            checked(e, [("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
+                        ("severity", text(e.content.severity)), ("status", text(e.content.status))])
+        }
+        let cards = self.cards.map { card -> JSONValue in
+            .object([("status", .string(card.verification.status.rawValue)), ("iss", .string(card.verification.iss)),
+                     ("issuer", card.verification.issuer.map(JSONValue.string) ?? .null), ("entries", .int(card.count))])
         }
         return .object([("patient", person), ("conditions", .array(conditions)), ("allergies", .array(allergies)),
-                        ("tiles", .array(tiles.map(\.json)))])
+                        ("health_cards", .array(cards)), ("tiles", .array(tiles.map(\.json)))])
     }
 
     // MARK: hReader's words
@@ -209,6 +222,8 @@ extension OpenVault {
                 .sorted { ($0.content.start ?? $0.content.date)?.epoch ?? .min > ($1.content.start ?? $1.content.date)?.epoch ?? .min },
              try entries.list(patientID: patient.id, type: .allergy, samples: false).filter { PatientSummary.isActive($0, now: now) })
         }
+        let verifications = try cardChecks(of: conditions + allergies)
+        let cards = try read { try HealthCardRepository(db).verificationCounts(patientID: patient.id) }
         var tiles: [Tile] = []
         for item in try appletList(of: patient, registry: registry) {
             tiles.append(try tile(for: item, patient: patient, now: now, registry: registry))
@@ -216,7 +231,7 @@ extension OpenVault {
         return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),
                               gender: PatientSummary.genderText(patient.gender),
                               relationship: PatientSummary.relationshipText(patient.relationship, gender: patient.gender),
-                              conditions: conditions, allergies: allergies, tiles: tiles)
+                              conditions: conditions, allergies: allergies, tiles: tiles, verifications: verifications, cards: cards)
     }
 
     func tile(for item: PatientApplet, patient: Patient, now: Date, registry: AppletRegistry) throws -> Tile {

@@ -33,9 +33,11 @@ enum IssuerCertificates {
             return ("names a key whose x5c certificate is not for \(iss) (its subjectAltName URIs: "
                     + (names.isEmpty ? "none" : names.joined(separator: ", ")) + ")", false)
         }
-        guard let anchorsPEM, let anchors = try? X509Certificate.derBlocks(pem: anchorsPEM).map({ try X509Certificate(der: $0) }),
-              !anchors.isEmpty else {
-            return (nil, false)
+        guard let anchorsPEM else { return (nil, false) }
+        // Kept anchors that no longer read (they were checked when given): refused, never taken as none.
+        guard let anchors = try? X509Certificate.derBlocks(pem: anchorsPEM).map({ try X509Certificate(der: $0) }), !anchors.isEmpty else {
+            return ("names a key with an x5c chain, and the trust anchors kept for \(iss) cannot be read; give them again with "
+                    + "'hreader issuers add \(iss) --ca FILE'", false)
         }
         if let reason = X509Certificate.verify(leaf: leaf, intermediates: Array(certificates.dropFirst()), anchors: anchors, at: time) {
             return ("names a key whose x5c certificate chain does not validate against your trust anchors for it: \(reason)", true)

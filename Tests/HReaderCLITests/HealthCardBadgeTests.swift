@@ -83,6 +83,9 @@ final class HealthCardBadgeTests: ServerCLITestCase {
         let sections = composition["section"] as? [[String: Any]] ?? []
         let narrative = ((sections.first { $0["title"] as? String == "Immunizations" })?["text"] as? [String: Any])?["div"] as? String ?? ""
         XCTAssertTrue(narrative.contains("[SMART Health Card, verified: signed by Test Clinic]"), narrative)
+        // The labels keep the document valid FHIR (fhir.resources, as every IPS test checks).
+        let all = (ips["entry"] as? [[String: Any]] ?? []).compactMap { $0["resource"] as? [String: Any] }
+        try validateFHIR([ips] + all)
     }
 
     func testUntrustedAndUnverifiedCardsSayWhatTheyAre() throws {
@@ -106,6 +109,7 @@ final class HealthCardBadgeTests: ServerCLITestCase {
         let unchecked = try XCTUnwrap(resources(unverifiedIPS, "Immunization").first)
         XCTAssertEqual(codes(unchecked, "security"), ["UNCERTREL"])
         XCTAssertEqual(codes(unchecked, "tag"), ["unverified"])
+        try validateFHIR([unverifiedIPS] + (unverifiedIPS["entry"] as? [[String: Any]] ?? []).compactMap { $0["resource"] as? [String: Any] })
 
         // An entry typed in has no badge anywhere.
         try ok(withPassword(["entries", "add", "--patient", untrusted, "--type", "condition", "--description", "Asthma", "--date", "2021-01-01"]))

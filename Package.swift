@@ -137,7 +137,7 @@ let package = Package(
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderJSON"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Records"),
         .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),

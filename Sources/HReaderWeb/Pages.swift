@@ -96,13 +96,18 @@ enum Pages {
         let base = escape(visit.base)
         let meta = [s.age.map { "age \($0)" }, p.birthDate.map { "born \($0)" }, s.gender, s.relationship]
             .compactMap { $0 }.joined(separator: " · ")
+        func badge(_ e: Entry) -> String { s.verifications[e.id].map { " " + $0.badgeHTML } ?? "" }
         let conditions = s.conditions.map { e in
-            "<li>\(escape(e.content.description))\((e.content.start ?? e.content.date).map { " <span class=\"since\">since \(escape(String($0.text.prefix(10))))</span>" } ?? "")</li>"
+            "<li>\(escape(e.content.description))\((e.content.start ?? e.content.date).map { " <span class=\"since\">since \(escape(String($0.text.prefix(10))))</span>" } ?? "")\(badge(e))</li>"
         }
         let allergies = s.allergies.map { e in
             let detail = [e.content.reaction, e.content.severity].compactMap { $0 }.joined(separator: ", ")
-            return "<li>\(escape(e.content.description))\(detail.isEmpty ? "" : " <span class=\"detail\">(\(escape(detail)))</span>")</li>"
+            return "<li>\(escape(e.content.description))\(detail.isEmpty ? "" : " <span class=\"detail\">(\(escape(detail)))</span>")\(badge(e))</li>"
         }
+        // What SMART Health Cards brought, by issuer and check (their immunizations and results are on the timeline).
+        let cards = s.cards.isEmpty ? "" : "<section class=\"health-cards\"><h2>From SMART Health Cards</h2><ul>" + s.cards.map { card in
+            "<li>\(card.count) entr\(card.count == 1 ? "y" : "ies") \(card.verification.badgeHTML)</li>"
+        }.joined() + "</ul></section>"
         return layout(title: name(p), visit: visit, body: """
             <section class="person" data-uuid="\(escape(p.uuid))">
             <h1>\(escape(name(p)))</h1>
@@ -117,6 +122,7 @@ enum Pages {
             <section class="conditions"><h2>Active conditions</h2>\(list(conditions))\(more(s.conditionsTotal - s.conditions.count, "condition", p))</section>
             <section class="allergies"><h2>Allergies</h2>\(list(allergies))\(more(s.allergiesTotal - s.allergies.count, "allergy", p))</section>
             </div>
+            \(cards)
             <h2>Applets</h2>
             <section class="tiles">
             \(s.tiles.map(tile).joined(separator: "\n"))

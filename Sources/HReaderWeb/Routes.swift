@@ -300,11 +300,17 @@ struct Routes {
         let to = try query.get("to").map { try Self.time($0, name: "to").date }
         let limit = try Self.integer(query.get("limit"), name: "limit", default: 500, in: 1...5000)
         let offset = try Self.integer(query.get("offset"), name: "offset", default: 0, in: 0...Int(Int32.max))
-        let page = try await gate.read { open in
+        let (page, checks) = try await gate.read { open in
             // One more than asked tells whether there is a next page without counting them all.
-            try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
+            let page = try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
+            return (page, try open.cardChecks(of: Array(page.prefix(limit))))
         }
-        var object: JSONObject = ["entries": .array(page.prefix(limit).map { .object($0.jsonObject) })]
+        // As `entries list --json`: an entry a SMART Health Card brought says how it was checked.
+        var object: JSONObject = ["entries": .array(page.prefix(limit).map { entry in
+            var o = entry.jsonObject
+            if let check = checks[entry.id] { o["verification"] = check.jsonValue }
+            return .object(o)
+        })]
         if page.count > limit { object["next_offset"] = .int(offset + limit) }
         return JSONResponse.make(object: object)
     }

@@ -21,6 +21,10 @@ public struct PatientSummary: Sendable {
     public let allergies: [Entry]
     public let allergiesTotal: Int
     public let tiles: [Tile]
+    /// How each condition or allergy a SMART Health Card brought was checked, by entry id.
+    public internal(set) var verifications: [Int64: EntryVerification] = [:]
+    /// How many of the patient's entries cards brought, by issuer and check (the "Health cards" line).
+    public internal(set) var cards: [(verification: EntryVerification, count: Int)] = []
 
     /// How many conditions and allergies a summary lists.
     public static let listed = 50
@@ -33,17 +37,26 @@ public struct PatientSummary: Sendable {
             ("birth_date", text(patient.birthDate)), ("age", text(age)), ("gender", .string(gender)),
             ("relationship", .string(relationship)),
         ])
+        func checked(_ e: Entry, _ members: JSONObject) -> JSONValue {
+            var members = members
+            if let verification = verifications[e.id] { members.append(("verification", verification.jsonValue)) }
+            return .object(members)
+        }
         let conditions = self.conditions.map { e -> JSONValue in
-            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)),
-                     ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
+            checked(e, [("id", .string(e.uuid)), ("description", .string(e.content.description)),
+                        ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
         }
         let allergies = self.allergies.map { e -> JSONValue in
-            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
-                     ("severity", text(e.content.severity)), ("status", text(e.content.status))])
+            checked(e, [("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
+                        ("severity", text(e.content.severity)), ("status", text(e.content.status))])
+        }
+        let cards = self.cards.map { card -> JSONValue in
+            .object([("status", .string(card.verification.status.rawValue)), ("iss", .string(card.verification.iss)),
+                     ("issuer", card.verification.issuer.map(JSONValue.string) ?? .null), ("entries", .int(card.count))])
         }
         return .object([("patient", person), ("conditions", .array(conditions)), ("conditions_total", .int(Int64(conditionsTotal))),
                         ("allergies", .array(allergies)), ("allergies_total", .int(Int64(allergiesTotal))),
-                        ("tiles", .array(tiles.map(\.json)))])
+                        ("health_cards", .array(cards)), ("tiles", .array(tiles.map(\.json)))])
     }
 
     // MARK: hReader's words
@@ -220,6 +233,8 @@ extension OpenVault {
                     try entries.current(patientID: patient.id, type: .allergy, order: .effective, inactiveStatuses: PatientSummary.inactiveStatuses,
                                         now: epoch, limit: PatientSummary.listed))
         }
+        let verifications = try cardChecks(of: conditions.entries + allergies.entries)
+        let cards = try read { try HealthCardRepository(db).verificationCounts(patientID: patient.id) }
         var tiles: [Tile] = []
         for item in try appletList(of: patient, registry: registry) {
             tiles.append(try tile(for: item, patient: patient, now: now, registry: registry))
@@ -228,7 +243,8 @@ extension OpenVault {
                               gender: PatientSummary.genderText(patient.gender),
                               relationship: PatientSummary.relationshipText(patient.relationship, gender: patient.gender),
                               conditions: conditions.entries, conditionsTotal: conditions.total,
-                              allergies: allergies.entries, allergiesTotal: allergies.total, tiles: tiles)
+                              allergies: allergies.entries, allergiesTotal: allergies.total, tiles: tiles,
+                              verifications: verifications, cards: cards)
     }
 
     func tile(for item: PatientApplet, patient: Patient, now: Date, registry: AppletRegistry) throws -> Tile {

@@ -112,11 +112,13 @@ let package = Package(
         // `make bench`: figures with ratios to baselines measured in the same run.
         // A FHIR R4 + RHEx + OAuth2 server over synthetic patients, on 127.0.0.1 only: for tests, demo, bench.
         // Independent of hreader's own modules, so it cannot share their bugs, but for the JSON core (one
-        // parser and serializer to fuzz and to trust, not two; issue 15).
+        // parser and serializer to fuzz and to trust, not two; issue 15) and the loader of OpenSSL's libcrypto,
+        // whose AES-GCM its own JWE code seals the SMART Health Links of --shl with.
         .executableTarget(
             name: "hreader-sample-server",
             dependencies: [
                 "HReaderJSON",
+                "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -136,7 +138,7 @@ let package = Package(
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderStore", "HReaderJSON"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Records"),
         .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),

@@ -84,7 +84,7 @@ static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value)
     functions.OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_CONFIG, NULL);""",
         "prelude": [],
         "includes": ["<openssl/crypto.h>", "<openssl/err.h>", "<openssl/evp.h>", "<openssl/kdf.h>",
-                     "<openssl/rand.h>", "<openssl/opensslv.h>", "<openssl/x509.h>"],
+                     "<openssl/rand.h>", "<openssl/opensslv.h>", "<openssl/x509.h>", "<openssl/x509v3.h>"],
         "pkg_config": "libcrypto",
         "functions": """CRYPTO_memcmp ERR_clear_error EVP_CIPHER_CTX_ctrl EVP_CIPHER_CTX_free EVP_CIPHER_CTX_new EVP_DecryptFinal_ex
             EVP_DecryptInit_ex EVP_DecryptUpdate EVP_Digest EVP_DigestFinal_ex EVP_DigestInit_ex EVP_DigestSign
@@ -93,7 +93,11 @@ static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value)
             EVP_PKEY_CTX_add1_hkdf_info EVP_PKEY_CTX_free EVP_PKEY_CTX_new_id EVP_PKEY_CTX_set1_hkdf_key
             EVP_PKEY_CTX_set1_hkdf_salt EVP_PKEY_CTX_set_hkdf_md EVP_PKEY_derive EVP_PKEY_derive_init EVP_PKEY_free
             EVP_PKEY_new_raw_private_key EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OPENSSL_init_crypto OpenSSL_version
-            PKCS5_PBKDF2_HMAC RAND_bytes d2i_PUBKEY""",
+            PKCS5_PBKDF2_HMAC RAND_bytes d2i_PUBKEY
+            ASN1_STRING_get0_data ASN1_STRING_length EVP_PKEY_eq GENERAL_NAMES_free OPENSSL_sk_free OPENSSL_sk_new_null
+            OPENSSL_sk_num OPENSSL_sk_push OPENSSL_sk_value X509_STORE_CTX_free X509_STORE_CTX_get_error X509_STORE_CTX_init
+            X509_STORE_CTX_new X509_STORE_CTX_set_time X509_STORE_add_cert X509_STORE_free X509_STORE_new X509_STORE_set_flags
+            X509_free X509_get0_pubkey X509_get_ext_d2i X509_verify_cert X509_verify_cert_error_string d2i_X509""",
         "variadic": [],
         "epilogue": "",
     },

@@ -8,6 +8,8 @@ import COpenSSL
 ///     let good = key.isValidSignature(rs, of: Array("header.payload".utf8))   // rs: 64 bytes, r || s
 public final class P256PublicKey {
     private let key: OpaquePointer
+    /// The key as OpenSSL holds it, for comparing with a certificate's (`X509Certificate.hasPublicKey`).
+    var evpKey: OpaquePointer { key }
 
     /// DER of a SubjectPublicKeyInfo for id-ecPublicKey on prime256v1, up to the uncompressed
     /// point's leading 0x04 (RFC 5480): the key is this prefix, then x, then y.

@@ -54,6 +54,14 @@ public final class OpenVault {
     }
     private var keptCompanion: OpenVault?
 
+    /// A number that changes whenever another connection (the server's writer, a command run beside
+    /// it) has committed a change to the vault since this one last asked: SQLite's `data_version`,
+    /// read from the shared WAL index without reading a page. Comparable only with this connection's
+    /// own earlier answers.
+    public func changesSeen() throws -> Int64 {
+        try translatingErrors { try db.scalarInt("PRAGMA data_version") ?? 0 }
+    }
+
     /// Stops what this vault's connection is running, from any thread (the use case fails, its
     /// transaction rolled back): for a web request whose client has gone or whose time is up.
     public func interrupt() { db.interrupt() }

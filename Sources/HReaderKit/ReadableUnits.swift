@@ -36,23 +36,43 @@ public enum ReadableUnits {
 
     /// How a value of `unit` recorded for an entry with `codes` (and `description`) is shown.
     public static func quantity(_ value: Double, unit: String?, codes: [String: [String]], description: String = "") -> ReadableQuantity {
-        let recorded = unit?.trimmingCharacters(in: .whitespaces) ?? ""
-        let catalog = ObservationCatalog.standard
-        if recorded.isEmpty { return ReadableQuantity(value: value, unit: nil) }
-        if recorded == "count", let ucum = loinc(codes).lazy.compactMap({ catalog.code($0)?.ucum }).first {
-            return ReadableQuantity(value: value, unit: display(ucum))
+        Scale(unit: unit, codes: codes, description: description).quantity(value)
+    }
+
+    /// `quantity` for the readings of one unit, codes and description (a series): the unit's lookups
+    /// are made once, not for each of a decade's readings (they were most of a decade chart's time).
+    public struct Scale: Sendable {
+        /// The unit shown.
+        let unit: String?
+        /// Times 100 always (Apple Health's fractions), for a value in (0, 1] only (a saturation
+        /// of at most 1 % is no reading), or never.
+        let percent: Percent
+        enum Percent { case never, always, fractions }
+
+        public init(unit: String?, codes: [String: [String]], description: String = "") {
+            let recorded = unit?.trimmingSpaces() ?? ""
+            let catalog = ObservationCatalog.standard
+            if recorded.isEmpty {
+                (self.unit, percent) = (nil, .never)
+            } else if recorded == "count", let ucum = ReadableUnits.loinc(codes).lazy.compactMap({ catalog.code($0)?.ucum }).first {
+                (self.unit, percent) = (ReadableUnits.display(ucum), .never)
+            } else if let mapped = catalog.unit(recorded) {
+                self.unit = ReadableUnits.display(mapped.ucum)
+                percent = mapped.ucum != "%" ? .never : ReadableUnits.isFraction(codes: codes, description: description)
+            } else {
+                (self.unit, percent) = (ReadableUnits.readable(recorded), .never)
+            }
         }
-        guard let mapped = catalog.unit(recorded) else { return ReadableQuantity(value: value, unit: readable(recorded)) }
-        var shown = value
-        if mapped.ucum == "%" && isFraction(value, codes: codes, description: description) {
-            shown = rounded(value * 100)
+
+        public func quantity(_ value: Double) -> ReadableQuantity {
+            let fraction = percent == .always || (percent == .fractions && value > 0 && value <= 1)
+            return ReadableQuantity(value: fraction ? ReadableUnits.rounded(value * 100) : value, unit: unit)
         }
-        return ReadableQuantity(value: shown, unit: display(mapped.ucum))
     }
 
     /// An entry's numeric value (a number, or text that reads as one), shown; nil for text values.
     public static func quantity(of content: EntryContent) -> ReadableQuantity? {
-        guard let number = content.valueNumber ?? content.valueText.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }),
+        guard let number = content.valueNumber ?? content.valueText.flatMap({ Double($0.trimmingSpaces()) }),
               number.isFinite else { return nil }
         return quantity(number, unit: content.unit, codes: content.codes, description: content.description)
     }
@@ -66,7 +86,7 @@ public enum ReadableUnits {
 
     /// Whether how `unit` reads depends on the entry's codes (a `%` that may be a fraction, a bare `count`).
     public static func needsCodes(_ unit: String?) -> Bool {
-        let recorded = unit?.trimmingCharacters(in: .whitespaces)
+        let recorded = unit?.trimmingSpaces()
         return recorded == "%" || recorded == "count"
     }
 
@@ -79,7 +99,7 @@ public enum ReadableUnits {
     /// `m[iU]/mL` as mIU/mL, `mL/min/{1.73_m2}` as mL/min/1.73 m², `{cells}/uL` as cells/µL, `m2` as m².
     /// Anything else (`mg/dL`, `U/L`, `%`, a source's own words) stays as written.
     public static func readable(_ unit: String) -> String {
-        let trimmed = unit.trimmingCharacters(in: .whitespaces)
+        let trimmed = unit.trimmingSpaces()
         if let known = peopleRead[trimmed] { return known }
         guard trimmed.unicodeScalars.contains(where: { "*^{}[]_u0123456789".unicodeScalars.contains($0) }) else { return trimmed }
         return trimmed.split(separator: "/", omittingEmptySubsequences: false).map { readableTerm(String($0)) }.joined(separator: "/")
@@ -129,16 +149,16 @@ public enum ReadableUnits {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    static func isFraction(_ value: Double, codes: [String: [String]], description: String) -> Bool {
-        if codes[AppleHealthMapper.codeSystem] != nil { return true }
-        guard value > 0 && value <= 1 else { return false }
+    /// Which `%` readings are fractions: all of Apple Health's; an oxygen saturation's in (0, 1].
+    static func isFraction(codes: [String: [String]], description: String) -> Scale.Percent {
+        if codes[AppleHealthMapper.codeSystem] != nil { return .always }
         let lowered = description.lowercased()
         return loinc(codes).contains(where: oxygenSaturationLOINC.contains) || lowered.contains("oxygen saturation")
-            || lowered.contains("spo2")
+            || lowered.contains("spo2") ? .fractions : .never
     }
 
     static func loinc(_ codes: [String: [String]]) -> [String] {
-        loincSystems.flatMap { codes[$0] ?? [] }.map { $0.trimmingCharacters(in: .whitespaces) }
+        loincSystems.flatMap { codes[$0] ?? [] }.map { $0.trimmingSpaces() }
     }
 
     /// 0.99 × 100 is 98.99999999999999 in binary: kept to the millionth, as the export rounds.

@@ -96,13 +96,18 @@ enum Pages {
         let base = escape(visit.base)
         let meta = [s.age.map { "age \($0)" }, p.birthDate.map { "born \($0)" }, s.gender, s.relationship]
             .compactMap { $0 }.joined(separator: " · ")
+        func badge(_ e: Entry) -> String { s.verifications[e.id].map { " " + $0.badgeHTML } ?? "" }
         let conditions = s.conditions.map { e in
-            "<li>\(escape(e.content.description))\((e.content.start ?? e.content.date).map { " <span class=\"since\">since \(escape(String($0.text.prefix(10))))</span>" } ?? "")</li>"
+            "<li>\(escape(e.content.description))\((e.content.start ?? e.content.date).map { " <span class=\"since\">since \(escape(String($0.text.prefix(10))))</span>" } ?? "")\(badge(e))</li>"
         }
         let allergies = s.allergies.map { e in
             let detail = [e.content.reaction, e.content.severity].compactMap { $0 }.joined(separator: ", ")
-            return "<li>\(escape(e.content.description))\(detail.isEmpty ? "" : " <span class=\"detail\">(\(escape(detail)))</span>")</li>"
+            return "<li>\(escape(e.content.description))\(detail.isEmpty ? "" : " <span class=\"detail\">(\(escape(detail)))</span>")\(badge(e))</li>"
         }
+        // What SMART Health Cards brought, by issuer and check (their immunizations and results are on the timeline).
+        let cards = s.cards.isEmpty ? "" : "<section class=\"health-cards\"><h2>From SMART Health Cards</h2><ul>" + s.cards.map { card in
+            "<li>\(card.count) entr\(card.count == 1 ? "y" : "ies") \(card.verification.badgeHTML)</li>"
+        }.joined() + "</ul></section>"
         return layout(title: name(p), visit: visit, body: """
             <section class="person" data-uuid="\(escape(p.uuid))">
             <h1>\(escape(name(p)))</h1>
@@ -114,14 +119,21 @@ enum Pages {
             <a class="button share-link" href="\(base)/patients/\(escape(p.uuid))/share">Share</a></p>
             </section>
             <div class="columns">
-            <section class="conditions"><h2>Active conditions</h2>\(list(conditions))</section>
-            <section class="allergies"><h2>Allergies</h2>\(list(allergies))</section>
+            <section class="conditions"><h2>Active conditions</h2>\(list(conditions))\(more(s.conditionsTotal - s.conditions.count, "condition", p))</section>
+            <section class="allergies"><h2>Allergies</h2>\(list(allergies))\(more(s.allergiesTotal - s.allergies.count, "allergy", p))</section>
             </div>
+            \(cards)
             <h2>Applets</h2>
             <section class="tiles">
             \(s.tiles.map(tile).joined(separator: "\n"))
             </section>
             """, patient: p)
+    }
+
+    /// "and 1,380 more": the summary lists the newest few; the rest are in the command line's list.
+    static func more(_ count: Int, _ type: String, _ p: Patient) -> String {
+        guard count > 0 else { return "" }
+        return "<p class=\"more\">and \(count) more (<code>hreader entries list --patient \(p.id) --type \(type)</code>)</p>"
     }
 
     static func list(_ items: [String]) -> String {
@@ -249,6 +261,19 @@ enum Pages {
         }.joined()
         let byID = Dictionary(patients.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let items = hits.map { found -> String in
+            if case let .series(hit) = found {
+                let owner = byID[hit.patientID]
+                let uuid = escape(owner?.uuid ?? String(hit.patientID))
+                // A lab's series has its trend; a vital sign's chart is the timeline's, the year up to its latest reading.
+                let link = hit.type == .result
+                    ? "\(base)/patients/\(uuid)/trends?code=\(escape(ResultTrend.key(codes: hit.codes, description: hit.description).key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))"
+                    : "\(base)/patients/\(uuid)/timeline?page=year" + (hit.last.map { "&amp;at=\($0.epoch + 86_400)" } ?? "")
+                return """
+                    <li class="hit series-hit"><a class="hit-title" href="\(link)">\(escape(hit.description))</a> \
+                    <span class="hit-meta">\(escape([owner.map(name), "Measurements", typeName(hit.type)].compactMap { $0 }.joined(separator: " · ")))</span>\
+                    <p class="snippet">\(escape(hit.snippet))</p></li>
+                    """
+            }
             guard case let .entry(hit) = found else {
                 guard case let .document(hit) = found else { return "" }
                 let owner = byID[hit.patientID]

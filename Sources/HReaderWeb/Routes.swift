@@ -12,6 +12,9 @@ import NIOCore
 struct Routes {
     let gate: VaultGate
     let registry: AppletRegistry
+    /// Summaries, and the JSON of vital charts over more than a month, kept while the vault stays as it was.
+    let summaries = ViewCache<PatientSummary> { _ in 64 << 10 }   // at most 50 conditions and 50 allergies
+    let charts = ViewCache<ByteBuffer> { $0.readableBytes }
 
     /// Registers every route on the app's group (under `AccessControl.pathPrefix`).
     func register(on router: RouterGroup<WebContext>) {
@@ -162,11 +165,19 @@ struct Routes {
             let reference = try context.parameters.require("patient")
             let range = try Self.range(request.uri.queryParameters)
             let points = try Self.integer(request.uri.queryParameters.get("points"), name: "points", default: 400, in: 2...5000)
-            let series = try await gate.read { open in
-                try open.vitalSeries(patient: try Self.patient(reference, in: open), range: range, maximumPoints: points)
+            let read: @Sendable () async throws -> ByteBuffer = {
+                let series = try await gate.read { open in
+                    try open.vitalSeries(patient: try Self.patient(reference, in: open), range: range, maximumPoints: points)
+                }
+                var bytes = ByteBuffer()
+                bytes.writeString(JSONValue.object([("start_date", .int(range.start)), ("end_date", .int(range.end)),
+                                                    ("vitals", .array(series.map(\.json)))]).serialized())
+                return bytes
             }
-            return JSONResponse.make(.object([("start_date", .int(range.start)), ("end_date", .int(range.end)),
-                                              ("vitals", .array(series.map(\.json)))]))
+            // A month or less reads its own samples in milliseconds; a year or a decade is kept.
+            guard range.end - range.start > 32 * 86_400 else { return JSONResponse.make(bytes: try await read()) }
+            let key = "\(reference)\u{1F}\(range.start)\u{1F}\(range.end)\u{1F}\(points)"
+            return JSONResponse.make(bytes: try await charts.view(key, state: try gate.state()) { (try await read(), true) })
         }
         router.get("/api/patients/:patient/trends") { request, context in
             let reference = try context.parameters.require("patient")
@@ -204,13 +215,16 @@ struct Routes {
     /// A patient's summary: beside other reads when its tiles are all built in, on the writer when a
     /// plugin applet may store its data (or its pseudonym secret be made). A plugin added between the
     /// two steps makes that one request fail (the read-only connection refuses the write), not the vault.
+    /// Kept (`ViewCache`) only when its tiles are all built in: a plugin runs each time.
     func summary(_ reference: String) async throws -> PatientSummary {
         let registry = self.registry
-        let mayWrite = try await gate.read { open in try open.summaryMayWrite(of: try Self.patient(reference, in: open), registry: registry) }
-        let body: @Sendable (OpenVault) throws -> PatientSummary = { open in
-            try open.summary(of: try Self.patient(reference, in: open), registry: registry)
+        return try await summaries.view(reference, state: try gate.state()) {
+            let mayWrite = try await gate.read { open in try open.summaryMayWrite(of: try Self.patient(reference, in: open), registry: registry) }
+            let body: @Sendable (OpenVault) throws -> PatientSummary = { open in
+                try open.summary(of: try Self.patient(reference, in: open), registry: registry)
+            }
+            return (mayWrite ? try await gate.write(body) : try await gate.read(body), !mayWrite)
         }
-        return mayWrite ? try await gate.write(body) : try await gate.read(body)
     }
 
     // MARK: Posting to the timeline
@@ -286,11 +300,17 @@ struct Routes {
         let to = try query.get("to").map { try Self.time($0, name: "to").date }
         let limit = try Self.integer(query.get("limit"), name: "limit", default: 500, in: 1...5000)
         let offset = try Self.integer(query.get("offset"), name: "offset", default: 0, in: 0...Int(Int32.max))
-        let page = try await gate.read { open in
+        let (page, checks) = try await gate.read { open in
             // One more than asked tells whether there is a next page without counting them all.
-            try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
+            let page = try open.entries(of: try Self.patient(reference, in: open), type: type, from: from, to: to, limit: limit + 1, offset: offset)
+            return (page, try open.cardChecks(of: Array(page.prefix(limit))))
         }
-        var object: JSONObject = ["entries": .array(page.prefix(limit).map { .object($0.jsonObject) })]
+        // As `entries list --json`: an entry a SMART Health Card brought says how it was checked.
+        var object: JSONObject = ["entries": .array(page.prefix(limit).map { entry in
+            var o = entry.jsonObject
+            if let check = checks[entry.id] { o["verification"] = check.jsonValue }
+            return .object(o)
+        })]
         if page.count > limit { object["next_offset"] = .int(offset + limit) }
         return JSONResponse.make(object: object)
     }

@@ -42,6 +42,7 @@ final class VaultGate: Sendable {
     let limits: Limits
     private let writer: LanePool
     private let readers: LanePool
+    private let watch: ChangeWatch
 
     /// `open` becomes the writer's lane; the readers are new connections to the same vault.
     init(_ open: OpenVault, limits: Limits = .standard()) throws {
@@ -52,7 +53,14 @@ final class VaultGate: Sendable {
             lanes.append(Lane(try open.reader(), name: "hreader.web.read.\(index)"))
         }
         readers = LanePool(kind: "read", lanes: lanes, waiting: limits.waiting)
+        watch = try ChangeWatch(try open.reader())
     }
+
+    /// The vault's state as a number that grows with every change committed since the gate opened,
+    /// by the server or by anyone else (a command run beside it), without waiting for a lane: what
+    /// `ViewCache` keys its answers by. A change committed while a view is computed makes the next
+    /// call answer a new state, so a kept answer is never older than its state.
+    func state() throws -> Int64 { try watch.state() }
 
     /// Runs `body` on a read-only connection, beside other reads.
     func read<T: Sendable>(_ body: @escaping @Sendable (OpenVault) throws -> T) async throws -> T {
@@ -74,6 +82,29 @@ final class VaultGate: Sendable {
     func drained(within grace: Duration) async {
         let deadline = ContinuousClock.now + grace
         while (readers.busy || writer.busy) && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+    }
+}
+
+/// A connection of its own that only asks whether the vault changed (`changesSeen`): a question
+/// answered from the WAL index in microseconds, so it needs no lane.
+private final class ChangeWatch: @unchecked Sendable {
+    // @unchecked: `open`, `seen` and `counted` are used only under `lock`.
+    private let open: OpenVault
+    private let lock = NIOLock()
+    private var seen: Int64
+    private var counted: Int64 = 0
+
+    init(_ open: OpenVault) throws {
+        self.open = open
+        seen = try open.changesSeen()
+    }
+
+    func state() throws -> Int64 {
+        try lock.withLock {
+            let now = try open.changesSeen()
+            if now != seen { (seen, counted) = (now, counted + 1) }
+            return counted
+        }
     }
 }
 

@@ -22,15 +22,26 @@ public struct WebServer: Sendable {
     let access: AccessControl
     /// Whether `/shl/…` answers the SMART Health Link manifest protocol (`serve --shares`).
     let shares: Bool
+    /// Whether the web view itself is served (false: only `/shl/`, for `share create --serve`).
+    let app: Bool
 
-    /// `port` 0 asks the system for a free one.
-    public init(open: OpenVault, registry: AppletRegistry, port: Int = 0, shares: Bool = false) throws {
+    /// `port` 0 asks the system for a free one. `app: false` serves the shared links alone
+    /// (`shares` must then be true): nothing of the vault is reachable but ciphertext under `/shl/`.
+    public init(open: OpenVault, registry: AppletRegistry, port: Int = 0, shares: Bool = false, app: Bool = true) throws {
         guard (0...65535).contains(port) else { throw HReaderError.usage("a port is a number from 1 to 65535") }
         self.gate = try VaultGate(open)
         self.registry = registry
         self.port = port
         self.access = try AccessControl()
-        self.shares = shares
+        self.shares = shares || !app
+        self.app = app
+    }
+
+    /// Runs `body` on the vault, through the server's one access point (as its requests do): what
+    /// a command does with the vault while its server runs (`share create --serve` makes its link
+    /// once the port is known).
+    public func withVault<T: Sendable>(_ body: @escaping @Sendable (OpenVault) throws -> T) async throws -> T {
+        try await gate.write(body)
     }
 
     /// Why `run` returned.
@@ -48,8 +59,10 @@ public struct WebServer: Sendable {
         let listening = ListeningAuthority()
         let router = Router(context: WebContext.self)
         router.add(middleware: WebGuard(access: access, authority: listening, shares: shares))
-        Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
-        SharePages(gate: gate, servesShares: shares).register(on: router.group(RouterPath(access.pathPrefix)))
+        if app {
+            Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
+            SharePages(gate: gate, servesShares: shares).register(on: router.group(RouterPath(access.pathPrefix)))
+        }
         if shares { ShareRoutes(gate: gate, tickets: ShareTickets()).register(on: router.group(RouterPath("/shl"))) }
 
         var logger = Logger(label: "hreader.serve")

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HReaderJSON
 import HReaderKit
 import HReaderStore
 
@@ -95,8 +96,10 @@ func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Pati
         }
     }
     if !charts.isEmpty {
-    row("  decade: GET …/vitals (charts, \(size / 1024) KiB) median", ms(median(charts)),
-        "every vital sign of ten years, averaged to <= 400 points a series (goal <= 0.5 s at 10M samples)")
+        // The first is computed; the server keeps the answer until the vault changes (ViewCache).
+        row("  decade: GET …/vitals (charts, \(size / 1024) KiB) first", ms(charts[0]),
+            "every vital sign of ten years, averaged to <= 400 points a series (goal <= 0.5 s at 10M samples)")
+        row("    asked again (kept) median", ms(median(Array(charts.dropFirst()))), "until the vault changes, at most a minute")
     }
     guard load else { return }
     // HREADER_BENCH_LOAD_SECONDS shortens (or, 0, skips) the load run; the figure is 60 s.
@@ -105,4 +108,26 @@ func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Pati
     say("\n== The web view under load: 16 clients for \(Int(loadSeconds)) s (patient pages, timeline pages, search, vital charts) ==")
     runServeLoad(base: "http://127.0.0.1:\(port)\(app)", token: token, serverPID: server.processIdentifier, patient: patient.uuid,
                  end: end, duration: loadSeconds)
+}
+
+/// `HREADER_BENCH_ONLY=serve`: the web view's figures and the load run on a vault made beforehand
+/// (`HREADER_BENCH_SERVE_VAULT`, opened with `HREADER_SESSION`), so that the load run at ten million
+/// samples can be had without the minutes of its import and of the other rows.
+func runServeOnGivenVault() throws {
+    let environment = ProcessInfo.processInfo.environment
+    guard let path = environment["HREADER_BENCH_SERVE_VAULT"], let token = environment["HREADER_SESSION"],
+          let (_, hreader) = siblingBinaries() else {
+        say("  (set HREADER_BENCH_SERVE_VAULT and HREADER_SESSION; skipped)")
+        return
+    }
+    let service = VaultService(vault: Vault(root: URL(fileURLWithPath: path)))
+    let vault = try service.open(.session(token))
+    guard let patient = try vault.patients.all().first, let latest = try vault.entries.latestTime(patientID: patient.id) else { return }
+    say("\n== The web view on \(path) ==")
+    try runServeBenchmarks(hreader: hreader, vault: service.vault.root, session: token, patient: patient, end: latest, load: true) { range in
+        try seconds {
+            var out = JSONByteWriter { _ in }
+            try vault.writeTimeline(patient: patient, query: TimelineQuery(range: range), to: &out)
+        }
+    }
 }

@@ -38,6 +38,16 @@ func runServeLoad(base: String, token: String, serverPID: Int32, patient: String
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
+    // CPU seconds (user and system) of the server, from /proc, and of this process, the clients':
+    // on two cores the clients' share is taken from the server.
+    func serverCPU() -> Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(serverPID)/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        let ticks = fields.count > 12 ? (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0) : 0
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+    let serverBefore = serverCPU()
+    let clientsBefore = processCPUSeconds()
     startKB = residentKB()
     let stop = Date().addingTimeInterval(duration)
     let group = DispatchGroup()
@@ -85,6 +95,7 @@ func runServeLoad(base: String, token: String, serverPID: Int32, patient: String
         }
     }
     group.wait()
+    let serverSpent = serverCPU() - serverBefore, clientsSpent = processCPUSeconds() - clientsBefore
     let final = tallies.withLock { tally }
     var answered = 0, busy = 0, errors = 0
     for (index, kind) in kinds.enumerated() {
@@ -97,6 +108,10 @@ func runServeLoad(base: String, token: String, serverPID: Int32, patient: String
     }
     row("  all: requests answered per second", String(format: "%8.1f /s", Double(answered) / duration),
         "\(clients) clients for \(Int(duration)) s; \(busy) answered 503, \(errors) errors (goal: none but 503s)")
+    row("  CPU: the server's", String(format: "%8.1f s", serverSpent),
+        String(format: "the clients' %.1f s, of %.0f s of the machine's %d cores; the server %.1f ms a request answered",
+               clientsSpent, duration * Double(ProcessInfo.processInfo.activeProcessorCount), ProcessInfo.processInfo.activeProcessorCount,
+               serverSpent * 1000 / Double(max(answered, 1))))
     let (peak, first, last) = tallies.withLock { (peakKB, startKB, lastKB) }
     row("  server memory: peak resident", String(format: "%8.1f MB", Double(peak) / 1024),
         String(format: "%.1f MB before the load, %.1f MB at its end (goal: flat)", Double(first) / 1024, Double(last) / 1024))

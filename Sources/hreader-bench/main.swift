@@ -12,6 +12,21 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
+/// The process's CPU time (user and system, every thread) spent by `body`, with its wall time:
+/// the CPU time is what other work on the machine changes least.
+func cpuAndWallSeconds(_ body: () throws -> Void) rethrows -> (cpu: Double, wall: Double) {
+    let before = processCPUSeconds()
+    let wall = try seconds(body)
+    return (processCPUSeconds() - before, wall)
+}
+
+/// This process's CPU time so far, user and system, every thread.
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 func ms(_ s: Double) -> String { String(format: "%8.2f ms", s * 1000) }
 /// Prints at once (stdout to a file is block-buffered, and a long run should show its progress).
@@ -34,8 +49,9 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // HREADER_BENCH_ONLY=NAME[,NAME…] runs only those groups (for a quick figure while working on one thing):
 // import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search, health-cards
-// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS), wearables (FIT against
-// Apple Health, HREADER_BENCH_WEARABLE_SAMPLES).
+// (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS), serve (the
+// web view and its load run on HREADER_BENCH_SERVE_VAULT, opened with HREADER_SESSION), wearables (FIT,
+// Health Connect and Fitbit against Apple Health, HREADER_BENCH_WEARABLE_SAMPLES).
 let groups: [String: () async throws -> Void] = [
     "import": {
         try await runImportBenchmarks(scratch: scratch, password: password)
@@ -55,6 +71,7 @@ let groups: [String: () async throws -> Void] = [
     "health-cards": { try runHealthCardBenchmarks(scratch: scratch, password: password) },
     "papers": { try runPapersBenchmarks(scratch: scratch, password: password) },
     "providers": { try runProvidersBenchmarks(scratch: scratch) },
+    "serve": { try runServeOnGivenVault() },
     "wearables": { try runWearablesBenchmarks(scratch: scratch, password: password) },
 ]
 if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.isEmpty {

@@ -28,6 +28,10 @@ struct Options: Sendable {
     /// `--smart`: SMART App Launch (authorize endpoint, code grant); /fhir then wants a bearer token.
     var smart = false
     var smartSettings = SmartAuthorizationServer.Settings()
+    /// `--shl`: SMART Health Links (manifest protocol) over the invented patients.
+    var shl = false
+    var shlPasscodeFile: String?
+    var shlLocationOnly = false
 
     static let usage = """
         usage: hreader-sample-server [--port N] [--patients N] [--entries-per-patient M] [--seed S]
@@ -39,6 +43,7 @@ struct Options: Sendable {
                                      [--tls-cert PEM --tls-key PEM] [--profile full|minimal|readonly]
                                      [--smart [--smart-patient ID] [--smart-client-id ID]
                                       [--smart-challenge-methods LIST] [--code-lifetime SECONDS]]
+                                     [--shl [--shl-passcode-file F] [--shl-location-only]]
         A FHIR R4, RHEx/hData and OAuth2 server over invented patients, on 127.0.0.1 only.
         --profile (FHIR): full (default) does everything: $everything, conditional create, update,
           delete, transaction and batch Bundles, offset paging with totals. minimal is read, search
@@ -56,6 +61,12 @@ struct Options: Sendable {
           for its metadata); /secure/fhir declares the authorize endpoint in its CapabilityStatement only.
           --smart-challenge-methods (default S256; comma-separated, may be empty) is what the
           configuration declares.
+        --shl: SMART Health Links over each invented patient's record (a FHIR collection Bundle, JWE
+          dir + A256GCM under a key of each link's own): GET /shl/links lists this run's links (a demo's
+          convenience), POST /shl/ID answers the manifest protocol (recipient, passcode,
+          embeddedLengthMax; 401 {"remainingAttempts": n} for a wrong passcode, locked after 5), files
+          embedded when they fit, else at a location /shl/ID/file/TICKET for 5 minutes.
+          --shl-passcode-file makes every link need that passcode (flag P); --shl-location-only never embeds.
         """
 
     struct UsageError: Error {
@@ -132,9 +143,15 @@ struct Options: Sendable {
             case "--smart-challenge-methods":
                 options.smartSettings.challengeMethods = try value(argument).split(separator: ",").map(String.init)
             case "--code-lifetime": options.smartSettings.codeLifetime = try integer(argument, 0...86_400)
+            case "--shl": options.shl = true
+            case "--shl-passcode-file": options.shlPasscodeFile = try value(argument)
+            case "--shl-location-only": options.shlLocationOnly = true
             case "--help", "-h": return .help
             default: throw UsageError(message: "unknown option '\(argument)'")
             }
+        }
+        guard options.shl || (options.shlPasscodeFile == nil && !options.shlLocationOnly) else {
+            throw UsageError(message: "--shl-passcode-file and --shl-location-only go with --shl")
         }
         guard (options.tlsCertificate == nil) == (options.tlsKey == nil) else {
             throw UsageError(message: "--tls-cert and --tls-key go together")
@@ -147,6 +164,7 @@ struct Options: Sendable {
 struct Secrets: Sendable {
     var initialRefreshToken: String?
     var basicCredentials: String?
+    var shlPasscode: String?
 
     static func load(_ options: Options) throws(Options.UsageError) -> Secrets {
         func read(_ path: String, _ name: String) throws(Options.UsageError) -> String {
@@ -166,6 +184,7 @@ struct Secrets: Sendable {
             }
             secrets.basicCredentials = credentials
         }
+        if let path = options.shlPasscodeFile { secrets.shlPasscode = try read(path, "--shl-passcode-file") }
         return secrets
     }
 }

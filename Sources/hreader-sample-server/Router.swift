@@ -8,6 +8,8 @@ struct Router: HTTPResponder {
     let basic: BasicAuth?
     let probe: Probe
     let faults: Faults?
+    /// `--shl`: SMART Health Links over the invented patients.
+    let links: SmartHealthLinks?
     let requireAuth: Bool
     let delayMilliseconds: Int
     let verbose: Bool
@@ -63,6 +65,9 @@ struct Router: HTTPResponder {
             return oauth.revoke(request)
         case "faults":
             return routeFault(request, segments: segments)
+        case "shl":
+            guard let links else { return RHExAPI.error(.notFound, "not_found", "/shl needs --shl") }
+            return links.handle(request, segments: segments)
         default:
             return RHExAPI.error(.notFound, "not_found", "Nothing at \(request.path)")
         }

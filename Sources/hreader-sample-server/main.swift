@@ -34,6 +34,7 @@ enum Main {
             basic: secrets.basicCredentials.map(BasicAuth.init),
             probe: Probe(),
             faults: options.faults ? Faults(redirectTarget: options.redirectTarget) : nil,
+            links: options.shl ? SmartHealthLinks(passcode: secrets.shlPasscode, locationOnly: options.shlLocationOnly) : nil,
             requireAuth: options.requireAuth,
             delayMilliseconds: options.delayMilliseconds,
             verbose: options.verbose)
@@ -71,6 +72,14 @@ enum Main {
             // Added once the port is known: one attachment's url is absolute on this server.
             let base = "\(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)/fhir"
             try? store.withState { SyntheticDocuments.add(to: &$0, base: base, otherHost: options.otherHost) }
+        }
+        if options.shl, let links = router.links {
+            do {
+                try links.makeLinks(store: store, base: "\(tls == nil ? "http" : "https")://127.0.0.1:\(channel.localAddress?.port ?? options.port)")
+            } catch {
+                writeStandardError("hreader-sample-server: cannot make the SMART Health Links: \(error)")
+                return 1
+            }
         }
         if options.bulkNotes > 0 {
             try? store.withState { SyntheticDocuments.addBulkNotes(options.bulkNotes, to: &$0) }

@@ -13,6 +13,7 @@ struct IssuersCommand: ParsableCommand {
             unless pinned with --jwks (docs/sharing.md).
               hreader issuers add https://myvaccinerecord.example.gov/creds --name "State IIS"
               hreader issuers add https://lab.example.org --jwks lab-jwks.json
+              hreader issuers add https://registry.example.gov --ca registry-root.pem   (validates its keys' x5c chains)
               hreader issuers import-directory vci-issuers.json
             """,
         subcommands: [List.self, Add.self, Remove.self, ImportDirectory.self],
@@ -25,13 +26,26 @@ struct IssuersCommand: ParsableCommand {
         @Option(help: "A name to show for it.") var name: String?
         @Option(help: ArgumentHelp("Pin its keys from this JWK Set file: they alone check its cards, nothing is fetched.", valueName: "file"))
         var jwks: String?
+        @Option(help: ArgumentHelp("Trust anchors for its keys' x5c certificate chains: a PEM file, or a directory of .pem/.crt files.",
+                                   valueName: "file"))
+        var ca: String?
 
         func run() throws {
             let open = try global.open()
-            let (issuer, pinned) = try open.addIssuer(iss, name: name, jwks: jwks.map { URL(fileURLWithPath: $0) })
-            if global.json { Output.json(["issuer": IssuersCommand.json(issuer)]); return }
+            let (issuer, pinned) = try open.addIssuer(iss, name: name, jwks: jwks.map { URL(fileURLWithPath: $0) },
+                                                      ca: ca.map { URL(fileURLWithPath: $0) })
+            let anchors = try open.cardIssuerAnchorCount(issuer.iss)
+            if global.json {
+                var object = IssuersCommand.json(issuer).object ?? JSONObject()
+                object["trust_anchors"] = .int(anchors)
+                Output.json(["issuer": .object(object)])
+                return
+            }
+            var with: [String] = []
+            if jwks != nil { with.append("\(pinned) pinned key\(pinned == 1 ? "" : "s")") }
+            if ca != nil { with.append("\(anchors) trust anchor\(anchors == 1 ? "" : "s") for its x5c chains") }
             global.note("Trusting \(issuer.name.map { "\($0) (\(issuer.iss))" } ?? issuer.iss)"
-                        + (jwks != nil ? " with \(pinned) pinned key\(pinned == 1 ? "" : "s")." : "."))
+                        + (with.isEmpty ? "." : " with " + with.joined(separator: " and ") + "."))
         }
     }
 
@@ -45,6 +59,7 @@ struct IssuersCommand: ParsableCommand {
             if global.json {
                 Output.json(["issuers": .array(try issuers.map { issuer in
                     var object = IssuersCommand.json(issuer).object ?? JSONObject()
+                    object["trust_anchors"] = .int(try open.cardIssuerAnchorCount(issuer.iss))
                     object["keys"] = .array(try open.cardIssuerKeys(issuer.iss).map { key in
                         .object([("kid", .string(key.kid)), ("pinned", .bool(key.pinned)), ("fetched", .string(key.fetched))])
                     })

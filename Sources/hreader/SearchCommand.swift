@@ -54,6 +54,8 @@ struct SearchRequest: Equatable {
                 return [String(hit.entryID), names[hit.patientID] ?? String(hit.patientID), hit.date ?? "", hit.type.rawValue, hit.description, hit.snippet]
             case let .document(hit):
                 return ["doc \(hit.documentID)", names[hit.patientID] ?? String(hit.patientID), hit.date ?? "", "document", hit.title, hit.snippet]
+            case let .series(hit):
+                return ["series", names[hit.patientID] ?? String(hit.patientID), hit.last?.text ?? "", hit.type.rawValue, hit.description, hit.snippet]
             }
         })
     }

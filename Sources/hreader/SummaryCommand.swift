@@ -70,16 +70,27 @@ struct SummaryCommand: ParsableCommand {
     /// The terminal summary: the patient, conditions, allergies, one headline per tile.
     static func lines(_ summary: PatientSummary) -> [String] {
         let p = summary.patient
+        func badge(_ e: Entry) -> String { summary.verifications[e.id].map { " [\($0.badge)]" } ?? "" }
         var lines = [p.displayName.isEmpty ? "(no name)" : p.displayName]
         lines.append("  " + [summary.age.map { "age \($0)" }, p.birthDate.map { "born \($0)" }, summary.gender, summary.relationship]
             .compactMap { $0 }.joined(separator: " · "))
+        /// The newest few, and how many more there are (`entries list` shows them all).
+        func more(_ count: Int, _ type: String) -> String {
+            count > 0 ? "; and \(count) more (hreader entries list --patient \(p.id) --type \(type))" : ""
+        }
         lines.append("Conditions: " + (summary.conditions.isEmpty ? "none" : summary.conditions.map { e in
-            e.content.description + ((e.content.start ?? e.content.date).map { " (since \($0.text.prefix(10)))" } ?? "")
-        }.joined(separator: "; ")))
+            e.content.description + ((e.content.start ?? e.content.date).map { " (since \($0.text.prefix(10)))" } ?? "") + badge(e)
+        }.joined(separator: "; ") + more(summary.conditionsTotal - summary.conditions.count, "condition")))
         lines.append("Allergies: " + (summary.allergies.isEmpty ? "none" : summary.allergies.map { e in
             let detail = [e.content.reaction, e.content.severity].compactMap { $0 }.joined(separator: ", ")
-            return e.content.description + (detail.isEmpty ? "" : " (\(detail))")
-        }.joined(separator: "; ")))
+            return e.content.description + (detail.isEmpty ? "" : " (\(detail))") + badge(e)
+        }.joined(separator: "; ") + more(summary.allergiesTotal - summary.allergies.count, "allergy")))
+        if !summary.cards.isEmpty {
+            // What SMART Health Cards brought, by issuer: "Health cards: 2 entries verified: signed by State IIS".
+            lines.append("Health cards: " + summary.cards.map { card in
+                "\(card.count) entr\(card.count == 1 ? "y" : "ies") \(card.verification.badge)"
+            }.joined(separator: "; "))
+        }
         for tile in summary.tiles {
             lines.append("")
             lines.append(headline(tile))

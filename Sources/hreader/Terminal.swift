@@ -25,6 +25,9 @@ func print(_ text: String, terminator: String = "\n") {
     line.withUTF8 { bytes in _ = fwrite(bytes.baseAddress, 1, bytes.count, hreader_stdout()) }
 }
 
+/// Sends what `print` wrote so far (a long-running command's first lines must reach a pipe at once).
+func flushStandardOutput() { fflush(hreader_stdout()) }
+
 /// Text made safe for a terminal.
 enum TerminalText {
     /// Control characters (C0 but newline and tab, DEL, C1) become U+FFFD. JSON output is unchanged:

@@ -435,6 +435,124 @@ final class HealthLinkTests: ServerCLITestCase {
         }
     }
 
+    // MARK: share create --serve
+
+    /// Starts `share create --serve` with `extra` and waits for the link it prints first.
+    func shareServing(_ extra: [String]) throws -> (running: Running, link: String) {
+        let running = try start(withPassword(["share", "create", "--patient", "1", "--serve"] + extra), env: ["TZ": "UTC"])
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let out = (try? String(contentsOf: running.out, encoding: .utf8)) ?? ""
+            if let first = out.split(separator: "\n").first, out.contains("\n") { return (running, String(first)) }
+            if !running.process.isRunning {
+                let result = running.finish()
+                XCTFail("share create --serve stopped (\(result.status)): \(result.stderr)")
+                throw NSError(domain: "share", code: Int(result.status))
+            }
+            usleep(20_000)
+        }
+        kill(running.process.processIdentifier, SIGKILL)
+        throw NSError(domain: "share", code: -1, userInfo: [NSLocalizedDescriptionKey: "share create --serve printed no link within 60 s"])
+    }
+
+    func testShareCreateServeServesAPasscodeLinkUntilStopped() throws {
+        try seed(nil)
+        let code = try file("code.txt", "4711\n"), wrong = try file("wrong.txt", "1234\n")
+        let (running, link) = try shareServing(["--passcode-file", code, "--label", "for Dr. Who"])
+        let payload = try LinkMaker.payload(of: link)
+        XCTAssertEqual(payload["flag"] as? String, "P")
+        XCTAssertEqual(payload["label"] as? String, "for Dr. Who")
+        let url = try XCTUnwrap(URL(string: try XCTUnwrap(payload["url"] as? String)))
+        XCTAssertEqual(url.host, "127.0.0.1")
+        XCTAssertTrue(url.path.hasPrefix("/shl/"), url.path)
+
+        let receiver = try makeVault("receiver")
+        let refused = try cli(["import", "--link", link, "--passcode-file", wrong], vault: receiver)
+        XCTAssertEqual(refused.status, 3, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("4 attempts remain"), refused.stderr)
+        let taken = try cli(["import", "--link", link, "--passcode-file", code], vault: receiver)
+        XCTAssertEqual(taken.status, 0, taken.stderr)
+        XCTAssertEqual(try facts(in: receiver), try facts(in: nil))
+        // Only the link is served: the vault's web view is not there, with or without a token.
+        let other = try RawHTTP.send(port: url.port!, method: "GET", path: "/", host: "127.0.0.1:\(url.port!)")
+        XCTAssertNotEqual(other.status, 200)
+
+        // SIGTERM stops it; the share stays, its accesses counted.
+        kill(running.process.processIdentifier, SIGTERM)
+        let finished = running.finish()
+        XCTAssertEqual(finished.status, 0, finished.stderr)
+        let listed = try json(try cli(["share", "list", "--json"]))["shares"] as? [[String: Any]] ?? []
+        XCTAssertEqual(listed.count, 1)
+        XCTAssertGreaterThanOrEqual(listed.first?["accesses"] as? Int ?? 0, 1)
+        XCTAssertEqual(try cli(["import", "--link", link, "--passcode-file", code], vault: receiver).status, 6, "nothing serves it now")
+    }
+
+    func testShareCreateServeRefusesWhatCannotBeServed() throws {
+        try seed(nil)
+        let out = try cli(["share", "create", "--patient", "1", "--serve", "--out", host.root.path, "--base-url", hostBase])
+        XCTAssertEqual(out.status, 2, out.stderr)
+        let long = try cli(["share", "create", "--patient", "1", "--serve", "--label", String(repeating: "x", count: 81)])
+        XCTAssertEqual(long.status, 2, long.stderr)
+        let nobody = try cli(["share", "create", "--patient", "99", "--serve"])
+        XCTAssertNotEqual(nobody.status, 0)
+        XCTAssertEqual((try json(try cli(["share", "list", "--json"]))["shares"] as? [[String: Any]] ?? []).count, 0)
+    }
+
+    // MARK: The sample server's links
+
+    func testImportsAPasscodeLinkFromTheSampleServer() throws {
+        let code = try file("code.txt", "sesame\n"), wrong = try file("wrong.txt", "guess\n")
+        for locationOnly in [false, true] {
+            let server = try SampleServer(["--patients", "2", "--shl", "--shl-passcode-file", code] + (locationOnly ? ["--shl-location-only"] : []),
+                                          workDir: workDir)
+            defer { server.stop() }
+            let links = try server.json("/shl/links")["links"] as? [[String: Any]] ?? []
+            XCTAssertEqual(links.count, 2)
+            let link = try XCTUnwrap(links.first?["link"] as? String)
+            XCTAssertEqual(try LinkMaker.payload(of: link)["flag"] as? String, "P")
+
+            let receiver = try makeVault("receiver-\(locationOnly)")
+            let refused = try cli(["import", "--link", link, "--passcode-file", wrong], vault: receiver)
+            XCTAssertEqual(refused.status, 3, refused.stderr)
+            XCTAssertTrue(refused.stderr.contains("4 attempts remain"), refused.stderr)
+            XCTAssertEqual(try facts(in: receiver), [])
+            let taken = try cli(["import", "--link", link, "--passcode-file", code], vault: receiver)
+            XCTAssertEqual(taken.status, 0, taken.stderr)
+            let facts = try facts(in: receiver)
+            XCTAssertEqual(facts.filter { $0.hasPrefix("patient ") }.count, 1, "\(facts)")
+            XCTAssertGreaterThan(facts.count, 5, "\(facts)")
+        }
+    }
+
+    func testSampleServerManifestEmbedsWhatFitsAndCountsWrongPasscodes() throws {
+        let code = try file("code.txt", "sesame\n")
+        let server = try SampleServer(["--patients", "1", "--shl", "--shl-passcode-file", code], workDir: workDir)
+        defer { server.stop() }
+        let link = try XCTUnwrap((try server.json("/shl/links")["links"] as? [[String: Any]])?.first?["link"] as? String)
+        let path = try XCTUnwrap(URL(string: try XCTUnwrap(try LinkMaker.payload(of: link)["url"] as? String))).path
+        func post(_ body: String) throws -> (status: Int, object: [String: Any]) {
+            let (status, data) = try server.request(path, method: "POST", body: Data(body.utf8), headers: ["Content-Type": "application/json"])
+            return (status, (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:])
+        }
+        XCTAssertEqual(try post(#"{"passcode":"sesame"}"#).status, 400, "a recipient is required")
+        let embedded = try post(#"{"recipient":"test","passcode":"sesame","embeddedLengthMax":10000000}"#)
+        XCTAssertEqual(embedded.status, 200)
+        XCTAssertNotNil((embedded.object["files"] as? [[String: Any]])?.first?["embedded"] as? String)
+        let located = try post(#"{"recipient":"test","passcode":"sesame","embeddedLengthMax":10}"#)
+        let location = try XCTUnwrap((located.object["files"] as? [[String: Any]])?.first?["location"] as? String)
+        let file = try server.request(String(location.dropFirst(server.base.absoluteString.count)))
+        XCTAssertEqual(file.status, 200)
+        XCTAssertEqual(String(decoding: file.body, as: UTF8.self).split(separator: ".", omittingEmptySubsequences: false).count, 5)
+        for remaining in [4, 3, 2, 1, 0, 0] {
+            let wrong = try post(#"{"recipient":"test","passcode":"nope"}"#)
+            XCTAssertEqual(wrong.status, 401)
+            XCTAssertEqual(wrong.object["remainingAttempts"] as? Int, remaining)
+        }
+        XCTAssertEqual(try post(#"{"recipient":"test","passcode":"sesame"}"#).status, 401, "locked")
+        XCTAssertEqual(try post(#"{"recipient":"test"}"#).status, 401)
+        XCTAssertEqual(try server.request("/shl/unknown", method: "POST", body: Data(#"{"recipient":"t"}"#.utf8)).status, 404)
+    }
+
     func testMalformedLinksAreBadInput() throws {
         for text in ["shlink:/not-base64!", "https://viewer.example.org/#nothing", "shlink:/" + Tools.base64url(Data(#"{"url":"https://x.org/m"}"#.utf8)),
                      LinkMaker.link(["url": "https://x.org/m", "key": String(repeating: "A", count: 43), "flag": "PU"])] {

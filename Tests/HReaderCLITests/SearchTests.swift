@@ -78,6 +78,7 @@ final class SearchTests: CLITestCase {
                 switch hit {
                 case let .entry(entry): return "entry \(entry.entryID)"
                 case let .document(document): return "document \(document.title)"
+                case let .series(series): return "series \(series.description)"
                 }
             }
         }

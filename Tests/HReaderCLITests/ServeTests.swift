@@ -262,6 +262,106 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(try served.bearer("/api/patients").status, 200, "and the server is still up")
     }
 
+    /// The summary and the long-range charts are kept between requests (`ViewCache`), but never
+    /// past a change: one made by another process (the command line, beside the server) shows at
+    /// once, in the summary, in the patient page and in a year's chart.
+    func testKeptViewsFollowAChangeMadeBesideTheServer() throws {
+        try seedFamily()
+        let served = try serve()
+        defer { stop(served) }
+        func conditions() throws -> [String] {
+            try XCTUnwrap(try served.bearer("/api/patients/1/summary").json["conditions"] as? [[String: Any]]).map { $0["description"] as! String }
+        }
+        func yearReadings() throws -> Int? {
+            let vitals = try XCTUnwrap(try served.bearer("/api/patients/1/vitals?page=year&at=\(Self.seededAt)").json["vitals"] as? [[String: Any]])
+            return vitals.first { $0["description"] as? String == "Heart rate" }?["readings"] as? Int
+        }
+        XCTAssertEqual(try conditions(), ["Essential hypertension"])
+        XCTAssertEqual(try conditions(), ["Essential hypertension"], "asked again: the kept answer")
+        XCTAssertEqual(try yearReadings(), 3)
+        XCTAssertEqual(try yearReadings(), 3)
+
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "condition", "--description", "Migraine",
+                             "--status", "active", "--date", "2026-11-08"]))
+        try ok(withPassword(["entries", "add", "--patient", "1", "--type", "vital_sign", "--description", "Heart rate",
+                             "--value", "90", "--unit", "/min", "--date", "2026-11-08T08:30:00Z", "--code", "LOINC=8867-4"]))
+        XCTAssertEqual(try conditions(), ["Migraine", "Essential hypertension"], "newest onset first, the change seen")
+        XCTAssertEqual(try yearReadings(), 4)
+        XCTAssertTrue(try served.bearer("/patients/1").body.contains("Migraine"), "the patient page too")
+    }
+
+    /// A record with hundreds of active conditions: the summary lists the newest 50 and says how
+    /// many there are, in JSON, on the page and on the terminal.
+    func testTheSummaryListsTheNewestFiftyConditionsAndCountsTheRest() throws {
+        try initVault()
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Lovelace", "--birth-date", "1985-12-10", "--as", "me"]))
+        var resources: [String] = []
+        for i in 0..<120 {
+            let onset = String(format: "%04d-%02d-01", 2010 + i / 12, i % 12 + 1)
+            let status = i % 10 == 9 ? "resolved" : "active"
+            resources.append(#"{"resource":{"resourceType":"Condition","id":"c\#(i)","subject":{"reference":"Patient/p"},"clinicalStatus":{"coding":[{"system":"http://terminology.hl7.org/CodeSystem/condition-clinical","code":"\#(status)"}]},"code":{"text":"Condition \#(i)"},"onsetDateTime":"\#(onset)"}}"#)
+        }
+        let bundle = #"{"resourceType":"Bundle","type":"collection","entry":[{"resource":{"resourceType":"Patient","id":"p","name":[{"family":"Lovelace","given":["Ada"]}],"birthDate":"1985-12-10"}},"# + resources.joined(separator: ",") + "]}"
+        let file = workDir.appendingPathComponent("conditions.json")
+        try Data(bundle.utf8).write(to: file)
+        try ok(withPassword(["import", "--file", file.path, "--patient", "1"]))
+
+        let json = try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["summary", "--patient", "1", "--json"])).stdout.utf8)) as? [String: Any]
+        let listed = try XCTUnwrap(json?["conditions"] as? [[String: Any]]).map { $0["description"] as! String }
+        XCTAssertEqual(json?["conditions_total"] as? Int, 108, "120 less the 12 resolved")
+        XCTAssertEqual(listed.count, 50)
+        XCTAssertEqual(listed.first, "Condition 118", "the newest onset first (119 is resolved)")
+        XCTAssertFalse(listed.contains("Condition 109"), "a resolved one is not listed")
+        XCTAssertEqual(listed.last, "Condition 64")
+        let text = try ok(withPassword(["summary", "--patient", "1"])).stdout
+        XCTAssertTrue(text.contains("; and 58 more (hreader entries list --patient 1 --type condition)"), text)
+
+        let served = try serve()
+        defer { stop(served) }
+        XCTAssertTrue(try served.bearer("/patients/1").body.contains("and 58 more"))
+    }
+
+    /// Readings are not in the text index, but their series are found by name and code: one hit
+    /// per kind (two devices' heart rate are one), with its count, dates and latest value, first;
+    /// in the command line, its JSON and the web view.
+    func testSearchFindsMeasurementSeriesByNameAndCode() throws {
+        try initVault()
+        var records: [String] = []
+        for (i, value) in [("05", 104), ("06", 131), ("07", 98)] {
+            records.append(AppleHealthTests.record("HKQuantityTypeIdentifierBloodGlucose", String(value), "mg/dL", "2026-03-\(i) 07:00:00 +0000"))
+        }
+        records.append(AppleHealthTests.record("HKQuantityTypeIdentifierHeartRate", "64", "count/min", "2026-03-08 09:00:00 +0000", source: "Zoë’s iPhone"))
+        try ok(withPassword(["import", "--apple-health", try file("export.xml", AppleHealthTests.export(extraRecords: records)), "--as", "me"]))
+
+        let json = try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["search", "glucose", "--json"])).stdout.utf8)) as? [String: Any]
+        let hits = try XCTUnwrap(json?["hits"] as? [[String: Any]])
+        let glucose = try XCTUnwrap(hits.first)
+        XCTAssertEqual(glucose["kind"] as? String, "series")
+        XCTAssertEqual(glucose["title"] as? String, "Blood glucose")
+        XCTAssertEqual(glucose["count"] as? Int, 3)
+        XCTAssertEqual((glucose["latest"] as? [String: Any])?["value"] as? Double, 98)
+        XCTAssertEqual(glucose["snippet"] as? String, "3 readings, 2026-03-05 to 2026-03-07; latest 98 mg/dL")
+
+        // Two sources' heart rate (a watch's, with its motion context, and a phone's): one hit; a code finds it too.
+        let heart = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["search", "heart", "rate", "--json"])).stdout.utf8))
+                                   as? [String: Any])?["hits"] as? [[String: Any]])
+        let rate = heart.filter { $0["kind"] as? String == "series" && $0["title"] as? String == "Heart rate" }
+        XCTAssertEqual(rate.count, 1, "\(heart)")
+        XCTAssertEqual(rate.first?["count"] as? Int, 2)
+        XCTAssertGreaterThanOrEqual((rate.first?["series_ids"] as? [Int])?.count ?? 0, 2)
+        let byCode = try ok(withPassword(["search", "8867-4"])).stdout
+        XCTAssertTrue(byCode.contains("series") && byCode.contains("Heart rate"), byCode)
+        XCTAssertFalse(try ok(withPassword(["search", "glucose", "--type", "vital_sign"])).stdout.contains("Blood glucose"),
+                       "a series of another type is left out (Apple Health's glucose is a result)")
+
+        let served = try serve()
+        defer { stop(served) }
+        let page = try served.bearer("/search?q=glucose").body
+        XCTAssertTrue(page.contains("class=\"hit series-hit\"") && page.contains("3 readings, 2026-03-05 to 2026-03-07; latest 98 mg/dL"), page)
+        let api = try XCTUnwrap(try served.bearer("/api/search?q=glucose").json["hits"] as? [[String: Any]])
+        XCTAssertEqual(api.first?["kind"] as? String, "series")
+    }
+
     func testPagesShowTheSummaryTilesAndEscapeWhatTheyShow() throws {
         try seedFamily()
         try ok(withPassword(["entries", "add", "--patient", "1", "--type", "allergy", "--description", "<script>alert(1)</script> dust",

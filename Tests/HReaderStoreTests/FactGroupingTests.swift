@@ -231,7 +231,28 @@ final class FactGroupingTests: XCTestCase {
     /// gives, after every step of random imports, re-imports with other content, strikes, splits
     /// and joins: the whole regroup that follows finds nothing to change.
     func testRegroupingWhatChangedGivesWhatRegroupingEverythingGives() throws {
-        var generator = SystemRandomNumberGenerator()
+        // Seeds 23 and 33 once left a hand-joined group's copies of another kind without their
+        // group (its kinds were not all read): fixed ones first, then one drawn anew each run.
+        for seed in [23, 33, UInt64.random(in: 1...UInt64.max)] {
+            try regroupRandomly(seed: seed)
+        }
+    }
+
+    /// 300 random imports, strikes, splits and joins (across kinds too, as the store allows), each
+    /// regrouped by what it changed and then checked against a regrouping of everything.
+    private func regroupRandomly(seed: UInt64) throws {
+        /// SplitMix64: a seeded generator, so that a failing run can be run again.
+        struct SplitMix: RandomNumberGenerator {
+            var state: UInt64
+            mutating func next() -> UInt64 {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return z ^ (z >> 31)
+            }
+        }
+        var generator = SplitMix(state: seed)
         func pick<T>(_ items: [T]) -> T { items[Int(generator.next() % UInt64(items.count))] }
         var s = try makeStore()
         let entries = EntryRepository(s.db)
@@ -275,7 +296,7 @@ final class FactGroupingTests: XCTestCase {
                 if !ids.contains(stored.id) { ids.append(stored.id) }
             }
             try grouping.regroup(patientID: s.patientID, touched: touched)
-            if step % 10 == 9 || step == 299 {
+            do {
                 let before = Set(try s.db.query("SELECT entry_id, fact_id FROM fact_copies") { "\($0.int64(0)!)->\($0.int64(1)!)" })
                 let changed = try grouping.regroup(patientID: s.patientID)
                 if changed != 0 {
@@ -283,7 +304,7 @@ final class FactGroupingTests: XCTestCase {
                     let rows = try s.db.query("SELECT id, source_id, type, description, status, codes, start_text, date_text, user_deleted, remote_id FROM entries ORDER BY id") { r in
                         (0..<10).map { r.string($0) ?? "-" }.joined(separator: " | ")
                     }
-                    XCTFail("step \(step): a whole regroup changed what the partial one left: before \(before.subtracting(after)) after \(after.subtracting(before))\n" + rows.joined(separator: "\n"))
+                    XCTFail("seed \(seed), step \(step): a whole regroup changed what the partial one left: before \(before.subtracting(after)) after \(after.subtracting(before))\n" + rows.joined(separator: "\n"))
                 }
             }
         }

@@ -5,6 +5,7 @@
 #if DEBUG || FUZZING
 import Foundation
 import FuzzDriver
+import HReaderCrypto
 import HReaderJSON
 @testable import HReaderRecords
 import HReaderStore
@@ -343,6 +344,12 @@ public enum RecordsFuzzChecks {
         }
         if let set = try? IssuerKey.keySet(Array(data)) {
             for key in set.keys { guard key.coordinates.x.count == 32, key.coordinates.y.count == 32 else { throw FuzzViolation("health-card: a key of the wrong size") } }
+            // x5c: 1 to 10 certificates, none empty; OpenSSL parses each (hostile DER) and reads its URIs without failing.
+            for key in set.keys {
+                guard let chain = key.certificateChain else { continue }
+                guard (1...10).contains(chain.count), chain.allSatisfy({ !$0.isEmpty }) else { throw FuzzViolation("health-card: an x5c of \(chain.count) certificates") }
+                for der in chain { _ = (try? X509Certificate(der: der))?.uniformResourceIdentifiers }
+            }
         }
         if let list = try? RevocationList(Array(data)) {
             for (rid, before) in list.revoked where before.map({ $0 > Int64.min }) ?? true {

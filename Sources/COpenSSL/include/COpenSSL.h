@@ -46,6 +46,30 @@
 #define PKCS5_PBKDF2_HMAC hreader_lib_PKCS5_PBKDF2_HMAC
 #define RAND_bytes hreader_lib_RAND_bytes
 #define d2i_PUBKEY hreader_lib_d2i_PUBKEY
+#define ASN1_STRING_get0_data hreader_lib_ASN1_STRING_get0_data
+#define ASN1_STRING_length hreader_lib_ASN1_STRING_length
+#define EVP_PKEY_eq hreader_lib_EVP_PKEY_eq
+#define GENERAL_NAMES_free hreader_lib_GENERAL_NAMES_free
+#define OPENSSL_sk_free hreader_lib_OPENSSL_sk_free
+#define OPENSSL_sk_new_null hreader_lib_OPENSSL_sk_new_null
+#define OPENSSL_sk_num hreader_lib_OPENSSL_sk_num
+#define OPENSSL_sk_push hreader_lib_OPENSSL_sk_push
+#define OPENSSL_sk_value hreader_lib_OPENSSL_sk_value
+#define X509_STORE_CTX_free hreader_lib_X509_STORE_CTX_free
+#define X509_STORE_CTX_get_error hreader_lib_X509_STORE_CTX_get_error
+#define X509_STORE_CTX_init hreader_lib_X509_STORE_CTX_init
+#define X509_STORE_CTX_new hreader_lib_X509_STORE_CTX_new
+#define X509_STORE_CTX_set_time hreader_lib_X509_STORE_CTX_set_time
+#define X509_STORE_add_cert hreader_lib_X509_STORE_add_cert
+#define X509_STORE_free hreader_lib_X509_STORE_free
+#define X509_STORE_new hreader_lib_X509_STORE_new
+#define X509_STORE_set_flags hreader_lib_X509_STORE_set_flags
+#define X509_free hreader_lib_X509_free
+#define X509_get0_pubkey hreader_lib_X509_get0_pubkey
+#define X509_get_ext_d2i hreader_lib_X509_get_ext_d2i
+#define X509_verify_cert hreader_lib_X509_verify_cert
+#define X509_verify_cert_error_string hreader_lib_X509_verify_cert_error_string
+#define d2i_X509 hreader_lib_d2i_X509
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
@@ -53,6 +77,7 @@
 #include <openssl/rand.h>
 #include <openssl/opensslv.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #undef CRYPTO_memcmp
 #undef ERR_clear_error
 #undef EVP_CIPHER_CTX_ctrl
@@ -96,6 +121,30 @@
 #undef PKCS5_PBKDF2_HMAC
 #undef RAND_bytes
 #undef d2i_PUBKEY
+#undef ASN1_STRING_get0_data
+#undef ASN1_STRING_length
+#undef EVP_PKEY_eq
+#undef GENERAL_NAMES_free
+#undef OPENSSL_sk_free
+#undef OPENSSL_sk_new_null
+#undef OPENSSL_sk_num
+#undef OPENSSL_sk_push
+#undef OPENSSL_sk_value
+#undef X509_STORE_CTX_free
+#undef X509_STORE_CTX_get_error
+#undef X509_STORE_CTX_init
+#undef X509_STORE_CTX_new
+#undef X509_STORE_CTX_set_time
+#undef X509_STORE_add_cert
+#undef X509_STORE_free
+#undef X509_STORE_new
+#undef X509_STORE_set_flags
+#undef X509_free
+#undef X509_get0_pubkey
+#undef X509_get_ext_d2i
+#undef X509_verify_cert
+#undef X509_verify_cert_error_string
+#undef d2i_X509
 
 /// Every function hreader calls, in the table's order (loader.c resolves them by these names).
 #define HREADER_OPENSSL_FUNCTIONS(X) \
@@ -142,6 +191,30 @@
     X(PKCS5_PBKDF2_HMAC) \
     X(RAND_bytes) \
     X(d2i_PUBKEY) \
+    X(ASN1_STRING_get0_data) \
+    X(ASN1_STRING_length) \
+    X(EVP_PKEY_eq) \
+    X(GENERAL_NAMES_free) \
+    X(OPENSSL_sk_free) \
+    X(OPENSSL_sk_new_null) \
+    X(OPENSSL_sk_num) \
+    X(OPENSSL_sk_push) \
+    X(OPENSSL_sk_value) \
+    X(X509_STORE_CTX_free) \
+    X(X509_STORE_CTX_get_error) \
+    X(X509_STORE_CTX_init) \
+    X(X509_STORE_CTX_new) \
+    X(X509_STORE_CTX_set_time) \
+    X(X509_STORE_add_cert) \
+    X(X509_STORE_free) \
+    X(X509_STORE_new) \
+    X(X509_STORE_set_flags) \
+    X(X509_free) \
+    X(X509_get0_pubkey) \
+    X(X509_get_ext_d2i) \
+    X(X509_verify_cert) \
+    X(X509_verify_cert_error_string) \
+    X(d2i_X509) \
 
 struct hreader_openssl_functions {
     __typeof__(hreader_lib_CRYPTO_memcmp) *CRYPTO_memcmp;
@@ -187,6 +260,30 @@ struct hreader_openssl_functions {
     __typeof__(hreader_lib_PKCS5_PBKDF2_HMAC) *PKCS5_PBKDF2_HMAC;
     __typeof__(hreader_lib_RAND_bytes) *RAND_bytes;
     __typeof__(hreader_lib_d2i_PUBKEY) *d2i_PUBKEY;
+    __typeof__(hreader_lib_ASN1_STRING_get0_data) *ASN1_STRING_get0_data;
+    __typeof__(hreader_lib_ASN1_STRING_length) *ASN1_STRING_length;
+    __typeof__(hreader_lib_EVP_PKEY_eq) *EVP_PKEY_eq;
+    __typeof__(hreader_lib_GENERAL_NAMES_free) *GENERAL_NAMES_free;
+    __typeof__(hreader_lib_OPENSSL_sk_free) *OPENSSL_sk_free;
+    __typeof__(hreader_lib_OPENSSL_sk_new_null) *OPENSSL_sk_new_null;
+    __typeof__(hreader_lib_OPENSSL_sk_num) *OPENSSL_sk_num;
+    __typeof__(hreader_lib_OPENSSL_sk_push) *OPENSSL_sk_push;
+    __typeof__(hreader_lib_OPENSSL_sk_value) *OPENSSL_sk_value;
+    __typeof__(hreader_lib_X509_STORE_CTX_free) *X509_STORE_CTX_free;
+    __typeof__(hreader_lib_X509_STORE_CTX_get_error) *X509_STORE_CTX_get_error;
+    __typeof__(hreader_lib_X509_STORE_CTX_init) *X509_STORE_CTX_init;
+    __typeof__(hreader_lib_X509_STORE_CTX_new) *X509_STORE_CTX_new;
+    __typeof__(hreader_lib_X509_STORE_CTX_set_time) *X509_STORE_CTX_set_time;
+    __typeof__(hreader_lib_X509_STORE_add_cert) *X509_STORE_add_cert;
+    __typeof__(hreader_lib_X509_STORE_free) *X509_STORE_free;
+    __typeof__(hreader_lib_X509_STORE_new) *X509_STORE_new;
+    __typeof__(hreader_lib_X509_STORE_set_flags) *X509_STORE_set_flags;
+    __typeof__(hreader_lib_X509_free) *X509_free;
+    __typeof__(hreader_lib_X509_get0_pubkey) *X509_get0_pubkey;
+    __typeof__(hreader_lib_X509_get_ext_d2i) *X509_get_ext_d2i;
+    __typeof__(hreader_lib_X509_verify_cert) *X509_verify_cert;
+    __typeof__(hreader_lib_X509_verify_cert_error_string) *X509_verify_cert_error_string;
+    __typeof__(hreader_lib_d2i_X509) *d2i_X509;
 };
 
 /// The table once the library is loaded, else NULL.
@@ -242,6 +339,30 @@ static inline const char * OpenSSL_version(__typeof__(int) a0) { return hreader_
 static inline int PKCS5_PBKDF2_HMAC(__typeof__(const char *) a0, __typeof__(int) a1, __typeof__(const unsigned char *) a2, __typeof__(int) a3, __typeof__(int) a4, __typeof__(const EVP_MD *) a5, __typeof__(int) a6, __typeof__(unsigned char *) a7) { return hreader_openssl()->PKCS5_PBKDF2_HMAC(a0, a1, a2, a3, a4, a5, a6, a7); }
 static inline int RAND_bytes(__typeof__(unsigned char *) a0, __typeof__(int) a1) { return hreader_openssl()->RAND_bytes(a0, a1); }
 static inline EVP_PKEY * d2i_PUBKEY(__typeof__(EVP_PKEY **) a0, __typeof__(const unsigned char **) a1, __typeof__(long) a2) { return hreader_openssl()->d2i_PUBKEY(a0, a1, a2); }
+static inline const unsigned char * ASN1_STRING_get0_data(__typeof__(const ASN1_STRING *) a0) { return hreader_openssl()->ASN1_STRING_get0_data(a0); }
+static inline int ASN1_STRING_length(__typeof__(const ASN1_STRING *) a0) { return hreader_openssl()->ASN1_STRING_length(a0); }
+static inline int EVP_PKEY_eq(__typeof__(const EVP_PKEY *) a0, __typeof__(const EVP_PKEY *) a1) { return hreader_openssl()->EVP_PKEY_eq(a0, a1); }
+static inline void GENERAL_NAMES_free(__typeof__(GENERAL_NAMES *) a0) { hreader_openssl()->GENERAL_NAMES_free(a0); }
+static inline void OPENSSL_sk_free(__typeof__(OPENSSL_STACK *) a0) { hreader_openssl()->OPENSSL_sk_free(a0); }
+static inline OPENSSL_STACK * OPENSSL_sk_new_null(void) { return hreader_openssl()->OPENSSL_sk_new_null(); }
+static inline int OPENSSL_sk_num(__typeof__(const OPENSSL_STACK *) a0) { return hreader_openssl()->OPENSSL_sk_num(a0); }
+static inline int OPENSSL_sk_push(__typeof__(OPENSSL_STACK *) a0, __typeof__(const void *) a1) { return hreader_openssl()->OPENSSL_sk_push(a0, a1); }
+static inline void * OPENSSL_sk_value(__typeof__(const OPENSSL_STACK *) a0, __typeof__(int) a1) { return hreader_openssl()->OPENSSL_sk_value(a0, a1); }
+static inline void X509_STORE_CTX_free(__typeof__(X509_STORE_CTX *) a0) { hreader_openssl()->X509_STORE_CTX_free(a0); }
+static inline int X509_STORE_CTX_get_error(__typeof__(const X509_STORE_CTX *) a0) { return hreader_openssl()->X509_STORE_CTX_get_error(a0); }
+static inline int X509_STORE_CTX_init(__typeof__(X509_STORE_CTX *) a0, __typeof__(X509_STORE *) a1, __typeof__(X509 *) a2, __typeof__(struct stack_st_X509 *) a3) { return hreader_openssl()->X509_STORE_CTX_init(a0, a1, a2, a3); }
+static inline X509_STORE_CTX * X509_STORE_CTX_new(void) { return hreader_openssl()->X509_STORE_CTX_new(); }
+static inline void X509_STORE_CTX_set_time(__typeof__(X509_STORE_CTX *) a0, __typeof__(unsigned long) a1, __typeof__(time_t) a2) { hreader_openssl()->X509_STORE_CTX_set_time(a0, a1, a2); }
+static inline int X509_STORE_add_cert(__typeof__(X509_STORE *) a0, __typeof__(X509 *) a1) { return hreader_openssl()->X509_STORE_add_cert(a0, a1); }
+static inline void X509_STORE_free(__typeof__(X509_STORE *) a0) { hreader_openssl()->X509_STORE_free(a0); }
+static inline X509_STORE * X509_STORE_new(void) { return hreader_openssl()->X509_STORE_new(); }
+static inline int X509_STORE_set_flags(__typeof__(X509_STORE *) a0, __typeof__(unsigned long) a1) { return hreader_openssl()->X509_STORE_set_flags(a0, a1); }
+static inline void X509_free(__typeof__(X509 *) a0) { hreader_openssl()->X509_free(a0); }
+static inline EVP_PKEY * X509_get0_pubkey(__typeof__(const X509 *) a0) { return hreader_openssl()->X509_get0_pubkey(a0); }
+static inline void * X509_get_ext_d2i(__typeof__(const X509 *) a0, __typeof__(int) a1, __typeof__(int *) a2, __typeof__(int *) a3) { return hreader_openssl()->X509_get_ext_d2i(a0, a1, a2, a3); }
+static inline int X509_verify_cert(__typeof__(X509_STORE_CTX *) a0) { return hreader_openssl()->X509_verify_cert(a0); }
+static inline const char * X509_verify_cert_error_string(__typeof__(long) a0) { return hreader_openssl()->X509_verify_cert_error_string(a0); }
+static inline X509 * d2i_X509(__typeof__(X509 **) a0, __typeof__(const unsigned char **) a1, __typeof__(long) a2) { return hreader_openssl()->d2i_X509(a0, a1, a2); }
 
 
 #endif

@@ -14,9 +14,20 @@ public struct PatientSummary: Sendable {
     public let gender: String
     /// "Me", "Wife", "Son", "Family", … as hReader wrote it (spouse and child by gender).
     public let relationship: String
+    /// The newest `listed` active conditions and allergies (conditions by onset), and how many
+    /// there are in all: a record may hold thousands, and a summary is read at a glance.
     public let conditions: [Entry]
+    public let conditionsTotal: Int
     public let allergies: [Entry]
+    public let allergiesTotal: Int
     public let tiles: [Tile]
+    /// How each condition or allergy a SMART Health Card brought was checked, by entry id.
+    public internal(set) var verifications: [Int64: EntryVerification] = [:]
+    /// How many of the patient's entries cards brought, by issuer and check (the "Health cards" line).
+    public internal(set) var cards: [(verification: EntryVerification, count: Int)] = []
+
+    /// How many conditions and allergies a summary lists.
+    public static let listed = 50
 
     public var json: JSONValue {
         func text(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
@@ -26,16 +37,26 @@ public struct PatientSummary: Sendable {
             ("birth_date", text(patient.birthDate)), ("age", text(age)), ("gender", .string(gender)),
             ("relationship", .string(relationship)),
         ])
+        func checked(_ e: Entry, _ members: JSONObject) -> JSONValue {
+            var members = members
+            if let verification = verifications[e.id] { members.append(("verification", verification.jsonValue)) }
+            return .object(members)
+        }
         let conditions = self.conditions.map { e -> JSONValue in
-            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)),
-                     ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
+            checked(e, [("id", .string(e.uuid)), ("description", .string(e.content.description)),
+                        ("since", text((e.content.start ?? e.content.date)?.text)), ("status", text(e.content.status))])
         }
         let allergies = self.allergies.map { e -> JSONValue in
-            .object([("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
-                     ("severity", text(e.content.severity)), ("status", text(e.content.status))])
+            checked(e, [("id", .string(e.uuid)), ("description", .string(e.content.description)), ("reaction", text(e.content.reaction)),
+                        ("severity", text(e.content.severity)), ("status", text(e.content.status))])
         }
-        return .object([("patient", person), ("conditions", .array(conditions)), ("allergies", .array(allergies)),
-                        ("tiles", .array(tiles.map(\.json)))])
+        let cards = self.cards.map { card -> JSONValue in
+            .object([("status", .string(card.verification.status.rawValue)), ("iss", .string(card.verification.iss)),
+                     ("issuer", card.verification.issuer.map(JSONValue.string) ?? .null), ("entries", .int(card.count))])
+        }
+        return .object([("patient", person), ("conditions", .array(conditions)), ("conditions_total", .int(Int64(conditionsTotal))),
+                        ("allergies", .array(allergies)), ("allergies_total", .int(Int64(allergiesTotal))),
+                        ("health_cards", .array(cards)), ("tiles", .array(tiles.map(\.json)))])
     }
 
     // MARK: hReader's words
@@ -205,10 +226,15 @@ extension OpenVault {
     /// record: a person's Apple Health samples are millions.
     public func summary(of patient: Patient, registry: AppletRegistry, now: Date = Date()) throws -> PatientSummary {
         let (conditions, allergies) = try read {
-            (try entries.list(patientID: patient.id, type: .condition, samples: false).filter { PatientSummary.isActive($0, now: now) }
-                .sorted { ($0.content.start ?? $0.content.date)?.epoch ?? .min > ($1.content.start ?? $1.content.date)?.epoch ?? .min },
-             try entries.list(patientID: patient.id, type: .allergy, samples: false).filter { PatientSummary.isActive($0, now: now) })
+            // Ended before now: an end at or after its next whole second is current.
+            let epoch = Int64(now.timeIntervalSince1970.rounded(.up))
+            return (try entries.current(patientID: patient.id, type: .condition, order: .start, inactiveStatuses: PatientSummary.inactiveStatuses,
+                                        now: epoch, limit: PatientSummary.listed),
+                    try entries.current(patientID: patient.id, type: .allergy, order: .effective, inactiveStatuses: PatientSummary.inactiveStatuses,
+                                        now: epoch, limit: PatientSummary.listed))
         }
+        let verifications = try cardChecks(of: conditions.entries + allergies.entries)
+        let cards = try read { try HealthCardRepository(db).verificationCounts(patientID: patient.id) }
         var tiles: [Tile] = []
         for item in try appletList(of: patient, registry: registry) {
             tiles.append(try tile(for: item, patient: patient, now: now, registry: registry))
@@ -216,7 +242,9 @@ extension OpenVault {
         return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),
                               gender: PatientSummary.genderText(patient.gender),
                               relationship: PatientSummary.relationshipText(patient.relationship, gender: patient.gender),
-                              conditions: conditions, allergies: allergies, tiles: tiles)
+                              conditions: conditions.entries, conditionsTotal: conditions.total,
+                              allergies: allergies.entries, allergiesTotal: allergies.total, tiles: tiles,
+                              verifications: verifications, cards: cards)
     }
 
     func tile(for item: PatientApplet, patient: Patient, now: Date, registry: AppletRegistry) throws -> Tile {

@@ -37,11 +37,14 @@ public struct DocumentDelivery: Sendable, Equatable {
 public enum RecordSearchHit: Sendable {
     case entry(SearchRepository.Hit)
     case document(SearchRepository.DocumentHit)
+    /// A measurement series found by its name or code: listed before the entries and documents.
+    case series(SeriesSearchHit)
 
     public var rank: Double {
         switch self {
         case let .entry(hit): hit.rank
         case let .document(hit): hit.rank
+        case .series: -.infinity
         }
     }
 }
@@ -58,6 +61,13 @@ extension RecordSearchHit {
             .object([("kind", .string("document")), ("id", .int(hit.documentID)), ("patient_id", .int(hit.patientID)),
                      ("type", .string("document")), ("title", .string(hit.title)), ("snippet", .string(hit.snippet)),
                      ("date", hit.date.map(JSONValue.string) ?? .null)])
+        case let .series(hit):
+            .object([("kind", .string("series")), ("id", .int(hit.seriesIDs[0])), ("series_ids", .array(hit.seriesIDs.map { .int($0) })),
+                     ("patient_id", .int(hit.patientID)), ("type", .string(hit.type.rawValue)), ("title", .string(hit.description)),
+                     ("snippet", .string(hit.snippet)), ("date", hit.last.map { .string($0.text) } ?? .null),
+                     ("count", .int(Int64(hit.count))), ("first", hit.first.map { .string($0.text) } ?? .null),
+                     ("latest", hit.latest.map { .object([("value", .double($0.value)), ("unit", $0.unit.map(JSONValue.string) ?? .null)]) }
+                        ?? hit.latestText.map { .object([("value", .string($0)), ("unit", .null)]) } ?? .null)])
         }
     }
 }
@@ -204,9 +214,19 @@ extension OpenVault {
 
     /// `hreader search` over entries and documents together: the two ranked lists merged by their
     /// BM25 ranks. With an entry `type`, documents are left out.
+    /// Measurement series whose name or code matches come first (`SeriesSearchHit`), then the rest.
     public func searchRecords(_ text: String, patient: Patient? = nil, type: EntryType? = nil, limit: Int = 50) throws -> [RecordSearchHit] {
-        guard type == nil else { return try search(text, patient: patient, type: type, limit: limit).map(RecordSearchHit.entry) }
         let query = try Self.searchQuery(text)
+        let series = try read { try seriesHits(query, patientID: patient?.id, type: type) }.prefix(limit).map(RecordSearchHit.series)
+        guard series.count < limit else { return series }
+        return try series + rankedRecords(query, patient: patient, type: type, limit: limit - series.count)
+    }
+
+    /// Entries and documents, best first.
+    private func rankedRecords(_ query: SearchQuery, patient: Patient?, type: EntryType?, limit: Int) throws -> [RecordSearchHit] {
+        guard type == nil else {
+            return try read { try SearchRepository(db).search(query, patientID: patient?.id, type: type, limit: limit) }.map(RecordSearchHit.entry)
+        }
         // Both lists ranked, merged, cut to `limit`; passages are made for those shown only. The two
         // indexes are ranked at once, the documents' on the companion connection: for a word in every
         // document and most entries, ranking is most of a search (14 + 20 ms one after the other).

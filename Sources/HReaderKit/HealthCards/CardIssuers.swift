@@ -1,4 +1,5 @@
 import Foundation
+import HReaderCrypto
 import HReaderJSON
 import HReaderRecords
 import HReaderStore
@@ -26,8 +27,10 @@ extension OpenVault {
     /// Trusts `iss` (again: updates its name); with `jwks`, pins its keys: cards from it are then
     /// checked with these keys only, never fetched ones. Returns the issuer and how many keys were pinned.
     @discardableResult
-    public func addIssuer(_ text: String, name: String?, jwks: URL?) throws -> (issuer: CardIssuer, pinnedKeys: Int) {
+    public func addIssuer(_ text: String, name: String?, jwks: URL?, ca: URL? = nil) throws -> (issuer: CardIssuer, pinnedKeys: Int) {
         let iss = try Self.normalizedIssuer(text)
+        // The trust anchors of its keys' x5c chains: every certificate parsed before anything is kept.
+        let anchors = try ca.map(IssuerCertificates.anchors(from:))
         var pinned: [IssuerKey] = []
         if let jwks {
             guard let data = FileManager.default.contents(atPath: jwks.path) else { throw HReaderError.usage("cannot read \(jwks.path)") }
@@ -47,12 +50,24 @@ extension OpenVault {
             if jwks != nil {
                 try repository.replaceKeys(of: iss, pinned: true, with: pinned.map { ($0.keyID, JSONValue.object($0.jwk).serialized(sortingKeys: true)) })
             }
-            try audit.record("issuers.add", subject: iss, detail: jwks != nil ? "\(pinned.count) pinned keys" : nil)
+            if let anchors {
+                try SettingsRepository(db).set(IssuerCertificates.settingKey(iss), X509Certificate.pem(anchors))
+            }
+            let detail = [jwks != nil ? "\(pinned.count) pinned keys" : nil, anchors.map { "\($0.count) trust anchors" }].compactMap { $0 }
+            try audit.record("issuers.add", subject: iss, detail: detail.isEmpty ? nil : detail.joined(separator: ", "))
             return (try repository.issuer(iss)!, pinned.count)
         }
     }
 
     public func cardIssuers() throws -> [CardIssuer] { try read { try HealthCardRepository(db).issuers() } }
+
+    /// How many trust anchors the user gave for the issuer's x5c chains (`issuers add --ca`).
+    public func cardIssuerAnchorCount(_ iss: String) throws -> Int {
+        try read {
+            guard let pem = try SettingsRepository(db).value(IssuerCertificates.settingKey(iss)) else { return 0 }
+            return (try? X509Certificate.derBlocks(pem: pem).count) ?? 0
+        }
+    }
 
     /// The keys kept for an issuer (pinned or fetched), by kid.
     public func cardIssuerKeys(_ iss: String) throws -> [HealthCardRepository.StoredKey] {
@@ -64,6 +79,7 @@ extension OpenVault {
         while iss.hasSuffix("/") { iss.removeLast() }
         let removed = try write {
             let removed = try HealthCardRepository(db).removeIssuer(iss)
+            try SettingsRepository(db).set(IssuerCertificates.settingKey(iss), nil)
             if removed { try audit.record("issuers.remove", subject: iss) }
             return removed
         }

@@ -13,10 +13,13 @@ import HReaderStore
 /// 2. the key the card names (`kid`, its thumbprint) among them, and the ES256 signature over
 ///    the card's header and payload with it; a key the issuer does not publish, or a signature
 ///    that does not verify → refused (exit 7);
-/// 3. `nbf` not in the future;
-/// 4. when the key has `crlVersion`, the key's revocation list: a card whose `rid` it lists
+/// 3. when the key carries an x5c certificate chain: its leaf is for this key and for `iss`, and
+///    the chain validates up to the trust anchors the user gave for the issuer (`IssuerCertificates`);
+///    else refused (exit 7);
+/// 4. `nbf` not in the future;
+/// 5. when the key has `crlVersion`, the key's revocation list: a card whose `rid` it lists
 ///    (issued before the listed time, when it gives one) → refused (exit 7);
-/// 5. the issuer among the trusted ones → `verified`, else `untrusted-issuer`.
+/// 6. the issuer among the trusted ones → `verified`, else `untrusted-issuer`.
 ///
 /// Nothing is written while checking: what was fetched is kept (`commit`) only with the import.
 final class HealthCardVerifier {
@@ -85,6 +88,15 @@ final class HealthCardVerifier {
             do { publicKey = try P256PublicKey(x: x, y: y) } catch { throw refuse("names key \(key.keyID), which is not a usable P-256 key") }
             guard publicKey.isValidSignature(card.signature, of: card.signingInput) else {
                 throw refuse("does not verify: its signature does not match its content (the card was changed, or is forged)")
+            }
+            if let chain = key.certificateChain {
+                let anchors = try vault.read { try SettingsRepository(vault.db).value(IssuerCertificates.settingKey(card.issuer)) }
+                let (refusal, checked) = IssuerCertificates.check(chain: chain, key: publicKey, iss: card.issuer, anchorsPEM: anchors, at: now)
+                if let refusal { throw refuse(refusal) }
+                if !checked {
+                    notes.append("\(which): its key's x5c certificate chain was not validated: you gave no trust anchors for \(card.issuer) "
+                                 + "('hreader issuers add \(card.issuer) --ca FILE')")
+                }
             }
             if TimeInterval(card.notBefore) > now.timeIntervalSince1970 + Self.clockSkew {
                 throw refuse("is not valid before \(RFC3339.utc(card.notBefore)) (nbf), later than now")

@@ -59,6 +59,9 @@ extension OpenVault {
             case .gone:
                 throw HReaderError(.network, "\(name) is no longer served (revoked, expired, or unknown to its server); nothing was imported")
             }
+        } catch let error as NetError {
+            // Its server cannot be reached (or answers with a failure): exit 6, as every network failure.
+            throw HReaderError.from(network: error)
         } catch let error as HealthLinkError {
             throw HReaderError.badInput("\(name): \(error); nothing was imported")
         }

@@ -30,9 +30,7 @@ extension OpenVault {
     /// directory, writes only the ciphertext there under the share's random id.
     public func createShare(of patient: Patient, destination: ShareDestination, passcode: String?, expires: Date?, label: String?,
                             now: Date = Date()) throws -> CreatedShare {
-        if let label, label.count > HealthLink.maxLabelCharacters {
-            throw HReaderError.usage("a link's label is at most \(HealthLink.maxLabelCharacters) characters")
-        }
+        try Self.checkShareLabel(label)
         if let expires, expires <= now { throw HReaderError.usage("--expires must be in the future") }
         let ips = try clinicalSummary(of: patient, now: now).ipsJSON()
         let key = try SecureRandom.bytes(32)
@@ -67,6 +65,13 @@ extension OpenVault {
         }
         try recordSummary(format: .ips, of: patient, to: "share \(id)")
         return CreatedShare(share: share, link: HealthLink(url: share.url, key: key, expires: expiresSeconds, flags: share.flag, label: label))
+    }
+
+    /// Refuses a label a link cannot carry (over 80 characters), before anything is made.
+    public static func checkShareLabel(_ label: String?) throws {
+        if let label, label.count > HealthLink.maxLabelCharacters {
+            throw HReaderError.usage("a link's label is at most \(HealthLink.maxLabelCharacters) characters")
+        }
     }
 
     /// A share's id: 32 random bytes, base64url, drawn again while it starts with `-` (a command line
@@ -107,7 +112,7 @@ extension OpenVault {
     }
 
     /// An http(s) base URL, without its trailing slash.
-    static func shareBase(_ text: String) throws -> String {
+    public static func shareBase(_ text: String) throws -> String {
         var base = text.trimmingCharacters(in: .whitespaces)
         while base.hasSuffix("/") { base.removeLast() }
         guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil,

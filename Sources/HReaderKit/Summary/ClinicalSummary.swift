@@ -21,6 +21,8 @@ public struct ClinicalSummary: Sendable {
     public let sources: [Source]
     /// Each source's kind, by id (Apple Health samples are exported with their own identifiers).
     let sourceKinds: [Int64: SourceKind]
+    /// How each entry a SMART Health Card brought was checked, by entry id (the verified badge).
+    public internal(set) var verifications: [Int64: EntryVerification] = [:]
 
     public struct Source: Sendable, Equatable {
         public let id: Int64
@@ -105,7 +107,7 @@ extension OpenVault {
                 ClinicalSummary.Source(id: source.id, kind: source.kind, name: source.displayName, baseURL: source.baseURL,
                                        lastSync: try repository.stored(id: source.id)?.lastSync)
             }
-            return ClinicalSummary(
+            var summary = ClinicalSummary(
                 patient: patient, generated: now, since: since,
                 problems: ClinicalSummary.newestFirst(problems), allergies: ClinicalSummary.newestFirst(allergies),
                 medications: ClinicalSummary.newestFirst(medications), immunizations: ClinicalSummary.newestFirst(immunizations),
@@ -113,6 +115,8 @@ extension OpenVault {
                 vitalSigns: ClinicalSummary.latestOfEachKind(try recent(.vitalSign) + samples),
                 sources: sources,
                 sourceKinds: Dictionary(allSources.map { ($0.id, $0.kind) }, uniquingKeysWith: { first, _ in first }))
+            summary.verifications = try cardChecks(of: SummarySection.allCases.flatMap { summary.entries(in: $0) })
+            return summary
         }
     }
 }

@@ -91,6 +91,10 @@ struct IPSDocument {
                 raw.rewriteReferences { resolve($0, member: $1) }
                 let line = lines[item.entry.uuid] ?? Self.escape(item.entry.content.description)
                 raw.sanitizeNarratives(replacingWith: Self.narrativeDiv("<p>" + line + "</p>"))
+                if let verification = summary.verifications[item.entry.id] {
+                    let labels = Self.labels(verification)
+                    raw.addMeta(security: labels.security, tags: labels.tags)
+                }
                 if let id = raw.id, Self.isFHIRID(id), usedIDs.insert("\(raw.resourceType)/\(id)").inserted {
                     // kept: a later import of this document finds the same resource by it
                 } else {
@@ -99,7 +103,12 @@ struct IPSDocument {
                 }
                 resource = .verbatim(raw.serialized())
             } else {
-                resource = mapped(item.entry, section: item.section, planner: planner)
+                var made = mapped(item.entry, section: item.section, planner: planner)
+                if let verification = summary.verifications[item.entry.id], case .object(let members) = made {
+                    let labels = Self.labels(verification)
+                    made = .object(FHIRResourceText.addingMeta(to: members, security: labels.security, tags: labels.tags))
+                }
+                resource = made
                 if case .object(let object) = resource, case .string(let type)? = object.members.first?.value { usedIDs.insert("\(type)/\(item.entry.uuid)") }
             }
             resources.append((item.fullURL, resource))
@@ -301,10 +310,40 @@ struct IPSDocument {
         var line = row.text
         if let detail = row.detail { line += (row.entry.content.type == .result || row.entry.content.type == .vitalSign ? ": " : " — ") + detail }
         if let date = row.date { line += " (\(date))" }
+        if let verification = row.verification { line += " [SMART Health Card, \(verification.badge)]" }
         return escape(line)
     }
 
     static func escape(_ text: String) -> String { SummaryPage.escape(text) }
+
+    // MARK: The verified badge
+
+    /// HL7's security labels for data integrity (v3 ObservationValue): `DIGSIG`, a digital signature
+    /// was checked; `UNCERTREL`, its reliability is uncertain.
+    static let observationValueSystem = "http://terminology.hl7.org/CodeSystem/v3-ObservationValue"
+    /// hreader's own tag saying how the card was checked (docs/sharing.md, "The verified badge").
+    static let cardVerificationSystem = "urn:hreader:smart-health-card-verification"
+
+    /// An entry a SMART Health Card brought, said the FHIR way: `meta.security` says whether a
+    /// signature was checked (`DIGSIG`) and, unless the issuer is trusted, that the reliability is
+    /// uncertain (`UNCERTREL`); `meta.tag` says how (verified, untrusted-issuer, unverified) and,
+    /// in its display, by whom.
+    static func labels(_ verification: EntryVerification) -> (security: [JSONValue], tags: [JSONValue]) {
+        func coding(_ system: String, _ code: String, _ display: String) -> JSONValue {
+            .object([("system", .string(system)), ("code", .string(code)), ("display", .string(display))])
+        }
+        let signature = coding(observationValueSystem, "DIGSIG", "digital signature")
+        let uncertain = coding(observationValueSystem, "UNCERTREL", "uncertain reliability")
+        let security: [JSONValue]
+        switch verification.status {
+        case .verified: security = [signature]
+        case .untrustedIssuer: security = [signature, uncertain]
+        case .unverified: security = [uncertain]
+        }
+        let tag = coding(cardVerificationSystem, verification.status.rawValue, "SMART Health Card, " + verification.badge
+                         + (verification.status == .verified && verification.issuer != nil ? " (\(verification.iss))" : ""))
+        return (security, [tag])
+    }
 
     /// `Type/id` of a reference that may be absolute or versioned (`http://x/fhir/Observation/1/_history/2`).
     static func relativeReference(_ reference: String) -> String {

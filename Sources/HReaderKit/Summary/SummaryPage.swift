@@ -62,7 +62,8 @@ public enum SummaryPage {
             body = "<p class=\"none\">\(escape(none)) in this record.</p>"
         } else {
             let lines = rows.map { row in
-                "<tr class=\"row\" data-entry=\"\(escape(row.entry.uuid))\"><td class=\"what\">\(escape(row.text))</td>"
+                "<tr class=\"row\" data-entry=\"\(escape(row.entry.uuid))\"><td class=\"what\">\(escape(row.text))"
+                    + (row.verification.map { " " + $0.badgeHTML } ?? "") + "</td>"
                     + (detail.isEmpty ? "" : "<td class=\"detail\">\(escape(row.detail ?? ""))</td>")
                     + "<td class=\"date\">\(escape(row.date ?? "—"))</td></tr>"
             }
@@ -116,6 +117,10 @@ public enum SummaryPage {
         .date{white-space:nowrap;width:7.5rem}\
         .none{margin:.2rem 0;font-style:italic;color:#333}\
         .address{font-family:ui-monospace,monospace;font-size:9pt}\
+        .badge{display:inline-block;font-size:8.5pt;padding:0 .3rem;border:1px solid #666;border-radius:.2rem;white-space:normal}\
+        .badge-verified{border-color:#1a6b2f;color:#1a6b2f;font-weight:600}\
+        .badge-untrusted-issuer{border-color:#8a5a00;color:#6b4500}\
+        .badge-unverified{border-style:dashed;color:#444}\
         footer{margin-top:1.5rem;border-top:1px solid #999}\
         @page{margin:16mm 14mm}\
         @media print{body{max-width:none;margin:0;padding:0;font-size:10pt}h1{font-size:17pt}section{break-inside:auto}\

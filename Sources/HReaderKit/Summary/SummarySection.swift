@@ -62,6 +62,8 @@ public struct SummaryRow: Sendable, Equatable {
     public let detail: String?
     /// The date as recorded, to the day (`2026-11-09`, `2012-05`, `2012`).
     public let date: String?
+    /// How the SMART Health Card that brought it was checked, when a card did.
+    public var verification: EntryVerification? = nil
 }
 
 extension ClinicalSummary {
@@ -83,6 +85,14 @@ extension ClinicalSummary {
     }
 
     public func rows(_ section: SummarySection) -> [SummaryRow] {
+        rowsWithoutChecks(section).map { row in
+            var row = row
+            row.verification = verifications[row.entry.id]
+            return row
+        }
+    }
+
+    private func rowsWithoutChecks(_ section: SummarySection) -> [SummaryRow] {
         let planner = section == .results || section == .vitalSigns ? self.planner : nil
         return entries(in: section).map { entry in
             let c = entry.content

@@ -76,6 +76,8 @@ public struct TimelineQuery {
         let sources = detail ? Dictionary(uniqueKeysWithValues: try SourceRepository(db).all().map { ($0.id, $0) }) : [:]
         // A fact several sources state is one item (the shown copy); detail names every source.
         let facts = detail ? try EntryRepository(db).factSources(patientID: patientID) : [:]
+        // Entries SMART Health Cards brought: their check, for the verified badge.
+        let checks = detail ? try HealthCardRepository(db).verifications(patientID: patientID) : [:]
 
         var lists: [String: [JSONValue]] = [:]
         // Vitals keep plain numbers, grouped by description; activity its daily totals. Rows of one
@@ -135,7 +137,7 @@ public struct TimelineQuery {
                 days[index].total += value
                 lastActivity = index
             default:
-                lists[key, default: []].append(item(row, sources: sources, facts: facts))
+                lists[key, default: []].append(item(row, sources: sources, facts: facts, checks: checks))
             }
         }
         let vitals = Dictionary(uniqueKeysWithValues: vitalGroups.map { ($0.description, $0.group) })
@@ -163,7 +165,7 @@ public struct TimelineQuery {
     }
 
     func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary],
-              facts: [Int64: (names: [String], copies: Int)] = [:]) -> JSONValue {
+              facts: [Int64: (names: [String], copies: Int)] = [:], checks: [Int64: EntryVerification] = [:]) -> JSONValue {
         let value: JSONValue = row.valueNumber.map(JSONValue.double) ?? row.valueText.map(JSONValue.string) ?? .null
         var members: JSONObject = [
             ("id", .string(row.uuid)), ("description", .string(row.description)), ("date", .int(row.time)),
@@ -185,6 +187,10 @@ public struct TimelineQuery {
             if let fact = facts[row.id] {
                 members.append(("sources", .array(fact.names.map(JSONValue.string))))
                 members.append(("copies", .int(fact.copies)))
+            }
+            if let check = checks[row.id] {
+                members.append(("verification", check.jsonValue))
+                members.append(("badge", .string(check.badge)))
             }
         }
         return .object(members)

@@ -89,19 +89,20 @@ extension OpenVault {
         try read {
             // Codes matter only to a `%` or `count` reading (ReadableUnits.needsCodes): they are read once per
             // source, description and unit, not decoded for each of a decade's rows.
-            var codes: [String: [String: [String]]] = [:]
-            func codesOf(_ row: TimelineRow) throws -> [String: [String]] {
-                guard ReadableUnits.needsCodes(row.unit) else { return [:] }
-                let key = "\(row.sourceID)\u{1F}\(row.description)\u{1F}\(row.unit ?? "")"
-                if let known = codes[key] { return known }
-                let found = try entries.get(id: row.id)?.content.codes ?? [:]
-                codes[key] = found
+            // So is how they read (`ReadableUnits.Scale`), by source, description and unit.
+            var scales: [String: ReadableUnits.Scale] = [:]
+            func scale(_ row: TimelineRow, _ description: String) throws -> ReadableUnits.Scale {
+                let key = "\(row.sourceID)\u{1F}\(description)\u{1F}\(row.description)\u{1F}\(row.unit ?? "")"
+                if let known = scales[key] { return known }
+                let codes = ReadableUnits.needsCodes(row.unit) ? try entries.get(id: row.id)?.content.codes ?? [:] : [:]
+                let found = ReadableUnits.Scale(unit: row.unit, codes: codes, description: description)
+                scales[key] = found
                 return found
             }
             func add(_ row: TimelineRow) throws {
                 for (description, number) in TimelineQuery.vitalReadings(row) {
                     guard let number else { continue }
-                    let shown = ReadableUnits.quantity(number, unit: row.unit, codes: try codesOf(row), description: description)
+                    let shown = try scale(row, description).quantity(number)
                     groups[description, default: Group(unit: shown.unit)].add(time: Double(row.time), value: shown.value)
                 }
             }
@@ -140,14 +141,15 @@ extension OpenVault {
                     }
                 }
                 // ...and their whole days from the totals.
+                var seriesScales: [Int64: ReadableUnits.Scale] = [:]
                 for day in days where fromTotals.contains(day.seriesID) {
                     guard let info = series[day.seriesID] else { continue }
-                    func shown(_ value: Double) -> ReadableQuantity {
-                        ReadableUnits.quantity(value, unit: info.unit, codes: info.codes, description: info.description)
-                    }
-                    let mean = shown(day.mean)
+                    let scale = seriesScales[day.seriesID] ?? ReadableUnits.Scale(unit: info.unit, codes: info.codes, description: info.description)
+                    seriesScales[day.seriesID] = scale
+                    let mean = scale.quantity(day.mean)
                     groups[info.description, default: Group(unit: mean.unit)].add(time: day.meanTime, value: mean.value, count: Int(day.count),
-                                                                                  minimum: shown(day.minimum).value, maximum: shown(day.maximum).value)
+                                                                                  minimum: scale.quantity(day.minimum).value,
+                                                                                  maximum: scale.quantity(day.maximum).value)
                     groups[info.description]!.fromDays = true
                 }
             }

@@ -36,6 +36,32 @@ public struct FHIRResourceText: Sendable {
         }
     }
 
+    /// Adds codings to the resource's `meta.security` and `meta.tag` (a `meta` is made after the id
+    /// when there is none; codings already there are kept, one equal to an added one is not repeated).
+    public mutating func addMeta(security: [JSONValue], tags: [JSONValue]) {
+        object = Self.addingMeta(to: object, security: security, tags: tags)
+    }
+
+    /// `addMeta` on any resource object.
+    public static func addingMeta(to resource: JSONObject, security: [JSONValue], tags: [JSONValue]) -> JSONObject {
+        var resource = resource
+        var meta = resource["meta"]?.object ?? JSONObject()
+        for (key, added) in [("security", security), ("tag", tags)] where !added.isEmpty {
+            var list = meta[key]?.array ?? []
+            for coding in added where !list.contains(where: { $0.object?["system"] == coding.object?["system"] && $0.object?["code"] == coding.object?["code"] }) {
+                list.append(coding)
+            }
+            meta[key] = .array(list)
+        }
+        if let index = resource.members.firstIndex(where: { $0.key == "meta" }) {
+            resource.members[index].value = .object(meta)
+        } else {
+            let at = resource.members.firstIndex(where: { $0.key == "id" }).map { $0 + 1 } ?? min(1, resource.members.count)
+            resource.members.insert((key: "meta", value: .object(meta)), at: at)
+        }
+        return resource
+    }
+
     /// The `reference` of the Reference in member `key` (`medicationReference`), when it has one.
     public func reference(_ key: String) -> String? { object[key]?.object?["reference"]?.string }
 

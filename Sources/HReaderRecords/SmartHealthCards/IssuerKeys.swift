@@ -1,3 +1,4 @@
+import Foundation
 import HReaderCrypto
 import HReaderJSON
 
@@ -13,6 +14,9 @@ public struct IssuerKey: Sendable, Equatable {
     public let crlVersion: Int?
     /// The JWK as published (kept in the vault's cache).
     public let jwk: JSONObject
+    /// The key's X.509 certificate chain (`x5c`: DER certificates, the leaf first), when the issuer
+    /// publishes one: checked against the trust anchors the user gave for the issuer.
+    public let certificateChain: [[UInt8]]?
 
     /// The key's bytes, for `P256PublicKey`.
     public var coordinates: (x: [UInt8], y: [UInt8]) { (Base64URL.decode(x) ?? [], Base64URL.decode(y) ?? []) }
@@ -39,11 +43,30 @@ public struct IssuerKey: Sendable, Equatable {
             guard let version = value.int, version >= 0 else { throw .malformed("\(name): crlVersion is not a whole number") }
             crlVersion = version
         }
+        var chain: [[UInt8]]?
+        if let value = jwk.present("x5c") {
+            // Standard base64 (RFC 7517 §4.7, not base64url), each a DER certificate.
+            guard let list = value.array, !list.isEmpty, list.count <= 10 else { throw .malformed("\(name): x5c is not a list of 1 to 10 certificates") }
+            chain = try list.map { item throws(HealthCardError) in
+                guard let text = item.string, text.utf8.count <= 16_384, let der = Self.base64(text), !der.isEmpty else {
+                    throw .malformed("\(name): an x5c certificate is not base64 DER")
+                }
+                return der
+            }
+        }
+        certificateChain = chain
         keyID = kid
         self.x = x
         self.y = y
         self.crlVersion = crlVersion
         self.jwk = jwk
+    }
+
+    /// Standard base64 with padding, as x5c writes it.
+    static func base64(_ text: String) -> [UInt8]? {
+        guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2b || $0 == 0x2f || $0 == 0x3d }),
+              let data = Data(base64Encoded: text) else { return nil }
+        return Array(data)
     }
 
     /// The keys of a JWK Set (`{"keys": […]}`), the unusable ones with why.

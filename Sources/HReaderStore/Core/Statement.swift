@@ -102,6 +102,8 @@ public final class Statement {
     public func columnName(_ i: Int) -> String { String(cString: sqlite3_column_name(handle, Int32(i))) }
 
     public func isNull(_ i: Int) -> Bool { sqlite3_column_type(handle, Int32(i)) == SQLITE_NULL }
+    /// Whether the column holds a floating-point number (a sample's value is REAL when it reads back as written, else text).
+    public func isReal(_ i: Int) -> Bool { sqlite3_column_type(handle, Int32(i)) == SQLITE_FLOAT }
     public func int64(_ i: Int) -> Int64? { isNull(i) ? nil : sqlite3_column_int64(handle, Int32(i)) }
     public func int(_ i: Int) -> Int? { int64(i).map { Int($0) } }
     public func double(_ i: Int) -> Double? { isNull(i) ? nil : sqlite3_column_double(handle, Int32(i)) }

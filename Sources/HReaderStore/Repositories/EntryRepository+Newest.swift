@@ -156,19 +156,81 @@ extension EntryRepository {
 
     /// The first `limit` of a patient's entries of a clinical `type` (medications, immunizations:
     /// never Apple Health samples, which are measurements), one per fact, in `order`; with `current`,
-    /// struck ones left out. SQLite keeps the first `limit` as it reads the type's index.
+    /// struck ones left out. The order is found in the covering index `entries_facts` (a grouped
+    /// kind's entries that are not struck) and the struck ones' few rows, and only the `limit`
+    /// rows shown are read: each carries its source document.
     public func firstEntries(patientID: Int64, type: EntryType, order: Order, current: Bool, limit: Int) throws -> [Entry] {
-        try db.query("""
-            SELECT \(Self.columns) FROM entries WHERE patient_id = ? AND type = ? AND \(Self.shownCopy)\(current ? " AND user_deleted = 0" : "")
-            ORDER BY \(order.time) IS NULL, \(order.time) DESC, id LIMIT ?
-            """, [patientID, type.rawValue, limit], Self.row)
+        let ordered = "ORDER BY \(order.time) IS NULL, \(order.time) DESC, id LIMIT ?"
+        guard FactGrouping.groupedTypes.contains(type) else {
+            return try db.query("""
+                SELECT \(Self.columns) FROM entries WHERE patient_id = ? AND type = ? AND \(Self.shownCopy)\(current ? " AND user_deleted = 0" : "")
+                \(ordered)
+                """, [patientID, type.rawValue, limit], Self.row)
+        }
+        var keys = try db.query("""
+            SELECT id, \(order.time) FROM entries INDEXED BY entries_facts
+            WHERE patient_id = ? AND type = ? AND user_deleted = 0 AND type IN (\(FactGrouping.groupedTypesSQL)) AND \(Self.shownCopy) \(ordered)
+            """, [patientID, type.rawValue, limit]) { ($0.int64(0)!, $0.int64(1)) }
+        if !current {
+            keys += try db.query("""
+                SELECT id, \(order.time) FROM entries WHERE patient_id = ? AND type = ? AND user_deleted != 0 AND \(Self.shownCopy) \(ordered)
+                """, [patientID, type.rawValue, limit]) { ($0.int64(0)!, $0.int64(1)) }
+            // As SQLite orders them: newest first, undated last, then by id.
+            keys.sort { a, b in
+                switch (a.1, b.1) {
+                case let (x?, y?) where x != y: return x > y
+                case (nil, _?): return false
+                case (_?, nil): return true
+                default: return a.0 < b.0
+                }
+            }
+        }
+        let fetch = try db.prepare("SELECT \(Self.columns) FROM entries WHERE id = ?")
+        return try keys.prefix(limit).compactMap { key -> Entry? in
+            try fetch.bind([key.0])
+            defer { fetch.reset() }
+            return try fetch.step() ? Self.row(fetch) : nil
+        }
+    }
+
+    /// A patient's *current* entries of a clinical `type` (conditions, allergies): one per fact, not
+    /// struck, no status in `inactiveStatuses` (compared in lower case), not ended before `now`. The
+    /// first `limit` newest first in `order` (undated last), and how many there are: a summary shows a
+    /// few, and reads no more than it shows.
+    public func current(patientID: Int64, type: EntryType, order: Order, inactiveStatuses: Set<String>, now: Int64,
+                        limit: Int) throws -> (entries: [Entry], total: Int) {
+        precondition(FactGrouping.groupedTypes.contains(type), "read through the grouping index, which holds the grouped kinds only")
+        let statuses = inactiveStatuses.sorted()
+        // Through the covering index `entries_facts` (status, dates and ids are in it), whose own
+        // condition is written out so that SQLite may use it: no row is read but the `limit` shown
+        // (a row carries its source document: 1,429 conditions were 6,000 pages).
+        let condition = """
+            patient_id = ? AND type = ? AND user_deleted = 0 AND type IN (\(FactGrouping.groupedTypesSQL)) AND \(Self.shownCopy)
+            AND (status IS NULL OR lower(status) NOT IN (\(statuses.map { _ in "?" }.joined(separator: ", "))))
+            AND (end_epoch IS NULL OR end_epoch >= ?)
+            """
+        let args: [DatabaseValueConvertible?] = [patientID, type.rawValue] + statuses + [now]
+        let ids = try db.query("""
+            SELECT id FROM entries INDEXED BY entries_facts WHERE \(condition) ORDER BY \(order.time) IS NULL, \(order.time) DESC, id LIMIT ?
+            """, args + [limit]) { $0.int64(0)! }
+        let fetch = try db.prepare("SELECT \(Self.columns) FROM entries WHERE id = ?")
+        let entries = try ids.compactMap { id -> Entry? in
+            try fetch.bind([id])
+            defer { fetch.reset() }
+            return try fetch.step() ? Self.row(fetch) : nil
+        }
+        let total = ids.count < limit ? ids.count
+            : Int(try db.scalarInt("SELECT count(*) FROM entries INDEXED BY entries_facts WHERE \(condition)", args) ?? 0)
+        return (entries, total)
     }
 
     /// How many entries and samples of `type` a patient has, one per fact; `current`: not struck
     /// through; `dated`: with a date, start or end (a sample always is, and never struck).
     public func count(patientID: Int64, type: EntryType, current: Bool = false, dated: Bool = false) throws -> Int {
         var sql = "SELECT count(*) FROM entries WHERE patient_id = ? AND type = ? AND \(Self.shownCopy)"
-        if current { sql += " AND user_deleted = 0" }
+        // Not struck, of a grouped kind: counted in the covering index `entries_facts` (its condition
+        // written out so that SQLite may use it), without reading a row.
+        if current { sql += " AND user_deleted = 0" + (FactGrouping.groupedTypes.contains(type) ? " AND type IN (\(FactGrouping.groupedTypesSQL))" : "") }
         if dated { sql += " AND coalesce(date_epoch, start_epoch, end_epoch) IS NOT NULL" }
         let stored = Int(try db.scalarInt(sql, [patientID, type.rawValue]) ?? 0)
         return stored + (try SampleRepository(db: db).countsByType(patientID: patientID)[type] ?? 0)

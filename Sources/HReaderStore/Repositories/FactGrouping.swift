@@ -175,20 +175,10 @@ public struct FactGrouping {
                 start = Int(end)
             }
             var reached = touched
-            var meetingAnother = false
             start = 0
             for (row, end) in rowKeyEnds.enumerated() {
-                if rowKeys[start..<Int(end)].contains(where: { counts[Int($0)] == 2 && touchedKeys[Int($0)] }) {
-                    reached.insert(rowIDs[row])
-                    meetingAnother = true
-                }
+                if rowKeys[start..<Int(end)].contains(where: { counts[Int($0)] == 2 && touchedKeys[Int($0)] }) { reached.insert(rowIDs[row]) }
                 start = Int(end)
-            }
-            // Nothing touched meets another, none was grouped nor joined (a watch's new readings): no
-            // group can change, and the candidates' pass would find none.
-            if !meetingAnother, joined.isDisjoint(with: touched), !touched.contains(where: { current[$0] != nil }),
-               !current.values.contains(where: { touched.contains($0) }) {
-                return 0
             }
             var members: [Int64: [Int64]] = [:]   // a shown copy → the copies pointing at it
             for (copy, fact) in current { members[fact, default: []].append(copy) }
@@ -384,15 +374,17 @@ public struct FactGrouping {
 
     /// The person's entries of the kinds grouped, never struck, one at a time: what their keys are
     /// made of, and a way to read the rest of the row into a candidate (only for the few that need it).
-    /// The grouped kinds of the `touched` entries, of the facts they point at and the copies that point
-    /// at them (from the narrow `fact_copies`), and of the entries in `joined`.
+    /// The grouped kinds of the `touched` entries and of the entries in `joined`, of the facts they
+    /// are or point at, and of every copy of those facts (from the narrow `fact_copies`). A group is
+    /// of one kind unless a hand-made join crossed kinds: then a touched copy's siblings may be of
+    /// another kind than it and its fact, and must be read to be grouped again.
     private func kindsReached(from touched: Set<Int64>, joined: Set<Int64>) throws -> [EntryType] {
         let ids = "[" + touched.union(joined).map(String.init).joined(separator: ",") + "]"
         let names = Set(try db.query("""
-            WITH t(id) AS (SELECT value FROM json_each(?1))
-            SELECT type FROM entries WHERE id IN (SELECT id FROM t)
-            UNION SELECT type FROM entries WHERE id IN (SELECT fact_id FROM fact_copies WHERE entry_id IN (SELECT id FROM t))
-            UNION SELECT type FROM entries WHERE id IN (SELECT entry_id FROM fact_copies WHERE fact_id IN (SELECT id FROM t))
+            WITH t(id) AS (SELECT value FROM json_each(?1)),
+                 f(id) AS (SELECT id FROM t UNION SELECT fact_id FROM fact_copies WHERE entry_id IN (SELECT id FROM t))
+            SELECT type FROM entries WHERE id IN (SELECT id FROM f)
+            UNION SELECT type FROM entries WHERE id IN (SELECT entry_id FROM fact_copies WHERE fact_id IN (SELECT id FROM f))
             """, [ids]) { $0.string(0) ?? "" })
         return Self.groupedTypes.filter { names.contains($0.rawValue) }
     }

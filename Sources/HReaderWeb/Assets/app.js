@@ -139,12 +139,15 @@
             const from = item.sources && item.copies > 1
               ? [" ", el("span", { class: "from" }, `from: ${item.sources.join(", ")}` +
                   (item.copies > item.sources.length ? ` (${item.copies} copies)` : ""))] : [];
+            // A SMART Health Card brought it: how it was checked (the verified badge).
+            const badge = item.verification ? [" ", el("span", { class: `badge badge-${item.verification.status}`,
+              "data-verification": item.verification.status }, (item.verification.status === "verified" ? "\u2713 " : "") + item.badge)] : [];
             if (key === "results" && item.entry_id !== undefined) {
               const href = `${base}/patients/${encodeURIComponent(state.patient)}/trends?entry=${encodeURIComponent(item.entry_id)}`;
               return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, " ",
-                el("a", { class: "trend-link", href }, "trend"), ...from);
+                el("a", { class: "trend-link", href }, "trend"), ...badge, ...from);
             }
-            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, ...from);
+            return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, ...badge, ...from);
           }))));
       }
       const activity = timeline.activity || [];

@@ -125,10 +125,11 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size.
+        // Writes synthetic Apple Health exports (export.xml or export.zip) in the real format, any size; and
+        // a Garmin watch's FIT files and Android Health Connect exports (HReaderStore: its one SQLite).
         .executableTarget(
             name: "hreader-health-generator",
-            dependencies: ["HReaderJSON", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: ["HReaderJSON", "HReaderStore", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON",
                                                           "CLibXML2"]),
@@ -137,7 +138,7 @@ let package = Package(
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Records"),
         .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
@@ -148,11 +149,13 @@ let package = Package(
         .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks"], exclude: ["Fuzz", "Fixtures"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks", "FITWriter"], exclude: ["Fuzz", "Fixtures"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // Writes FIT files for the tests, the generator and the fuzz seeds (independent of the decoder).
+        .target(name: "FITWriter", path: "Tests/FITWriter"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "HReaderJSON", "TestSupport"]),
-        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FuzzKitChecks", "FuzzWebChecks",
+        .testTarget(name: "HReaderCLITests", dependencies: ["HReaderKit", "HReaderNet", "HReaderJSON", "TestSupport", "FITWriter", "FuzzKitChecks", "FuzzWebChecks",
                                                       .product(name: "ZIPFoundation", package: "ZIPFoundation")],
                     exclude: ["Fuzz"]),
         // The executable's own pieces (its quick command-line path against swift-argument-parser).

@@ -50,14 +50,21 @@ LIBRARIES = [
             sqlite3_column_double sqlite3_column_int64 sqlite3_column_name sqlite3_column_text sqlite3_column_type
             sqlite3_compileoption_used sqlite3_errcode sqlite3_errmsg sqlite3_exec sqlite3_extended_errcode
             sqlite3_extended_result_codes sqlite3_finalize sqlite3_free sqlite3_interrupt sqlite3_key sqlite3_last_insert_rowid
-            sqlite3_libversion sqlite3_open_v2 sqlite3_prepare_v2 sqlite3_reset sqlite3_step""",
+            sqlite3_libversion sqlite3_open_v2 sqlite3_prepare_v2 sqlite3_reset sqlite3_step
+            sqlite3_deserialize sqlite3_limit sqlite3_malloc64 sqlite3_set_authorizer""",
         # Variadic: in the table for the shims below, not wrapped for Swift (which cannot call them).
-        "variadic": ["sqlite3_config"],
+        "variadic": ["sqlite3_config", "sqlite3_db_config"],
         "epilogue": """
 // Memory statistics make every sqlite3_malloc take a global mutex; hreader reads none of them, and an
 // import allocates millions of times.
 static inline int hreader_sqlite3_disable_memory_statistics(void) {
     return hreader_sqlcipher()->sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+// One of sqlite3_db_config's on/off settings (SQLITE_DBCONFIG_DEFENSIVE, …), for a foreign database
+// opened read-only (Database.openForeign).
+static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value) {
+    return hreader_sqlcipher()->sqlite3_db_config(db, op, value, (int *)0);
 }
 """,
     },

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Creates a Python virtual environment at DIR (default .build/pyenv) holding fhir.resources, the
 # independent FHIR validator the export tests run the exported resources through, and
-# healthkit-to-sqlite, the reference Apple Health importer `make bench` compares against.
+# healthkit-to-sqlite, the reference Apple Health importer `make bench` compares against, and fitdecode,
+# the FIT decoder its wearables group times on the same files.
 # Idempotent and fast when already done: a stamp file records what was installed.
 #   .ci/pydeps.sh .build/pyenv
 set -euo pipefail
 
 dir="${1:-.build/pyenv}"
 # Pinned: 8.x ships R4B models (fhir.resources.R4B), the closest to FHIR R4 4.0.1.
-requirement="fhir.resources==8.3.0 healthkit-to-sqlite==1.0.1"
+requirement="fhir.resources==8.3.0 healthkit-to-sqlite==1.0.1 fitdecode==0.11.0"
 stamp="$dir/.hreader-pydeps"
 
 if [ -x "$dir/bin/python3" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$requirement" ] \

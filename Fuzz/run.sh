@@ -15,16 +15,16 @@ flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -X
 declare -A binary=(
   [json]=fuzz-records [fhir-bundle]=fuzz-records [fhir-ndjson]=fuzz-records [fhir-xml]=fuzz-records
   [rhex-feed]=fuzz-records [rhex-record]=fuzz-records [apple-health]=fuzz-records [ccda]=fuzz-records [fhir-narrative]=fuzz-records
-  [ccda-narrative]=fuzz-records [xdm-metadata]=fuzz-records [html-text]=fuzz-records [rtf-text]=fuzz-records [health-card]=fuzz-records [health-link]=fuzz-records [extracted-text]=fuzz-records [brands-bundle]=fuzz-records
+  [ccda-narrative]=fuzz-records [xdm-metadata]=fuzz-records [html-text]=fuzz-records [rtf-text]=fuzz-records [health-card]=fuzz-records [health-link]=fuzz-records [extracted-text]=fuzz-records [brands-bundle]=fuzz-records [fit]=fuzz-records [health-connect]=fuzz-records [fitbit]=fuzz-records
   [applet-plist]=fuzz-kit [timeline-post]=fuzz-kit [apple-health-zip]=fuzz-kit [backup-header]=fuzz-kit [key-file]=fuzz-kit
   [web-query]=fuzz-web [web-form]=fuzz-web [web-return-to]=fuzz-web)
 declare -A dict=(
   [json]=json [fhir-bundle]=json [fhir-ndjson]=json [rhex-record]=json [timeline-post]=json
-  [fhir-xml]=xml [ccda]=xml [ccda-narrative]=xml [xdm-metadata]=xml [fhir-narrative]=xml [html-text]=xml [rtf-text]=rtf [extracted-text]=text [health-card]=json [health-link]=json [brands-bundle]=json [rhex-feed]=xml [apple-health]=xml [applet-plist]=xml [apple-health-zip]=xml
+  [fhir-xml]=xml [ccda]=xml [ccda-narrative]=xml [xdm-metadata]=xml [fhir-narrative]=xml [html-text]=xml [rtf-text]=rtf [extracted-text]=text [health-card]=json [health-link]=json [brands-bundle]=json [fit]=fit [health-connect]=sqlite [fitbit]=json [rhex-feed]=xml [apple-health]=xml [applet-plist]=xml [apple-health-zip]=xml
   [web-query]=web [web-form]=web [web-return-to]=web [backup-header]=backup [key-file]=backup)
 declare -A regressions=(
   [fuzz-records]=Tests/HReaderRecordsTests/Fuzz [fuzz-kit]=Tests/HReaderCLITests/Fuzz [fuzz-web]=Tests/HReaderCLITests/Fuzz)
-order=(json fhir-bundle fhir-ndjson fhir-xml ccda ccda-narrative xdm-metadata fhir-narrative html-text rtf-text extracted-text health-card health-link brands-bundle rhex-feed rhex-record apple-health applet-plist timeline-post apple-health-zip
+order=(json fhir-bundle fhir-ndjson fhir-xml ccda ccda-narrative xdm-metadata fhir-narrative html-text rtf-text extracted-text health-card health-link brands-bundle fit health-connect fitbit rhex-feed rhex-record apple-health applet-plist timeline-post apple-health-zip
        backup-header key-file
        web-query web-form web-return-to)
 harnesses=("$@"); [ ${#harnesses[@]} -gt 0 ] || harnesses=("${order[@]}")

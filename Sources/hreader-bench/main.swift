@@ -50,7 +50,8 @@ say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersio
 // import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search, health-cards
 // (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS), serve (the
-// web view and its load run on HREADER_BENCH_SERVE_VAULT, opened with HREADER_SESSION).
+// web view and its load run on HREADER_BENCH_SERVE_VAULT, opened with HREADER_SESSION), wearables (FIT,
+// Health Connect and Fitbit against Apple Health, HREADER_BENCH_WEARABLE_SAMPLES).
 let groups: [String: () async throws -> Void] = [
     "import": {
         try await runImportBenchmarks(scratch: scratch, password: password)
@@ -71,6 +72,7 @@ let groups: [String: () async throws -> Void] = [
     "papers": { try runPapersBenchmarks(scratch: scratch, password: password) },
     "providers": { try runProvidersBenchmarks(scratch: scratch) },
     "serve": { try runServeOnGivenVault() },
+    "wearables": { try runWearablesBenchmarks(scratch: scratch, password: password) },
 ]
 if let only = ProcessInfo.processInfo.environment["HREADER_BENCH_ONLY"], !only.isEmpty {
     let names = only.split(separator: ",").map(String.init)
@@ -223,6 +225,7 @@ try runServeBenchmarks(hreader: hreaderBinary, vault: timelineService.vault.root
 
 try await runImportBenchmarks(scratch: scratch, password: password)
 try runAppleHealthBenchmarks(scratch: scratch, password: password)
+try runWearablesBenchmarks(scratch: scratch, password: password)
 try runCCDABenchmarks(scratch: scratch, password: password)
 try runReconcileBenchmarks(scratch: scratch, password: password)
 try runStartupBenchmarks()

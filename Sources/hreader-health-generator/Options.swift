@@ -3,11 +3,13 @@ import Foundation
 /// The command line, parsed by hand (this tool has no dependency but ZIPFoundation).
 struct Options {
     enum Output { case zip, xml }
+    enum Format: String { case appleHealth = "apple-health", fit, healthConnect = "health-connect", fitbit }
 
     var out: URL
     /// As given on the command line, for the closing message.
     var outPath = ""
     var output: Output
+    var format = Format.appleHealth
     var records = 1000
     var days = 365
     var seed: UInt64 = 1
@@ -25,6 +27,10 @@ struct Options {
                    [--workouts N]       default: about one per 3 days, at least 1
                    [--export-name NAME] the XML member's name inside the zip (default export.xml)
                    [--counts FILE]      also write a JSON summary of what was written
+                   [--format F]         apple-health (default), or fit: a Garmin watch's daily FIT
+                                        monitoring files, into a folder (--out DIR) or Garmin's export zip;
+                                        or health-connect: an Android Health Connect export (--out F.zip or F.db);
+                                        or fitbit: Fitbit's Google Takeout (--out DIR or F.zip)
 
         Writes a synthetic Apple Health export ("Export All Health Data") with invented data,
         deterministic for a seed. A .zip gets the real layout (apple_health_export/...); for a
@@ -38,7 +44,7 @@ struct Options {
     /// Returns nil for --help.
     static func parse(_ arguments: [String]) throws -> Options? {
         var values: [String: String] = [:]
-        let known: Set<String> = ["--out", "--records", "--days", "--seed", "--clinical", "--workouts", "--export-name", "--counts"]
+        let known: Set<String> = ["--out", "--records", "--days", "--seed", "--clinical", "--workouts", "--export-name", "--counts", "--format"]
         var index = 0
         while index < arguments.count {
             var name = arguments[index]
@@ -64,7 +70,16 @@ struct Options {
         guard let outPath = values["--out"], !outPath.isEmpty else { throw UsageError(description: "--out PATH is required") }
         let lower = outPath.lowercased()
         let output: Output
-        if lower.hasSuffix(".zip") {
+        let format = try values["--format"].map {
+            guard let format = Format(rawValue: $0) else { throw UsageError(description: "--format is apple-health, fit, health-connect or fitbit: '\($0)'") }
+            return format
+        } ?? .appleHealth
+        if format == .healthConnect {
+            guard lower.hasSuffix(".zip") || lower.hasSuffix(".db") else { throw UsageError(description: "with --format health-connect, --out ends in .zip or .db") }
+            output = lower.hasSuffix(".zip") ? .zip : .xml   // .xml: the database alone
+        } else if format == .fit || format == .fitbit {
+            output = lower.hasSuffix(".zip") ? .zip : .xml   // .xml: a folder of FIT files
+        } else if lower.hasSuffix(".zip") {
             output = .zip
         } else if lower.hasSuffix(".xml") {
             output = .xml
@@ -72,6 +87,7 @@ struct Options {
             throw UsageError(description: "--out must end in .zip or .xml: '\(outPath)'")
         }
         var options = Options(out: URL(fileURLWithPath: outPath), output: output)
+        options.format = format
         options.outPath = outPath
 
         func integer(_ name: String, minimum: Int, maximum: Int = 1_000_000_000) throws -> Int? {

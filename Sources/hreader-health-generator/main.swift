@@ -3,6 +3,7 @@
 // blood-pressure Correlations, Workouts with routes, ActivitySummaries, ClinicalRecords with their
 // FHIR R4 files. Invented data only, deterministic for a seed, any size, streamed (never held whole).
 import Foundation
+import HReaderJSON
 
 func fail(_ message: String, code: Int32) -> Never {
     FileHandle.standardError.write(Data("hreader-health-generator: \(message)\n".utf8))
@@ -26,6 +27,50 @@ for url in [options.out, options.counts].compactMap({ $0 }) {
     guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory), isDirectory.boolValue else {
         fail("no such directory: \(folder.path)", code: 2)
     }
+}
+
+if options.format == .healthConnect {
+    do {
+        let samples = try HealthConnectOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days,
+                                                    seed: options.seed)
+        if let counts = options.counts {
+            let summary = JSONValue.object([("format", .string("health-connect")), ("days", .int(options.days)), ("samples", .int(samples))])
+            try Data((summary.serialized(pretty: true) + "\n").utf8).write(to: counts)
+        }
+        print("wrote \(options.outPath): a Health Connect export of \(options.days) days, \(samples) samples")
+    } catch {
+        fail("\(error)", code: 2)
+    }
+    exit(0)
+}
+
+if options.format == .fitbit {
+    do {
+        let samples = try FitbitOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days, seed: options.seed)
+        if let counts = options.counts {
+            let summary = JSONValue.object([("format", .string("fitbit")), ("days", .int(options.days)), ("samples", .int(samples))])
+            try Data((summary.serialized(pretty: true) + "\n").utf8).write(to: counts)
+        }
+        print("wrote \(options.outPath): Fitbit's Takeout of \(options.days) days, \(samples) samples")
+    } catch {
+        fail("\(error)", code: 2)
+    }
+    exit(0)
+}
+
+if options.format == .fit {
+    do {
+        let samples = try FITOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days,
+                                          workouts: options.workouts ?? 0, seed: options.seed)
+        if let counts = options.counts {
+            let summary = JSONValue.object([("format", .string("fit")), ("days", .int(options.days)), ("samples", .int(samples))])
+            try Data((summary.serialized(pretty: true) + "\n").utf8).write(to: counts)
+        }
+        print("wrote \(options.outPath): \(options.days) FIT monitoring files, \(options.workouts ?? 0) activities, \(samples) samples")
+    } catch {
+        fail("\(error)", code: 2)
+    }
+    exit(0)
 }
 
 let plan = Plan(records: options.records, days: options.days, workouts: options.workouts, clinical: options.clinical)

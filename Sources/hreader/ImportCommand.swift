@@ -8,7 +8,7 @@ import HReaderStore
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON/XML, a Bulk Data directory, RHEx c32 JSON, C-CDA/C32 documents).",
+        abstract: "Import records from a server (FHIR R4 or RHEx) or from files (FHIR JSON/NDJSON/XML, a Bulk Data directory, RHEx c32 JSON, C-CDA/C32 documents, Garmin FIT files, Health Connect exports, Fitbit Takeout).",
         discussion: """
             Patients are created or updated by the id their source gives them; entries are updated in
             place on a re-import, and your own comments and strike-throughs are kept. Each patient is
@@ -27,6 +27,9 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --link "$(cat link.txt)" --passcode-file passcode.txt
               hreader import --apple-health export.zip --as me
               hreader import --apple-health export.zip --patient 2
+              hreader import --file activity.fit --as me            (Garmin FIT files: a file, a folder, Garmin's export zip)
+              hreader import --file "Health Connect.zip" --as me    (an Android Health Connect export)
+              hreader import --file takeout.zip --as me             (Fitbit's data from Google Takeout)
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -34,7 +37,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Import from this server's base URL.", valueName: "url")) var server: String?
     @Option(help: "fhir or rhex (default: the stored source's kind, else found by asking the server).") var kind: ServerKind?
     @Flag(help: "Import every patient the server holds.") var all = false
-    @Option(help: ArgumentHelp("The file (or directory of FHIR files and clinical documents) to import.", valueName: "path")) var file: String?
+    @Option(help: ArgumentHelp("The file (or directory of FHIR files and clinical documents, or FIT files) to import.", valueName: "path")) var file: String?
     @Option(help: ArgumentHelp("A SMART Health Link to import: shlink:/… or a viewer URL ending in #shlink:/….", valueName: "link"))
     var link: String?
     @Option(help: ArgumentHelp("With --link: a file holding the link's passcode (flag P).", valueName: "file"))

@@ -8,6 +8,7 @@ import FuzzDriver
 import HReaderCrypto
 import HReaderJSON
 @testable import HReaderRecords
+import HReaderStore
 
 public enum RecordsFuzzChecks {
     /// Harness name → check. The names are the folders of the regression inputs.
@@ -16,7 +17,7 @@ public enum RecordsFuzzChecks {
         ("rhex-feed", rhexFeed), ("rhex-record", rhexRecord), ("apple-health", appleHealth), ("fhir-narrative", fhirNarrative),
         ("ccda", ccda), ("ccda-narrative", ccdaNarrative), ("xdm-metadata", xdmMetadata), ("html-text", htmlText), ("rtf-text", rtfText),
         ("health-card", healthCard), ("health-link", healthLink), ("extracted-text", extractedText),
-        ("brands-bundle", brandsBundle),
+        ("brands-bundle", brandsBundle), ("fit", fit), ("health-connect", healthConnect), ("fitbit", fitbit),
     ]
 
     static let utc = TimeZone(identifier: "UTC")!
@@ -676,5 +677,99 @@ public enum RecordsFuzzChecks {
 enum AppleHealthFuzzMarker {
     /// The fast path declined the document (libxml2 reads it; nothing to compare).
     static let declined = "(declined by the fast path)"
+}
+
+extension RecordsFuzzChecks {
+    // MARK: Fitbit Takeout (docs/wearables.md)
+
+    /// Any bytes as each of Fitbit's day files (steps, heart rate, resting heart rate, weight, sleep):
+    /// samples or a `FitbitTakeoutReader.Failure`, never a trap; every sample reads back as the same
+    /// Record, its end not before its start. And any text as `Profile.csv`: a zone and unit or none.
+    public static func fitbit(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        _ = FitbitTakeoutReader.profile(String(decoding: bytes, as: UTF8.self))
+        for metric in FitbitTakeoutReader.Metric.allCases {
+            var samples: [SampleRecord] = []
+            do {
+                _ = try FitbitTakeoutReader(timeZone: TimeZone(identifier: "America/New_York")!, kilogramsPerWeightUnit: 0.45359237)
+                    .read(bytes, metric: metric, name: "fuzz.json", sample: { samples.append($0) })
+            } catch is FitbitTakeoutReader.Failure {
+                continue
+            } catch {
+                throw FuzzViolation("the Fitbit reader threw \(type(of: error)), not a Failure")
+            }
+            for sample in samples.prefix(10_000) {
+                guard sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true,
+                      let again = SampleRecord(attributes: sample.attributes, metadata: sample.metadata),
+                      again.attributes.description == sample.attributes.description else {
+                    throw FuzzViolation("a Fitbit sample does not read back as the same Record: \(sample.attributes)")
+                }
+            }
+        }
+    }
+
+    // MARK: Health Connect exports (docs/wearables.md)
+
+    /// Any bytes as a Health Connect database: `openForeign` refuses them or opens them read-only; the
+    /// reader gives readings or a `HealthConnectReader.Failure` or a database error (a damaged file),
+    /// never a trap; every sample reads back as the same Record with a sane offset and an end not
+    /// before its start; and the bytes it was given are unchanged (the copy is SQLite's, read-only).
+    public static func healthConnect(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let db: Database
+        do { db = try Database.openForeign(bytes) } catch is Database.ForeignFailure { return } catch {
+            throw FuzzViolation("openForeign threw \(type(of: error)), not a ForeignFailure")
+        }
+        guard HealthConnectReader.recognizes(db) else { return }
+        var samples: [SampleRecord] = []
+        do {
+            _ = try HealthConnectReader(timeZone: utc).read(db, sample: { samples.append($0) }, entry: { _ in })
+        } catch is HealthConnectReader.Failure {
+            return
+        } catch is DatabaseError {
+            return
+        }
+        for sample in samples.prefix(10_000) {
+            guard abs(sample.start.offsetMinutes) <= 18 * 60, sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true else {
+                throw FuzzViolation("a Health Connect sample with an offset of \(sample.start.offsetMinutes) min or ending before it starts")
+            }
+            guard let again = SampleRecord(attributes: sample.attributes, metadata: sample.metadata),
+                  again.attributes.description == sample.attributes.description else {
+                throw FuzzViolation("a Health Connect sample does not read back as the same Record: \(sample.attributes)")
+            }
+        }
+        guard [UInt8](data) == bytes else { throw FuzzViolation("the input's bytes changed") }
+    }
+
+    // MARK: FIT files (docs/wearables.md)
+
+    /// The decoder gives messages or a `FITDecoder.Failure`, nothing else; a file it accepts decodes
+    /// the same twice and maps without an error (the mapping is total over decoded messages); every
+    /// sample of the mapping reads back as the same Record (`SampleRecord(attributes:)`), and its
+    /// times are dates with a sane offset.
+    public static func fit(_ data: Data) throws {
+        let bytes = [UInt8](data)
+        let first: [FITDecoder.Message]
+        do { first = try FITDecoder.decode(bytes) } catch is FITDecoder.Failure { return } catch {
+            throw FuzzViolation("the FIT decoder threw \(type(of: error)), not a FITDecoder.Failure")
+        }
+        let second = try FITDecoder.decode(bytes)
+        guard first.count == second.count, zip(first, second).allSatisfy({ $0.global == $1.global && $0.fields == $1.fields && $0.timestamp == $1.timestamp }) else {
+            throw FuzzViolation("the same FIT file decoded twice differently")
+        }
+        let readings: WearableReadings
+        do { readings = try FITMapper(timeZone: utc).map(bytes, name: "fuzz.fit") } catch {
+            throw FuzzViolation("the mapping failed on a file the decoder accepts: \(error)")
+        }
+        for sample in readings.samples {
+            guard abs(sample.start.offsetMinutes) <= 14 * 60 + 59, sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true else {
+                throw FuzzViolation("a sample with an offset of \(sample.start.offsetMinutes) min or ending before it starts")
+            }
+            guard let again = SampleRecord(attributes: sample.attributes, metadata: sample.metadata),
+                  again.attributes.description == sample.attributes.description else {
+                throw FuzzViolation("a FIT sample does not read back as the same Record: \(sample.attributes)")
+            }
+        }
+    }
 }
 #endif

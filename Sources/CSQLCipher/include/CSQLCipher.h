@@ -45,7 +45,12 @@
 #define sqlite3_prepare_v2 hreader_lib_sqlite3_prepare_v2
 #define sqlite3_reset hreader_lib_sqlite3_reset
 #define sqlite3_step hreader_lib_sqlite3_step
+#define sqlite3_deserialize hreader_lib_sqlite3_deserialize
+#define sqlite3_limit hreader_lib_sqlite3_limit
+#define sqlite3_malloc64 hreader_lib_sqlite3_malloc64
+#define sqlite3_set_authorizer hreader_lib_sqlite3_set_authorizer
 #define sqlite3_config hreader_lib_sqlite3_config
+#define sqlite3_db_config hreader_lib_sqlite3_db_config
 #include <sqlcipher/sqlite3.h>
 #undef sqlite3_backup_finish
 #undef sqlite3_backup_init
@@ -87,7 +92,12 @@
 #undef sqlite3_prepare_v2
 #undef sqlite3_reset
 #undef sqlite3_step
+#undef sqlite3_deserialize
+#undef sqlite3_limit
+#undef sqlite3_malloc64
+#undef sqlite3_set_authorizer
 #undef sqlite3_config
+#undef sqlite3_db_config
 
 /// Every function hreader calls, in the table's order (loader.c resolves them by these names).
 #define HREADER_SQLCIPHER_FUNCTIONS(X) \
@@ -131,7 +141,12 @@
     X(sqlite3_prepare_v2) \
     X(sqlite3_reset) \
     X(sqlite3_step) \
+    X(sqlite3_deserialize) \
+    X(sqlite3_limit) \
+    X(sqlite3_malloc64) \
+    X(sqlite3_set_authorizer) \
     X(sqlite3_config) \
+    X(sqlite3_db_config) \
 
 struct hreader_sqlcipher_functions {
     __typeof__(hreader_lib_sqlite3_backup_finish) *sqlite3_backup_finish;
@@ -174,7 +189,12 @@ struct hreader_sqlcipher_functions {
     __typeof__(hreader_lib_sqlite3_prepare_v2) *sqlite3_prepare_v2;
     __typeof__(hreader_lib_sqlite3_reset) *sqlite3_reset;
     __typeof__(hreader_lib_sqlite3_step) *sqlite3_step;
+    __typeof__(hreader_lib_sqlite3_deserialize) *sqlite3_deserialize;
+    __typeof__(hreader_lib_sqlite3_limit) *sqlite3_limit;
+    __typeof__(hreader_lib_sqlite3_malloc64) *sqlite3_malloc64;
+    __typeof__(hreader_lib_sqlite3_set_authorizer) *sqlite3_set_authorizer;
     __typeof__(hreader_lib_sqlite3_config) *sqlite3_config;
+    __typeof__(hreader_lib_sqlite3_db_config) *sqlite3_db_config;
 };
 
 /// The table once the library is loaded, else NULL.
@@ -227,11 +247,21 @@ static inline int sqlite3_open_v2(__typeof__(const char *) a0, __typeof__(sqlite
 static inline int sqlite3_prepare_v2(__typeof__(sqlite3 *) a0, __typeof__(const char *) a1, __typeof__(int) a2, __typeof__(sqlite3_stmt **) a3, __typeof__(const char **) a4) { return hreader_sqlcipher()->sqlite3_prepare_v2(a0, a1, a2, a3, a4); }
 static inline int sqlite3_reset(__typeof__(sqlite3_stmt *) a0) { return hreader_sqlcipher()->sqlite3_reset(a0); }
 static inline int sqlite3_step(__typeof__(sqlite3_stmt *) a0) { return hreader_sqlcipher()->sqlite3_step(a0); }
+static inline int sqlite3_deserialize(__typeof__(sqlite3 *) a0, __typeof__(const char *) a1, __typeof__(unsigned char *) a2, __typeof__(sqlite3_int64) a3, __typeof__(sqlite3_int64) a4, __typeof__(unsigned int) a5) { return hreader_sqlcipher()->sqlite3_deserialize(a0, a1, a2, a3, a4, a5); }
+static inline int sqlite3_limit(__typeof__(sqlite3 *) a0, __typeof__(int) a1, __typeof__(int) a2) { return hreader_sqlcipher()->sqlite3_limit(a0, a1, a2); }
+static inline void * sqlite3_malloc64(__typeof__(sqlite3_uint64) a0) { return hreader_sqlcipher()->sqlite3_malloc64(a0); }
+static inline int sqlite3_set_authorizer(__typeof__(sqlite3 *) a0, __typeof__(int (*)(void *, int, const char *, const char *, const char *, const char *)) a1, __typeof__(void *) a2) { return hreader_sqlcipher()->sqlite3_set_authorizer(a0, a1, a2); }
 
 // Memory statistics make every sqlite3_malloc take a global mutex; hreader reads none of them, and an
 // import allocates millions of times.
 static inline int hreader_sqlite3_disable_memory_statistics(void) {
     return hreader_sqlcipher()->sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
+// One of sqlite3_db_config's on/off settings (SQLITE_DBCONFIG_DEFENSIVE, …), for a foreign database
+// opened read-only (Database.openForeign).
+static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value) {
+    return hreader_sqlcipher()->sqlite3_db_config(db, op, value, (int *)0);
 }
 
 #endif

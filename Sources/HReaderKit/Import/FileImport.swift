@@ -196,6 +196,10 @@ extension OpenVault {
     public func importFile(_ url: URL, into patient: Patient? = nil, relationship: Relationship? = nil, unverifiedCards: Bool = false,
                            progress: (String) -> Void = { _ in }) throws -> (format: String, summary: ImportSummary) {
         var passedOver: [String] = [], notes: [String] = []
+        // A wearable's files (FIT: a file, a folder, Garmin's zip) go to the samples (docs/wearables.md).
+        if let wearable = try WearableInput.detect(url) {
+            return try importWearables(wearable, name: url.lastPathComponent, into: patient, relationship: relationship, progress: progress)
+        }
         let limits = try DocumentLimits.fromEnvironment()
         if let picture = try RecordFile.pictureOrPDF(url, limits: limits) {
             return try importQRCodes(in: picture.bytes, kind: picture.kind, name: url.lastPathComponent, into: patient, relationship: relationship,

@@ -32,7 +32,7 @@ public final class Database {
         case fullTextSearchMissing
     }
 
-    private init(handle: OpaquePointer, path: String) {
+    init(handle: OpaquePointer, path: String) {
         self.handle = handle
         self.path = path
     }
@@ -46,7 +46,7 @@ public final class Database {
     /// checks the library and the file, and applies the connection settings of DESIGN.md §3.
     /// `key: nil` opens an unkeyed database (benchmarks' baseline only).
     /// Process-wide settings, before SQLite initialises itself on the first open.
-    private static let configured: Void = { _ = hreader_sqlite3_disable_memory_statistics() }()
+    static let configured: Void = { _ = hreader_sqlite3_disable_memory_statistics() }()
 
     ///
     /// `besideOpenConnection`: this process already has the file open through another connection. The

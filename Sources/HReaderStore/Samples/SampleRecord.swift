@@ -9,6 +9,8 @@ public struct SampleRecord: Sendable {
     public struct Time: Sendable, Equatable {
         public var epoch: Int64
         public var offsetMinutes: Int
+
+        public init(epoch: Int64, offsetMinutes: Int) { self.epoch = epoch; self.offsetMinutes = offsetMinutes }
     }
 
     /// Type, source name and version, device and unit: one shared object for every sample of a
@@ -72,6 +74,24 @@ public struct SampleRecord: Sendable {
     public var metadata: [(key: String, value: String)] { SampleExtras.split(extras) }
 
     public init() {}
+
+    /// A sample another format gave (a FIT file, a Health Connect export: docs/wearables.md), in the
+    /// form an export's Record has: its series' strings, start and end, value, and metadata. The
+    /// layout names the attributes a Record of it would carry (an empty version, device or unit is
+    /// left out), so it is read back as any Apple Health sample is.
+    public init(strings: SampleSeriesStrings, start: Time, end: Time?, value: DatabaseValue, metadata: [(key: String, value: String)] = []) {
+        self.strings = strings
+        self.start = start
+        self.end = end
+        self.value = value
+        extras = SampleExtras.joined(metadata)
+        var layout: UInt64 = 0
+        for (code, present) in [(1, true), (2, true), (3, !strings.sourceVersion.isEmpty), (4, !strings.device.isEmpty),
+                                (5, !strings.unit.isEmpty), (7, true), (8, true), (9, true)] where present {
+            layout = layout << 4 | UInt64(code)
+        }
+        self.layout = layout
+    }
 
     /// Metadata entries as `extras` holds them (nil for none).
     public static func extras(_ metadata: [(key: String, value: String)]) -> String? { SampleExtras.joined(metadata) }

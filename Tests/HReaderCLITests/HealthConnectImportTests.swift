@@ -1,0 +1,180 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `hreader import --file` of an Android Health Connect export (a zip holding
+/// `health_connect_export.db`), through the real binary. The databases are written by Python's
+/// sqlite3 with the tables and columns of AOSP's HealthFitness module (docs/wearables.md).
+final class HealthConnectImportTests: CLITestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try initVault()
+    }
+
+    static let marker = "Qwzx Pedometer"
+
+    /// 2026-03-01T07:00:00Z in epoch ms.
+    static let t0: Int64 = 1_772_348_400_000
+
+    /// The export's database, as Python writes it: `extra` SQL runs last.
+    func database(_ name: String, extra: String = "", steps: Int = 3) throws -> URL {
+        let url = workDir.appendingPathComponent(name)
+        let t0 = Self.t0
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(sys.argv[1])
+            common = "row_id INTEGER PRIMARY KEY AUTOINCREMENT, uuid BLOB UNIQUE, last_modified_time INTEGER, client_record_id TEXT, client_record_version TEXT, device_info_id INTEGER, app_info_id INTEGER, recording_method INTEGER, dedupe_hash BLOB UNIQUE"
+            interval = "start_time INTEGER NOT NULL, start_zone_offset INTEGER, end_time INTEGER NOT NULL, end_zone_offset INTEGER, local_date INTEGER"
+            instant = "time INTEGER NOT NULL, zone_offset INTEGER, local_date INTEGER"
+            db.executescript(f'''
+            CREATE TABLE application_info_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, package_name TEXT NOT NULL UNIQUE, app_name TEXT, app_icon BLOB, record_types_used TEXT);
+            CREATE TABLE device_info_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, manufacturer TEXT, model TEXT, device_type INTEGER);
+            CREATE TABLE steps_record_table ({common}, {interval}, count INTEGER NOT NULL);
+            CREATE TABLE heart_rate_record_table ({common}, {interval});
+            CREATE TABLE heart_rate_record_series_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, beats_per_minute INTEGER, epoch_millis INTEGER, parent_key INTEGER REFERENCES heart_rate_record_table(row_id) ON DELETE CASCADE);
+            CREATE TABLE weight_record_table ({common}, {instant}, weight REAL NOT NULL);
+            CREATE TABLE blood_pressure_record_table ({common}, {instant}, measurement_location INTEGER, systolic REAL, diastolic REAL, body_position INTEGER);
+            CREATE TABLE oxygen_saturation_record_table ({common}, {instant}, percentage REAL);
+            CREATE TABLE sleep_session_record_table ({common}, {interval}, notes TEXT, title TEXT);
+            CREATE TABLE sleep_stages_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, stage_start_time INTEGER, stage_end_time INTEGER, stage_type INTEGER, parent_key INTEGER);
+            CREATE TABLE exercise_session_record_table ({common}, {interval}, notes TEXT, exercise_type INTEGER, title TEXT, has_route INTEGER);
+            CREATE TABLE hydration_record_table ({common}, {interval}, volume REAL);
+            CREATE TABLE change_logs_table (row_id INTEGER PRIMARY KEY, record_type INTEGER);
+            INSERT INTO application_info_table (package_name, app_name) VALUES ('com.example.pedometer', '\(Self.marker)'), ('com.google.android.apps.fitness', 'Fit');
+            INSERT INTO device_info_table (manufacturer, model, device_type) VALUES ('Google', 'Pixel Watch 2', 1);
+            ''')
+            t0 = \(t0)
+            for i in range(\(steps)):
+                db.execute("INSERT INTO steps_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, count) VALUES (?, 1, 1, ?, 3600, ?, 3600, ?)", (bytes([1]) + i.to_bytes(4, "big"), t0 + i * 900000, t0 + i * 900000 + 600000, 100 + i))
+            db.execute("INSERT INTO steps_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, count) VALUES (?, 2, NULL, ?, 3600, ?, 3600, 640)", (bytes([2, 0]), t0, t0 + 600000))
+            db.execute("INSERT INTO heart_rate_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset) VALUES (?, 1, 1, ?, 3600, ?, 3600)", (bytes([3]), t0, t0 + 120000))
+            for i, bpm in enumerate([71, 74, 77]):
+                db.execute("INSERT INTO heart_rate_record_series_table (beats_per_minute, epoch_millis, parent_key) VALUES (?, ?, 1)", (bpm, t0 + i * 60000))
+            db.execute("INSERT INTO weight_record_table (uuid, app_info_id, device_info_id, time, zone_offset, weight) VALUES (?, 2, NULL, ?, 3600, 72500.0)", (bytes([4]), t0))
+            db.execute("INSERT INTO blood_pressure_record_table (uuid, app_info_id, time, zone_offset, systolic, diastolic) VALUES (?, 2, ?, 3600, 128.0, 82.0)", (bytes([5]), t0))
+            db.execute("INSERT INTO oxygen_saturation_record_table (uuid, app_info_id, time, zone_offset, percentage) VALUES (?, 1, ?, 3600, 97.0)", (bytes([6]), t0))
+            db.execute("INSERT INTO sleep_session_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset) VALUES (?, 1, 1, ?, 3600, ?, 3600)", (bytes([7]), t0 - 28800000, t0 - 3600000))
+            for a, b, kind in [(0, 3, 4), (3, 5, 5), (5, 7, 6)]:
+                db.execute("INSERT INTO sleep_stages_table (stage_start_time, stage_end_time, stage_type, parent_key) VALUES (?, ?, ?, 1)", (t0 - 28800000 + a * 3600000, t0 - 28800000 + b * 3600000, kind))
+            db.execute("INSERT INTO exercise_session_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title) VALUES (?, 1, 1, ?, 3600, ?, 3600, 33, 'Morning run')", (bytes([8]), t0 + 3600000, t0 + 5400000))
+            for i in range(3):
+                db.execute("INSERT INTO hydration_record_table (uuid, app_info_id, start_time, end_time, volume) VALUES (?, 1, ?, ?, 250)", (bytes([9, i]), t0, t0 + 1))
+            db.executescript('''\(extra)''')
+            db.commit()
+            """
+        try python(script, [url.path])
+        return url
+    }
+
+    func python(_ script: String, _ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script] + arguments
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "python failed")
+    }
+
+    /// The export's zip, as the phone writes it.
+    func export(_ db: URL) throws -> String {
+        let out = workDir.appendingPathComponent("Health Connect.zip").path
+        try python("import zipfile, sys\nz = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)\nz.write(sys.argv[2], 'health_connect_export.db')\nz.close()\n",
+                   [out, db.path])
+        try FileManager.default.removeItem(at: db)
+        return out
+    }
+
+    func entries(_ patient: Any) throws -> [[String: Any]] {
+        try json(try ok(withPassword(["entries", "list", "--patient", "\(patient)", "--json"])))["entries"] as! [[String: Any]]
+    }
+
+    func testImportsAnExportsTablesAsSamplesAtTheirOffsetsAndAgainAddsNothing() throws {
+        let zip = try export(try database("health_connect_export.db"))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Walker"]))
+        let first = try ok(withPassword(["import", "--file", zip, "--patient", "1"]))
+        XCTAssertTrue(first.stdout.contains("(Health Connect export)"), first.stdout)
+        for line in ["Step count: 4 (4 new", "Heart rate: 3 (3 new", "Body weight: 1 (1 new", "Blood pressure: 1 (1 new", "Oxygen saturation: 1 (1 new",
+                     "Sleep: 3 (3 new", "Exercise sessions: 1 (1 new", "tables read but not mapped: hydration_record_table 3"] {
+            XCTAssertTrue(first.stdout.contains(line), "\(line): \(first.stdout)")
+        }
+        let listed = try entries(1)
+        let steps = listed.filter { $0["description"] as? String == "Step count" }
+        XCTAssertEqual(steps.compactMap { $0["value"] as? Double }.sorted(), [100, 101, 102, 640])
+        XCTAssertTrue(steps.contains { ($0["start"] as? String) == "2026-03-01T08:00:00+01:00" }, "\(steps)")
+        let weight = try XCTUnwrap(listed.first { $0["description"] as? String == "Body weight" })
+        XCTAssertEqual(weight["value"] as? Double, 72.5)
+        XCTAssertEqual(weight["unit"] as? String, "kg")
+        XCTAssertEqual((weight["codes"] as? [String: [String]])?["LOINC"], ["29463-7"])
+        XCTAssertEqual(listed.first { $0["description"] as? String == "Oxygen saturation" }?["value"] as? Double, 0.97)
+        XCTAssertEqual(listed.first { $0["description"] as? String == "Blood pressure" }?["value"] as? String, "128/82")
+        XCTAssertTrue(listed.contains { $0["description"] as? String == "Running workout" })
+        XCTAssertEqual(listed.filter { $0["description"] as? String == "Heart rate" }.count, 3)
+
+        let again = try ok(withPassword(["import", "--file", zip, "--patient", "1"]))
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 14 unchanged"), again.stdout)
+        XCTAssertEqual(try entries(1).count, listed.count)
+        let sources = try ok(withPassword(["sources", "list"]))
+        XCTAssertTrue(sources.stdout.contains("Health Connect ("), sources.stdout)
+        assertNoPlaintext([Self.marker, "Pixel Watch 2"])
+    }
+
+    func testTheDatabaseAloneIsReadToo() throws {
+        let db = try database("health_connect_export.db", steps: 1)
+        let result = try ok(withPassword(["import", "--file", db.path, "--as", "me"]))
+        XCTAssertTrue(result.stdout.contains("Step count: 2 (2 new"), result.stdout)
+    }
+
+    func testADamagedOrForeignDatabaseStoresNothing() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Walker"]))
+        let db = try database("health_connect_export.db", steps: 400)
+        // Damage the root page of the steps table's b-tree (400 rows: an interior page).
+        let damaged = workDir.appendingPathComponent("damaged.db")
+        try python("""
+            import sqlite3, sys
+            d = sqlite3.connect(sys.argv[1])
+            root = d.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'steps_record_table'").fetchone()[0]
+            size = d.execute("PRAGMA page_size").fetchone()[0]
+            d.close()
+            b = bytearray(open(sys.argv[1], 'rb').read())
+            b[(root - 1) * size:root * size] = b'\\xa5' * size
+            open(sys.argv[2], 'wb').write(b)
+            """, [db.path, damaged.path])
+        let result = try hreader(withPassword(["import", "--file", damaged.path, "--patient", "1"]))
+        XCTAssertEqual(result.status, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("damaged.db"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertEqual(try entries(1).count, 0)
+
+        let other = workDir.appendingPathComponent("other.db")
+        try python("import sqlite3, sys\nd = sqlite3.connect(sys.argv[1])\nd.execute('CREATE TABLE t (x)')\nd.commit()\n", [other.path])
+        let refused = try hreader(withPassword(["import", "--file", other.path, "--patient", "1"]))
+        XCTAssertEqual(refused.status, 5)
+        XCTAssertTrue(refused.stderr.contains("not a Health Connect export"), refused.stderr)
+    }
+
+    /// The database is someone else's: its views and triggers never run (a view dressed as a record
+    /// table is not read: views are off and only tables are looked at), nothing is written anywhere,
+    /// and nothing of it lands in the temporary directory.
+    func testAHostileDatabasesViewsAndTriggersNeverRun() throws {
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Walker"]))
+        let db = workDir.appendingPathComponent("hostile.db")
+        try python("""
+            import sqlite3, sys
+            d = sqlite3.connect(sys.argv[1])
+            d.executescript('''
+            CREATE TABLE application_info_table (row_id INTEGER PRIMARY KEY, package_name TEXT, app_name TEXT);
+            INSERT INTO application_info_table VALUES (1, 'x', '\(Self.marker)');
+            CREATE TABLE hidden (app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, count);
+            INSERT INTO hidden VALUES (1, 1, 1772348400000, 3600, 1772348460000, 3600, 5);
+            CREATE VIEW steps_record_table AS SELECT * FROM hidden;
+            CREATE TABLE weight_record_table (app_info_id, device_info_id, time, zone_offset, weight);
+            CREATE TRIGGER spy AFTER INSERT ON weight_record_table BEGIN INSERT INTO hidden VALUES (0,0,0,0,0,0,0); END;
+            ''')
+            d.commit()
+            """, [db.path])
+        let result = try ok(withPassword(["import", "--file", db.path, "--patient", "1"]))
+        XCTAssertTrue(result.stdout.contains("0 new entries"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("tables read but not mapped: hidden 1"), result.stdout)
+        assertNoPlaintext([Self.marker])
+    }
+}

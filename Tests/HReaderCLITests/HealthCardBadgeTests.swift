@@ -5,21 +5,7 @@ import XCTest
 /// The verified badge (issue 37, docs/sharing.md, "The verified badge"): entries SMART Health Cards
 /// brought say how they were checked in the terminal summary, the printable page, the IPS and the
 /// web view. Cards are made and signed here (`HealthCardMaker`), imported by the real hreader.
-final class HealthCardBadgeTests: ServerCLITestCase {
-    var issuerServer: IssuerServer!
-    var key: IssuerKeyPair!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        issuerServer = try IssuerServer(root: workDir.appendingPathComponent("www"))
-        key = try IssuerKeyPair(in: workDir, name: "issuer")
-        try issuerServer.publish(keys: [key])
-    }
-
-    override func tearDownWithError() throws {
-        issuerServer?.stop()
-        try super.tearDownWithError()
-    }
+final class HealthCardBadgeTests: IssuerTestCase {
 
     /// A card's Bundle: the Patient, an active Condition and one Immunization.
     static func bundle(family: String) -> [String: Any] {

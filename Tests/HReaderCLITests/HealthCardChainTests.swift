@@ -4,20 +4,8 @@ import XCTest
 /// x5c certificate chains on SMART Health Card issuers' keys (issue 37, docs/sharing.md,
 /// "Certificate chains"): certificate authorities and leaf certificates made here with OpenSSL's
 /// command line, the issuer's jwks.json served on 127.0.0.1, the real hreader checking the chain.
-final class HealthCardChainTests: ServerCLITestCase {
-    var issuerServer: IssuerServer!
-    var key: IssuerKeyPair!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        issuerServer = try IssuerServer(root: workDir.appendingPathComponent("www"))
-        key = try IssuerKeyPair(in: workDir, name: "issuer")
-    }
-
-    override func tearDownWithError() throws {
-        issuerServer?.stop()
-        try super.tearDownWithError()
-    }
+final class HealthCardChainTests: IssuerTestCase {
+    override var publishesKey: Bool { false }
 
     var iss: String { issuerServer.iss }
 

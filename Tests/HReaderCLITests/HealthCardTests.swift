@@ -8,7 +8,9 @@ import Glibc
 /// SMART Health Cards received (issue 37, docs/sharing.md): cards made here with keys OpenSSL's
 /// command line generates and signs with, an issuer served by a real HTTP server on 127.0.0.1,
 /// and the real hreader reading them.
-final class HealthCardTests: ServerCLITestCase {
+/// A test case with an issuer: its key made with OpenSSL's command line and its jwks.json served on
+/// 127.0.0.1 (not yet published when `publishesKey` is false: the test publishes what it needs).
+class IssuerTestCase: ServerCLITestCase {
     var issuerServer: IssuerServer!
     var key: IssuerKeyPair!
 
@@ -16,13 +18,18 @@ final class HealthCardTests: ServerCLITestCase {
         try super.setUpWithError()
         issuerServer = try IssuerServer(root: workDir.appendingPathComponent("www"))
         key = try IssuerKeyPair(in: workDir, name: "issuer")
-        try issuerServer.publish(keys: [key])
+        if publishesKey { try issuerServer.publish(keys: [key]) }
     }
 
     override func tearDownWithError() throws {
         issuerServer?.stop()
         try super.tearDownWithError()
     }
+
+    var publishesKey: Bool { true }
+}
+
+final class HealthCardTests: IssuerTestCase {
 
     var iss: String { issuerServer.iss }
 

@@ -73,11 +73,38 @@ public struct TimelineQuery {
     }
 
     func payload(patientID: Int64, db: Database) throws -> TimelinePayload {
+        do {
+            return try payload(patientID: patientID, db: db, readings: range.end - range.start > Self.rowsOnlySeconds)
+        } catch SampleReadingsPage.NeedsRows.vitalText {
+            // A vital sign stored as text (a word, or "120/80" split in two): the rows say what it is.
+            return try payload(patientID: patientID, db: db, readings: false)
+        }
+    }
+
+    /// Pages up to this long read samples only as rows: a day page's few hundred samples cost less
+    /// through one sorted statement than a statement prepared for each series (`SampleReadingsPage`).
+    static let rowsOnlySeconds: Int64 = 2 * 86_400
+
+    /// `readings`: vital-sign and activity samples are read as numbers (`SampleReadingsPage`) rather
+    /// than as rows; the same page either way (but a day's total, summed by series first: see there).
+    func payload(patientID: Int64, db: Database, readings: Bool) throws -> TimelinePayload {
         let sources = detail ? Dictionary(uniqueKeysWithValues: try SourceRepository(db).all().map { ($0.id, $0) }) : [:]
         // A fact several sources state is one item (the shown copy); detail names every source.
         let facts = detail ? try EntryRepository(db).factSources(patientID: patientID) : [:]
         // Entries SMART Health Cards brought: their check, for the verified badge.
         let checks = detail ? try HealthCardRepository(db).verifications(patientID: patientID) : [:]
+
+        // Which samples are read at all (none of a type the page leaves out), and which as numbers.
+        var wanted: [EntryType: Bool] = [:]
+        func wantsType(_ type: EntryType) -> Bool {
+            if let known = wanted[type] { return known }
+            let answer = self.wants(Self.key(for: type))
+            wanted[type] = answer
+            return answer
+        }
+        let series = try SampleReadings(db).series(patientID: patientID)
+        let page = SampleReadingsPage(series: series, vitals: readings && wantsType(.vitalSign), activity: readings && wantsType(.activity))
+        let skipped = Set(series.filter { !wantsType($0.type) || page.reads($0.id) }.map(\.id))
 
         var lists: [String: [JSONValue]] = [:]
         // Vitals keep plain numbers, grouped by description; activity its daily totals. Rows of one
@@ -85,18 +112,21 @@ public struct TimelineQuery {
         var vitalGroups: [(description: String, group: TimelinePayload.Vitals)] = []
         var vitalIndex: [String: Int] = [:]
         var lastVitals = -1
-        struct DayKey: Hashable { let day: Int64; let description: String }
-        var days: [TimelinePayload.ActivityDay] = []
-        var dayIndex: [DayKey: Int] = [:]
-        var lastActivity = -1
-        var calendar = DayCalendar(range.zone)
-        var lastDay: (start: Int64, end: Int64, text: String)?
+        // With vitals read as numbers, the rows' vital signs wait to be merged with them by time.
+        var vitalRows: [String: [SampleReadingsPage.Contribution]] = [:]
+        var days = ActivityDays(zone: range.zone)
 
-        try EntryRepository(db).forEachTimelineRow(patientID: patientID, from: range.start, to: range.end, withCodes: detail) { row in
-            let key = Self.key(for: row.type)
-            guard wants(key) else { return }
+        try EntryRepository(db).forEachTimelineRow(patientID: patientID, from: range.start, to: range.end, withCodes: detail,
+                                                   series: skipped.isEmpty ? nil : { !skipped.contains($0) }) { row in
+            guard wantsType(row.type) else { return }
             switch row.type {
             case .vitalSign:
+                if page.readsVitals {
+                    for (description, number) in Self.vitalReadings(row) {
+                        vitalRows[description, default: []].append(.init(row: row, number: number))
+                    }
+                    return
+                }
                 if let number = row.valueNumber, lastVitals >= 0, vitalGroups[lastVitals].description == row.description {
                     vitalGroups[lastVitals].group.values.append(number)
                     return
@@ -115,33 +145,19 @@ public struct TimelineQuery {
                 }
             case .activity:
                 guard let value = row.valueNumber else { return }
-                // Rows come in time order: the day of the row before is nearly always this row's too.
-                if let day = lastDay, row.time >= day.start, row.time < day.end, lastActivity >= 0,
-                   days[lastActivity].day == day.start, days[lastActivity].description == row.description {
-                    days[lastActivity].total += value
-                    return
-                }
-                if lastDay == nil || row.time < lastDay!.start || row.time >= lastDay!.end {
-                    lastDay = calendar.day(containing: row.time)
-                }
-                let day = lastDay!
-                let groupKey = DayKey(day: day.start, description: row.description)
-                let index: Int
-                if let found = dayIndex[groupKey] {
-                    index = found
-                } else {
-                    index = days.count
-                    days.append(TimelinePayload.ActivityDay(day: day.start, dayText: day.text, description: row.description, unit: row.unit))
-                    dayIndex[groupKey] = index
-                }
-                days[index].total += value
-                lastActivity = index
+                days.add(value, at: row.time, id: row.id, description: row.description, unit: row.unit)
             default:
-                lists[key, default: []].append(item(row, sources: sources, facts: facts, checks: checks))
+                lists[Self.key(for: row.type), default: []].append(item(row, sources: sources, facts: facts, checks: checks))
             }
         }
-        let vitals = Dictionary(uniqueKeysWithValues: vitalGroups.map { ($0.description, $0.group) })
-        let activity = days
+        var vitals = Dictionary(uniqueKeysWithValues: vitalGroups.map { ($0.description, $0.group) })
+        if page.readsVitals {
+            vitals = try page.vitals(merging: vitalRows, from: range.start, to: range.end, db: db)
+        }
+        if page.readsActivity {
+            try page.addActivity(to: &days, from: range.start, to: range.end, db: db)
+        }
+        let activity = days.days
 
         var payload = TimelinePayload(start: range.start, end: range.end)
         for key in Self.allKeys {
@@ -259,7 +275,7 @@ struct TimelinePayload {
         let dayText: String
         let description: String
         var total: Double = 0
-        let unit: String?
+        var unit: String?
         init(day: Int64, dayText: String, description: String, unit: String?) {
             self.day = day; self.dayText = dayText; self.description = description; self.unit = unit
         }

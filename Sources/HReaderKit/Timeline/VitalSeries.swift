@@ -69,89 +69,13 @@ extension OpenVault {
     /// day's readings then fall in the bucket of their mean time. `dayTotals: false` reads every sample.
     public func vitalSeries(patient: Patient, range: TimelineRange, maximumPoints: Int = 400,
                             dayTotals useDayTotals: Bool = true) throws -> [VitalSeries] {
-        struct Group {
-            var unit: String?
-            var readings: [VitalSeries.Weighted] = []
-            var count = 0
-            var minimum = Double.infinity
-            var maximum = -Double.infinity
-            var fromDays = false
-
-            /// A reading (count 1), or a day's mean standing for `count` readings between its extremes.
-            mutating func add(time: Double, value: Double, count: Int = 1, minimum: Double? = nil, maximum: Double? = nil) {
-                readings.append(.init(time: time, value: value, weight: Double(count)))
-                self.count += count
-                self.minimum = min(self.minimum, minimum ?? value)
-                self.maximum = max(self.maximum, maximum ?? value)
-            }
-        }
-        var groups: [String: Group] = [:]
+        var groups: [String: VitalGroup] = [:]
         try read {
-            // Codes matter only to a `%` or `count` reading (ReadableUnits.needsCodes): they are read once per
-            // source, description and unit, not decoded for each of a decade's rows.
-            // So is how they read (`ReadableUnits.Scale`), by source, description and unit.
-            var scales: [String: ReadableUnits.Scale] = [:]
-            func scale(_ row: TimelineRow, _ description: String) throws -> ReadableUnits.Scale {
-                let key = "\(row.sourceID)\u{1F}\(description)\u{1F}\(row.description)\u{1F}\(row.unit ?? "")"
-                if let known = scales[key] { return known }
-                let codes = ReadableUnits.needsCodes(row.unit) ? try entries.get(id: row.id)?.content.codes ?? [:] : [:]
-                let found = ReadableUnits.Scale(unit: row.unit, codes: codes, description: description)
-                scales[key] = found
-                return found
-            }
-            func add(_ row: TimelineRow) throws {
-                for (description, number) in TimelineQuery.vitalReadings(row) {
-                    guard let number else { continue }
-                    let shown = try scale(row, description).quantity(number)
-                    groups[description, default: Group(unit: shown.unit)].add(time: Double(row.time), value: shown.value)
-                }
-            }
-
-            // The whole days inside the range, and the series with more readings there than points.
-            let perDay = SampleDayTotals.secondsPerDay
-            let firstDay = SampleDayTotals.day(of: range.start + perDay - 1).day, lastDay = SampleDayTotals.day(of: range.end + 1).day - 1
-            var fromTotals: Set<Int64> = []
-            var days: [SampleDayTotals.Day] = [], series: [Int64: SampleDayTotals.SeriesInfo] = [:]
-            if useDayTotals, maximumPoints > 0, Double(range.end) - Double(range.start) >= Double(perDay) * Double(maximumPoints), firstDay <= lastDay {
-                (series, days) = try SampleDayTotals(db).vitalSigns(patientID: patient.id, fromDay: firstDay, toDay: lastDay)
-                var counts: [Int64: Int64] = [:]
-                for day in days { counts[day.seriesID, default: 0] += day.count }
-                fromTotals = Set(counts.filter { $0.value > Int64(maximumPoints) }.keys)
-            }
-            if fromTotals.isEmpty {
-                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign, add)
-            } else {
-                let wholeStart = firstDay * perDay, wholeEnd = (lastDay + 1) * perDay - 1
-                // Entries, and the series read sample by sample, over the whole range.
-                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign,
-                                               series: { !fromTotals.contains($0) }, add)
-                // The other series: their partial first and last days sample by sample (a sample counts in
-                // the day it starts; the days' totals hold those starting inside them). The first part day
-                // also brings a sample that starts before the range and ends in it: it cannot end later
-                // than its series' longest span after the range's start...
-                let longest = fromTotals.compactMap { series[$0]?.maxSpan }.max() ?? 0
-                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: max(wholeStart - 1, range.start + longest),
-                                               type: .vitalSign, series: { fromTotals.contains($0) }, entries: false) { row in
-                    if row.time < wholeStart { try add(row) }
-                }
-                if wholeEnd < range.end {
-                    try entries.forEachTimelineRow(patientID: patient.id, from: wholeEnd + 1, to: range.end, type: .vitalSign,
-                                                   series: { fromTotals.contains($0) }, entries: false) { row in
-                        if row.time > wholeEnd { try add(row) }
-                    }
-                }
-                // ...and their whole days from the totals.
-                var seriesScales: [Int64: ReadableUnits.Scale] = [:]
-                for day in days where fromTotals.contains(day.seriesID) {
-                    guard let info = series[day.seriesID] else { continue }
-                    let scale = seriesScales[day.seriesID] ?? ReadableUnits.Scale(unit: info.unit, codes: info.codes, description: info.description)
-                    seriesScales[day.seriesID] = scale
-                    let mean = scale.quantity(day.mean)
-                    groups[info.description, default: Group(unit: mean.unit)].add(time: day.meanTime, value: mean.value, count: Int(day.count),
-                                                                                  minimum: scale.quantity(day.minimum).value,
-                                                                                  maximum: scale.quantity(day.maximum).value)
-                    groups[info.description]!.fromDays = true
-                }
+            do {
+                groups = try vitalGroups(patient: patient, range: range, maximumPoints: maximumPoints, dayTotals: useDayTotals, readings: true)
+            } catch SampleReadingsPage.NeedsRows.vitalText {
+                // A vital sign stored as text (a word, or "120/80" split in two): the rows say what it is.
+                groups = try vitalGroups(patient: patient, range: range, maximumPoints: maximumPoints, dayTotals: useDayTotals, readings: false)
             }
         }
         return TimelineQuery.orderedVitals(groups).map { description, group in
@@ -164,6 +88,128 @@ extension OpenVault {
             return VitalSeries(description: description, unit: group.unit, points: points, readings: group.count,
                                minimum: group.count == 0 ? 0 : group.minimum, maximum: group.count == 0 ? 0 : group.maximum)
         }
+    }
+
+    /// A vital-sign reading or a day's mean standing for its readings, grouped by description.
+    struct VitalGroup {
+        var unit: String?
+        var readings: [VitalSeries.Weighted] = []
+        var count = 0
+        var minimum = Double.infinity
+        var maximum = -Double.infinity
+        var fromDays = false
+
+        /// A reading (count 1), or a day's mean standing for `count` readings between its extremes.
+        mutating func add(time: Double, value: Double, count: Int = 1, minimum: Double? = nil, maximum: Double? = nil) {
+            readings.append(.init(time: time, value: value, weight: Double(count)))
+            self.count += count
+            self.minimum = min(self.minimum, minimum ?? value)
+            self.maximum = max(self.maximum, maximum ?? value)
+        }
+    }
+
+    /// The groups of `vitalSeries`. `readings`: samples are read as numbers (`SampleReadingsPage`),
+    /// not as rows, over ranges longer than a day page's.
+    func vitalGroups(patient: Patient, range: TimelineRange, maximumPoints: Int, dayTotals useDayTotals: Bool,
+                     readings: Bool) throws -> [String: VitalGroup] {
+        typealias Group = VitalGroup
+        var groups: [String: Group] = [:]
+        // Codes matter only to a `%` or `count` reading (ReadableUnits.needsCodes): they are read once per
+        // source, description and unit, not decoded for each of a decade's rows.
+        // So is how they read (`ReadableUnits.Scale`), by source, description and unit.
+        var scales: [String: ReadableUnits.Scale] = [:]
+        // (A reading's own description may differ from its group's: "120/80" gives two groups.)
+        func scale(source: Int64, own: String, unit: String?, id: Int64, _ description: String) throws -> ReadableUnits.Scale {
+            let key = "\(source)\u{1F}\(description)\u{1F}\(own)\u{1F}\(unit ?? "")"
+            if let known = scales[key] { return known }
+            let codes = ReadableUnits.needsCodes(unit) ? try entries.get(id: id)?.content.codes ?? [:] : [:]
+            let found = ReadableUnits.Scale(unit: unit, codes: codes, description: description)
+            scales[key] = found
+            return found
+        }
+        func add(_ row: TimelineRow, _ description: String, _ number: Double) throws {
+            let shown = try scale(source: row.sourceID, own: row.description, unit: row.unit, id: row.id, description).quantity(number)
+            groups[description, default: Group(unit: shown.unit)].add(time: Double(row.time), value: shown.value)
+        }
+        func add(_ row: TimelineRow) throws {
+            for (description, number) in TimelineQuery.vitalReadings(row) {
+                if let number { try add(row, description, number) }
+            }
+        }
+        // The entries and the samples of every series but `skipped` over the whole range: over more
+        // than a day page, the samples as numbers merged with the entries by time, as rows would be.
+        func addWholeRange(skipping skipped: Set<Int64>) throws {
+            guard readings, range.end - range.start > TimelineQuery.rowsOnlySeconds else {
+                try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign,
+                                               series: skipped.isEmpty ? nil : { !skipped.contains($0) }, add)
+                return
+            }
+            let page = SampleReadingsPage(series: try SampleReadings(db).series(patientID: patient.id), vitals: true, activity: false)
+            var rows: [String: [SampleReadingsPage.Contribution]] = [:]
+            try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign,
+                                           series: { !skipped.contains($0) && !page.reads($0) }) { row in
+                for (description, number) in TimelineQuery.vitalReadings(row) {
+                    rows[description, default: []].append(.init(row: row, number: number))
+                }
+            }
+            try page.forEachVital(merging: rows, from: range.start, to: range.end, db: db, series: { !skipped.contains($0) }) { description, source, time, id, number in
+                switch source {
+                case let .row(row):
+                    if let number { try add(row, description, number) }
+                case let .series(series):
+                    guard let number else { throw SampleReadingsPage.NeedsRows.vitalText }
+                    let shown = try scale(source: series.sourceID, own: series.description, unit: series.unit, id: id, description).quantity(number)
+                    groups[description, default: Group(unit: shown.unit)].add(time: Double(time), value: shown.value)
+                }
+            }
+        }
+
+        // The whole days inside the range, and the series with more readings there than points.
+        let perDay = SampleDayTotals.secondsPerDay
+        let firstDay = SampleDayTotals.day(of: range.start + perDay - 1).day, lastDay = SampleDayTotals.day(of: range.end + 1).day - 1
+        var fromTotals: Set<Int64> = []
+        var days: [SampleDayTotals.Day] = [], series: [Int64: SampleDayTotals.SeriesInfo] = [:]
+        if useDayTotals, maximumPoints > 0, Double(range.end) - Double(range.start) >= Double(perDay) * Double(maximumPoints), firstDay <= lastDay {
+            (series, days) = try SampleDayTotals(db).vitalSigns(patientID: patient.id, fromDay: firstDay, toDay: lastDay)
+            var counts: [Int64: Int64] = [:]
+            for day in days { counts[day.seriesID, default: 0] += day.count }
+            fromTotals = Set(counts.filter { $0.value > Int64(maximumPoints) }.keys)
+        }
+        if fromTotals.isEmpty {
+            try addWholeRange(skipping: [])
+        } else {
+            let wholeStart = firstDay * perDay, wholeEnd = (lastDay + 1) * perDay - 1
+            // Entries, and the series read sample by sample, over the whole range.
+            try addWholeRange(skipping: fromTotals)
+            // The other series: their partial first and last days sample by sample (a sample counts in
+            // the day it starts; the days' totals hold those starting inside them). The first part day
+            // also brings a sample that starts before the range and ends in it: it cannot end later
+            // than its series' longest span after the range's start...
+            let longest = fromTotals.compactMap { series[$0]?.maxSpan }.max() ?? 0
+            try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: max(wholeStart - 1, range.start + longest),
+                                           type: .vitalSign, series: { fromTotals.contains($0) }, entries: false) { row in
+                if row.time < wholeStart { try add(row) }
+            }
+            if wholeEnd < range.end {
+                try entries.forEachTimelineRow(patientID: patient.id, from: wholeEnd + 1, to: range.end, type: .vitalSign,
+                                               series: { fromTotals.contains($0) }, entries: false) { row in
+                    if row.time > wholeEnd { try add(row) }
+                }
+            }
+            // ...and their whole days from the totals.
+            var seriesScales: [Int64: ReadableUnits.Scale] = [:]
+            for day in days where fromTotals.contains(day.seriesID) {
+                guard let info = series[day.seriesID] else { continue }
+                let scale = seriesScales[day.seriesID] ?? ReadableUnits.Scale(unit: info.unit, codes: info.codes, description: info.description)
+                seriesScales[day.seriesID] = scale
+                let mean = scale.quantity(day.mean)
+                groups[info.description, default: Group(unit: mean.unit)].add(time: day.meanTime, value: mean.value, count: Int(day.count),
+                                                                              minimum: scale.quantity(day.minimum).value,
+                                                                              maximum: scale.quantity(day.maximum).value)
+                groups[info.description]!.fromDays = true
+            }
+        }
+        return groups
     }
 
     /// When the patient's latest entry happened (date, else start, else end), for "jump to the latest".

@@ -21,6 +21,10 @@ func runServeBenchmarks(hreader: URL, vault: URL, session: String, patient: Pati
     server.executableURL = hreader
     server.arguments = ["serve", "--vault", vault.path, "--quiet"]
     server.environment = ["HREADER_SESSION": session, "PATH": "/usr/bin:/bin"]
+    // The server's own tuning, when the run sets it (to compare reader counts on one vault).
+    for name in ["HREADER_SERVE_READERS", "HREADER_SERVE_REQUEST_SECONDS"] {
+        if let value = ProcessInfo.processInfo.environment[name] { server.environment?[name] = value }
+    }
     server.standardOutput = try FileHandle(forWritingTo: output)
     server.standardError = FileHandle.nullDevice
     try server.run()

@@ -152,16 +152,35 @@ extension OpenVault {
                     rows[description, default: []].append(.init(row: row, number: number))
                 }
             }
+            // A description's readings come together, and a series' in a run: its group and its scale are
+            // kept at hand rather than looked up by name for each of a month's 40,000 readings.
+            var current: (description: String, group: Group?)?
+            var seriesScale: (id: Int64, scale: ReadableUnits.Scale)?
+            func flush() {
+                guard let (description, group) = current, let group else { return }
+                groups[description] = group
+            }
             try page.forEachVital(merging: rows, from: range.start, to: range.end, db: db, series: { !skipped.contains($0) }) { description, source, time, id, number in
+                let shown: ReadableQuantity
                 switch source {
                 case let .row(row):
-                    if let number { try add(row, description, number) }
+                    guard let number else { return }
+                    shown = try scale(source: row.sourceID, own: row.description, unit: row.unit, id: row.id, description).quantity(number)
                 case let .series(series):
                     guard let number else { throw SampleReadingsPage.NeedsRows.vitalText }
-                    let shown = try scale(source: series.sourceID, own: series.description, unit: series.unit, id: id, description).quantity(number)
-                    groups[description, default: Group(unit: shown.unit)].add(time: Double(time), value: shown.value)
+                    if seriesScale?.id != series.id {
+                        seriesScale = (series.id, try scale(source: series.sourceID, own: series.description, unit: series.unit, id: id, description))
+                    }
+                    shown = seriesScale!.scale.quantity(number)
                 }
+                if current?.description != description {
+                    flush()
+                    current = (description, groups.removeValue(forKey: description))
+                }
+                if current!.group == nil { current!.group = Group(unit: shown.unit) }
+                current!.group!.add(time: Double(time), value: shown.value)
             }
+            flush()
         }
 
         // The whole days inside the range, and the series with more readings there than points.

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// `--group`: whether high-frequency samples (steps, energy) are summed per local hour or day.

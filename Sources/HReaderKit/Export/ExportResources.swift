@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// The FHIR R4 JSON that `hreader export` sends: the Patient, the Observations, the transaction

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// The sections of a clinician summary, in the order IPS lists them, with their LOINC section codes.

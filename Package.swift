@@ -3,9 +3,9 @@ import PackageDescription
 
 // Layers (DESIGN.md §1, docs/architecture.md), each importing only what is below it:
 //   hreader → HReaderWeb (serve) → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderModel (the values)
-//                                  HReaderKit → HReaderStore → HReaderModel; HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
-// Records and Net never see Store, so the mapping and the network link no SQLite. HReaderJSON, the one JSON
-// value, parser and serializer, sits at the bottom and imports nothing of hreader's.
+//                                  HReaderKit → HReaderStore → HReaderModel; HReaderStore → CSQLCipher, HReaderCrypto → COpenSSL
+// Records and Net never see Store, so the mapping and the network link no SQLite. HReaderModel and HReaderJSON
+// (the one JSON value, parser and serializer) sit at the bottom and import nothing of hreader's.
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -80,7 +80,7 @@ let package = Package(
         .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),
         // The values every layer shares (patients, entries, samples, clinical times, HTML and text helpers): no SQLite.
-        .target(name: "HReaderModel", dependencies: ["HReaderJSON"]),
+        .target(name: "HReaderModel"),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderModel", "HReaderCrypto", "HReaderJSON"]),
         .target(name: "CByteSearch"),
         .target(name: "HReaderRecords", dependencies: ["HReaderModel", "HReaderCrypto", "HReaderJSON", "CLibXML2", "CByteSearch", "CZlibChecksum"]),
@@ -134,7 +134,7 @@ let package = Package(
         // a Garmin watch's FIT files and Android Health Connect exports (HReaderStore: its one SQLite).
         .executableTarget(
             name: "hreader-health-generator",
-            dependencies: ["HReaderJSON", "HReaderStore", "HReaderModel", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
+            dependencies: ["HReaderJSON", "HReaderStore", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON",
                                                           "CLibXML2"]),

@@ -1,9 +1,11 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// Layers (DESIGN.md §1), each importing only what is below it:
-//   hreader → HReaderWeb (serve) → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderStore → HReaderCrypto → CSQLCipher / COpenSSL
-// HReaderJSON, the one JSON value, parser and serializer, sits at the bottom and imports nothing of hreader's.
+// Layers (DESIGN.md §1, docs/architecture.md), each importing only what is below it:
+//   hreader → HReaderWeb (serve) → HReaderKit → HReaderNet → HReaderRecords (pure mapping) → HReaderModel (the values)
+//                                  HReaderKit → HReaderStore → HReaderModel; HReaderStore → CSQLCipher, HReaderCrypto → COpenSSL
+// Records and Net never see Store, so the mapping and the network link no SQLite. HReaderModel and HReaderJSON
+// (the one JSON value, parser and serializer) sit at the bottom and import nothing of hreader's.
 // Nothing here may link the plain system libsqlite3 (it would shadow SQLCipher's symbols).
 let package = Package(
     name: "hreader",
@@ -77,13 +79,16 @@ let package = Package(
         .target(name: "CStandardOutput"),
         .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),
-        .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderCrypto", "HReaderJSON"]),
+        // The values every layer shares (patients, entries, samples, clinical times, HTML and text helpers): no SQLite.
+        .target(name: "HReaderModel"),
+        .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderModel", "HReaderCrypto", "HReaderJSON"]),
         .target(name: "CByteSearch"),
-        .target(name: "HReaderRecords", dependencies: ["HReaderStore", "HReaderCrypto", "HReaderJSON", "CLibXML2", "CByteSearch", "CZlibChecksum"]),
+        .target(name: "HReaderRecords", dependencies: ["HReaderModel", "HReaderCrypto", "HReaderJSON", "CLibXML2", "CByteSearch", "CZlibChecksum"]),
         .target(
             name: "HReaderNet",
             dependencies: [
                 "HReaderRecords",
+                "HReaderModel",    // HTMLText for the login's answer to the browser
                 "HReaderCrypto",   // PKCE: random verifiers and SHA-256
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -93,20 +98,20 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CZbar", "CSandboxedChild",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CZbar", "CSandboxedChild",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.
         .target(
             name: "HReaderWeb",
-            dependencies: ["HReaderKit", "HReaderStore", "HReaderCrypto", "HReaderJSON", .product(name: "Hummingbird", package: "hummingbird"),
+            dependencies: ["HReaderKit", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "HummingbirdCore", package: "hummingbird"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             resources: [.embedInCode("Assets/app.js"), .embedInCode("Assets/app.css")]
         ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderCrypto", "HReaderJSON", "CProcessHardening", "CStandardOutput",
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CProcessHardening", "CStandardOutput",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.
@@ -131,15 +136,15 @@ let package = Package(
             name: "hreader-health-generator",
             dependencies: ["HReaderJSON", "HReaderStore", "FITWriter", .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
-        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON",
+        .executableTarget(name: "hreader-bench", dependencies: ["HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON",
                                                           "CLibXML2"]),
         // Fuzzing (docs/security.md, "Fuzzing"; make fuzz): libFuzzer harnesses over the parsers of untrusted
         // bytes. The checks (invariants) are libraries the tests replay Tests/*/Fuzz/ through; the harness
         // executables replay files in a plain build and fuzz in make fuzz's sanitizer build.
         .target(name: "CFuzzDriver", path: "Fuzz/CFuzzDriver"),
         .target(name: "FuzzDriver", dependencies: ["CFuzzDriver"], path: "Fuzz/Driver"),
-        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Records"),
-        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
+        .target(name: "FuzzRecordsChecks", dependencies: ["FuzzDriver", "HReaderRecords", "HReaderModel", "HReaderStore", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Records"),
+        .target(name: "FuzzKitChecks", dependencies: ["FuzzDriver", "HReaderKit", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON"], path: "Fuzz/Checks/Kit"),
         .target(name: "FuzzWebChecks", dependencies: ["FuzzDriver", "HReaderWeb", "HReaderKit", "HReaderJSON",
                                                       .product(name: "Hummingbird", package: "hummingbird"),
                                                       .product(name: "HummingbirdCore", package: "hummingbird")], path: "Fuzz/Checks/Web"),
@@ -148,8 +153,9 @@ let package = Package(
         .executableTarget(name: "fuzz-web", dependencies: ["FuzzDriver", "FuzzWebChecks"], path: "Fuzz/Harnesses/Web"),
         .testTarget(name: "HReaderJSONTests", dependencies: ["HReaderJSON"]),
         .testTarget(name: "HReaderCryptoTests", dependencies: ["HReaderCrypto"]),
-        .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore"]),
-        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderStore", "HReaderJSON", "FuzzRecordsChecks", "FITWriter"], exclude: ["Fuzz", "Fixtures"]),
+        .testTarget(name: "HReaderModelTests", dependencies: ["HReaderModel"]),
+        .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore", "HReaderModel"]),
+        .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderModel", "HReaderJSON", "FuzzRecordsChecks", "FITWriter"], exclude: ["Fuzz", "Fixtures"]),
         // Starts the built executables (the sample server) for the integration tests.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         // Writes FIT files for the tests, the generator and the fuzz seeds (independent of the decoder).

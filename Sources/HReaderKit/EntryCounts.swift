@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 extension OpenVault {
     /// How many entries of each type the patient has, as `entries(of:)` would list them (one per

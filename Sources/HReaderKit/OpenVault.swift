@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderModel
 import HReaderStore
 
 /// An unlocked vault: the database connection and the use cases over patients and entries.

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// The JSON shapes of patients and entries, shared by `--json` output and the web API (written with
 /// sorted keys by both).

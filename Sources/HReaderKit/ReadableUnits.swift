@@ -1,6 +1,6 @@
 import Foundation
+import HReaderModel
 import HReaderRecords
-import HReaderStore
 
 /// A measured value in the units people read: what every view shows (charts, lists, tiles, the
 /// trends, `hreader entries list`). The vault keeps what the source recorded; only the showing changes.

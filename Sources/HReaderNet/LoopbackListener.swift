@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// Words for entry types, for entries whose source gives no description.
 public enum EntryLabel {

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Lenient reading for hData/RHEx documents, whose fields come as strings, numbers or small objects
 /// depending on the server and its age: take what reads as text, ignore what does not.

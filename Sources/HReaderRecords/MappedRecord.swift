@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// One patient's record as a source describes it, ready to be stored: the patient, the entries, and
 /// what was left out and why.

@@ -1,5 +1,5 @@
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Remote ids for entries that arrive without one: a hash of what the entry says, so the same entry
 /// imported again gets the same id and updates in place.

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderKit
+import HReaderModel
 import HReaderStore
 import HTTPTypes
 

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderStore
 import HTTPTypes
 import Hummingbird

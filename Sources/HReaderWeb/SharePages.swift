@@ -1,7 +1,7 @@
 import Foundation
 import HReaderKit
+import HReaderModel
 import HReaderRecords
-import HReaderStore
 import Hummingbird
 
 /// The Share button of a patient's page (issue 37, docs/sharing.md): the patient's SMART Health

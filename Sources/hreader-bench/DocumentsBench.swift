@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 /// `hreader documents add` of a 50 MB PDF (HREADER_BENCH_DOCUMENT_MB) and `documents get` of it,

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 /// Papers become text (issue 39), end to end through the binary, each against the helpers run by

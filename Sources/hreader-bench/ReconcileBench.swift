@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 /// Reconciliation (issue 25): one person's 20k clinical entries from three sources (a hospital, a GP

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 /// `hreader search` (issue 26) over one person's 1M Apple Health samples, 20k clinical entries and

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 // MARK: 3b. The web view: timeline.json over HTTP from a real `hreader serve`, against the same page

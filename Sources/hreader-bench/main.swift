@@ -4,6 +4,7 @@ import Foundation
 import HReaderCrypto
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {

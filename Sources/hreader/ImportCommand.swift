@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderNet
-import HReaderStore
 
 struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HReaderCrypto
 import HReaderKit
-import HReaderStore
+import HReaderModel
 
 /// Durations such as `90s`, `15m`, `2h`, `1d`.
 struct DurationArgument: ExpressibleByArgument {

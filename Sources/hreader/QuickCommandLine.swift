@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// The commands scripts and shell prompts call in a loop, read without swift-argument-parser.
 ///

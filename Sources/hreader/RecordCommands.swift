@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderStore
 
 struct PatientsCommand: ParsableCommand {

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderNet
-import HReaderStore
 
 struct RemoteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

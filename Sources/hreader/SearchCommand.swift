@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import HReaderJSON
 import HReaderKit
-import HReaderStore
+import HReaderModel
 
 struct SearchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

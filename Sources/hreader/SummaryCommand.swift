@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import HReaderKit
-import HReaderStore
+import HReaderModel
 
 extension SummaryFormat: ExpressibleByArgument {}
 

@@ -1,6 +1,6 @@
 import Foundation
 @testable import HReaderKit
-import HReaderStore
+import HReaderModel
 import XCTest
 
 /// The timeline's own calendar arithmetic (DayCalendar) gives Foundation's answers: for fixed offsets,

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 @testable import HReaderKit
+import HReaderModel
 import HReaderRecords
 import HReaderStore
 import TestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderKit
+import HReaderModel
 import HReaderStore
 import XCTest
 

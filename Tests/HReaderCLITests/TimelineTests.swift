@@ -2,6 +2,7 @@ import Foundation
 import HReaderCrypto
 import HReaderJSON
 import HReaderKit
+import HReaderModel
 import HReaderStore
 import XCTest
 

@@ -1,7 +1,6 @@
 import Foundation
 import XCTest
 import HReaderJSON
-import HReaderStore
 @testable import HReaderRecords
 
 /// Issue 35's C-CDA reader part: the narrative resolved lazily under a bound (security review 3,

@@ -1,7 +1,6 @@
 import Foundation
 import XCTest
 import HReaderJSON
-import HReaderStore
 @testable import HReaderRecords
 
 /// Small CDA documents written for these tests, in the shapes of HL7's C-CDA examples and of what

@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import HReaderStore
+import HReaderModel
 @testable import HReaderRecords
 
 // A blood-pressure panel with one reading missing (its component carries only a dataAbsentReason)

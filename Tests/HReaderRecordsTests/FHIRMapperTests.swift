@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 @testable import HReaderRecords
 
 // FHIR R4 JSON with invented patients: a Bundle holding a Patient and one resource of each supported

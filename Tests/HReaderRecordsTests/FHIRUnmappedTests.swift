@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import HReaderStore
+import HReaderModel
 @testable import HReaderRecords
 
 // Resources of types without an entry mapping keep the date and the name the FHIR specification

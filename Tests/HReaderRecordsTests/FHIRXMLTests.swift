@@ -1,7 +1,6 @@
 import Foundation
 import XCTest
 import HReaderJSON
-import HReaderStore
 @testable import HReaderRecords
 
 // FHIR XML read as the FHIR JSON it stands for: the same Bundle written in both forms (invented

@@ -1,7 +1,7 @@
 import FITWriter
 import Foundation
+import HReaderModel
 import HReaderRecords
-import HReaderStore
 import XCTest
 
 /// The FIT decoder and mapping, over files the tests write with `FITWriter` (never a third party's).

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 @testable import HReaderRecords
 
 // The JSON reader under both mappers: strict syntax, exact round trips of what matters in a raw

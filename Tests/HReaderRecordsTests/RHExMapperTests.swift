@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-import HReaderStore
+import HReaderModel
 @testable import HReaderRecords
 
 // RHEx/hData records as hReader read them (c32 JSON), with invented patients in the shapes real

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import HReaderCrypto
+import HReaderModel
 @testable import HReaderStore
 
 /// Documents' bytes in chunks inside the database (schema/006_documents.sql).

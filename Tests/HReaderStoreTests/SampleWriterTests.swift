@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderModel
 @testable import HReaderStore
 import XCTest
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import HReaderCrypto
+import HReaderModel
 @testable import HReaderStore
 #if canImport(Glibc)
 import Glibc

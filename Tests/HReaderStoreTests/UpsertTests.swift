@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderModel
 import HReaderStore
 import XCTest
 

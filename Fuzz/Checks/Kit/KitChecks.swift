@@ -6,6 +6,7 @@ import Foundation
 import FuzzDriver
 import HReaderJSON
 @testable import HReaderKit
+import HReaderModel
 import HReaderRecords
 import HReaderStore
 

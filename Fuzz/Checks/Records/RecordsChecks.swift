@@ -7,6 +7,7 @@ import Foundation
 import FuzzDriver
 import HReaderCrypto
 import HReaderJSON
+import HReaderModel
 @testable import HReaderRecords
 import HReaderStore
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// What a built-in applet reads: the patient, their record, the applet's declaration and the moment

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// One applet declared in a property list: what it is called, what runs it, and its configuration.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderRecords
-import HReaderStore
 
 /// The declared applets: the list built into the binary, then `$XDG_CONFIG_HOME/hreader/applets.plist`,
 /// then `--applets FILE`. A later list may declare an identifier again: its declaration replaces the

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// An external applet (DESIGN.md §6, `docs/applets.md`): one JSON request on stdin, one JSON tile on

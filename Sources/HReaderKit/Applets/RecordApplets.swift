@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// The list tiles: medications, the latest encounter, immunizations, functional status, symptoms

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// One measured number at a time, from one entry.

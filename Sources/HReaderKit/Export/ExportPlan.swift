@@ -1,4 +1,6 @@
 import Foundation
+import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// `--group`: whether high-frequency samples (steps, energy) are summed per local hour or day.

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderJSON
 import HReaderCrypto
+import HReaderModel
 import HReaderNet
 import HReaderRecords
 import HReaderStore

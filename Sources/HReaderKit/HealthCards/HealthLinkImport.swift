@@ -1,7 +1,7 @@
 import Foundation
+import HReaderModel
 import HReaderNet
 import HReaderRecords
-import HReaderStore
 
 extension OpenVault {
     /// How this receiver names itself in a link's manifest request (`recipient`), which the sharer's server logs.

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// The verified badge: how an entry a SMART Health Card brought was checked, as every view shows it

@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// A person's age as people count it: on dates, today's local date (DayCalendar, the timeline's clock)
 /// against the birth date, a partial birth date ("1980", "1980-04") taken as its period's first day.

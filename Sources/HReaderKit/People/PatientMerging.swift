@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// `hreader patients merge|unmerge|merges`: one person seen by several sources becomes one patient,

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// Pairs of patients of the vault who may be one person seen by two sources: the same family name

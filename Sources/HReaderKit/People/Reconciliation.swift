@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// One clinical fact as a reader sees it: the copy shown, every stored copy with its source, and

@@ -1,8 +1,8 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderNet
 import HReaderRecords
-import HReaderStore
 
 /// Where brands come from: a vendor's published URL, or a file.
 public struct ProviderSource: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderNet
-import HReaderStore
 
 /// The two kinds of server hreader imports from.
 public enum ServerKind: String, Sendable, CaseIterable {

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderNet
 import HReaderRecords
 import HReaderStore

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderStore
 
 /// A measurement series a search found by its name or code (a watch's heart rate, a meter's blood

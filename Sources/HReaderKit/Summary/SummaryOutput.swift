@@ -1,6 +1,6 @@
 import Foundation
 import HReaderCrypto
-import HReaderStore
+import HReaderModel
 
 /// `hreader summary --format`: the applet-tile summary on a terminal (`text`), or a summary for a
 /// clinician as an IPS document Bundle (`ips`) or a printable page (`html`).

@@ -1,5 +1,7 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// The sections of a clinician summary, in the order IPS lists them, with their LOINC section codes.

@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// The zone a timeline counts its days and pages in.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// One lab result code over time: what the web view's lab trends chart (cholesterol, HbA1c, creatinine).

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// What the user posts to the timeline, as hReader's web view did with `POST timeline.json?key=…`.
 public enum TimelinePostKey: Sendable, Equatable {

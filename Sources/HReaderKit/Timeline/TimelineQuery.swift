@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// Builds hReader's timeline JSON (DESIGN.md §5) for one patient and range.

@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// hReader's five timeline scopes: each ends at a moment and starts one day, 7 days, one month,
 /// one year or ten years earlier (calendar arithmetic in the moment's own time zone).

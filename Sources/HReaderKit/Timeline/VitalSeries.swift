@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderStore
 
 /// One vital sign over a range, with the time of every reading: what a chart needs and the timeline's

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 import HReaderRecords
 import HReaderStore
 import ZIPFoundation

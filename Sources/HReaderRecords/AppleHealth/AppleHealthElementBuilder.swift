@@ -1,6 +1,6 @@
 import CLibXML2
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// Turns the parser's start and end events into `AppleHealthElement`s: one top-level element (with
 /// its `MetadataEntry` children and a correlation's `Record`s) at a time, kept until handed over.

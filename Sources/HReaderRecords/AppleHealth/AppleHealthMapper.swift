@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Apple Health export elements → entries (DESIGN.md §7), pure: the reader hands over elements, the
 /// importer stores what this returns.

@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// One element of an Apple Health export, as the streaming reader hands it over.
 public struct AppleHealthElement: Sendable {

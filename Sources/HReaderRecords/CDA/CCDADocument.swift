@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// A C-CDA, CCD or HITSP C32 clinical document read as the FHIR R4 resources it stands for, mapped
 /// as HL7's "C-CDA on FHIR" maps them (docs/records.md, "C-CDA and C32 documents"). Pure: bytes in,

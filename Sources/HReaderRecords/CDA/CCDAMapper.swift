@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 extension FHIRMapper {
     /// A C-CDA/C32 document, as `FHIRMapper.map(files:)` reads it with `.ccda`: its resources join the

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Walks a CDA document's header and body and writes the FHIR resources (`CCDADocument`), section
 /// by section, counting what each section gave and what it skipped, with the reason.

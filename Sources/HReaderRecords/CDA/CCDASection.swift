@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// The sections of a CDA document hreader reads, each known by its template ids (C-CDA R1.1/R2.x
 /// with entries required `…22.2.x.1` and optional `…22.2.x`, CCD 1.0 `…10.20.1.x`, HITSP C83 as

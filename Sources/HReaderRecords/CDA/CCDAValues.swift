@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// HL7 v3 data types of a CDA document as FHIR R4 JSON, as "C-CDA on FHIR" maps them: TS → date or
 /// dateTime at the precision written, CD → CodeableConcept (translations as extra codings,

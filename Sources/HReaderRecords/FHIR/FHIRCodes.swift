@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 import Foundation
 
 /// Code systems: FHIR system URIs (and their OIDs) to the short names hReader's records use, so

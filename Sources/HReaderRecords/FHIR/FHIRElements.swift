@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// A CodeableConcept (or a single Coding) as an entry needs it: what to call it and its codes.
 struct Concept {

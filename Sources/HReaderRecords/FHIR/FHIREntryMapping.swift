@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// FHIR R4 clinical resources as entries: what each supported resource type says in the fields of
 /// `EntryContent`. The caller sets `raw` and the remote id. A member of the wrong JSON type throws

@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Maps FHIR R4 JSON to patients and entries: a Bundle of any type (nested Bundles included), a
 /// single resource, NDJSON (one resource per line, as bulk export writes it), or resources already

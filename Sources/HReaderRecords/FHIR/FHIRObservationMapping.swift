@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 extension FHIREntryMapping {
     /// An Observation: its category chooses the entry type, its value[x] (or its components, as in

@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// A FHIR Patient resource as the patient's demographics.
 enum FHIRPatientMapping {

@@ -1,5 +1,5 @@
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// A source's raw FHIR resource, read so that it can be placed in a document of our own (the
 /// clinician summary's IPS Bundle) without losing anything: members keep their order and numbers

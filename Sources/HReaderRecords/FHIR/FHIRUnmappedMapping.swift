@@ -1,5 +1,5 @@
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 extension FHIREntryMapping {
     /// A resource of a type without a mapping, read leniently (a member of an unexpected shape is

@@ -1,5 +1,5 @@
 import Foundation
-import HReaderStore
+import HReaderModel
 
 /// Reads an XML property list (Apple's PropertyList-1.0 DTD) with `XMLTextReader`: a `<plist>`
 /// holding one value (or a bare value as the root, which Apple's parser also takes). Comments and

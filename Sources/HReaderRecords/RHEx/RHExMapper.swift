@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Maps an hData/RHEx patient record (the c32 JSON `GET /records/[id]/c32/[id].json` returns, as
 /// hReader read it) to a patient and entries.

@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// Whether the record an RHEx server answered for a feed id is the patient that id stands for.
 ///

@@ -1,4 +1,4 @@
-import HReaderStore
+import HReaderModel
 
 /// What a wearable's file (a FIT file, a Health Connect export) gave, in the forms the vault keeps:
 /// samples in the Apple Health samples' form (the same HealthKit kinds, so the same LOINC codes, entry

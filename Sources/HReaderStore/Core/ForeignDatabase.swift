@@ -1,5 +1,6 @@
 import CSQLCipher
 import Foundation
+import HReaderModel
 
 /// A SQLite database that someone else wrote (an Android Health Connect export, docs/wearables.md),
 /// read as untrusted bytes: never from a file of its own on disk, never written, never able to
@@ -79,3 +80,15 @@ extension Database {
         return (0..<statement.columnCount).map { statement.columnName($0) }
     }
 }
+
+/// The Health Connect reader (HReaderRecords) reads a foreign database through `ForeignTables`, so the
+/// mapping module needs no SQLite.
+extension Database: ForeignTables {
+    public func readRows(_ sql: String, _ row: (any ForeignRow) throws -> Void) throws {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        while try statement.step() { try row(statement) }
+    }
+}
+
+extension Statement: ForeignRow {}

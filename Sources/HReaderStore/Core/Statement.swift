@@ -1,4 +1,5 @@
 import CSQLCipher
+import HReaderModel
 
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderModel
 
 /// What became of a document's bytes (schema/006_documents.sql).
 public enum DocumentState: String, Sendable, CaseIterable {

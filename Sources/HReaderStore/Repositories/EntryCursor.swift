@@ -1,3 +1,5 @@
+import HReaderModel
+
 /// A patient's entries and Apple Health samples in timeline order (`date ?? start ?? end`, then id;
 /// undated entries first, as `EntryRepository.list` orders them), read one at a time: what an export
 /// of ten million samples walks without holding them. The entries' ids are sorted by SQLite (a

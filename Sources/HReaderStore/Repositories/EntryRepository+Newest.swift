@@ -1,3 +1,5 @@
+import HReaderModel
+
 /// What a view of one person reads when it shows a few things out of everything: the newest readings
 /// of a kind, counts, the kinds there are. Each is an indexed read whose cost follows what is shown
 /// (issue 41): a person with ten million Apple Health samples reads as fast as one with ten.

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderCrypto
+import HReaderModel
 
 /// Entries of a patient's record, with the source's content and the user's own fields kept apart.
 public struct EntryRepository {

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// Groups the entries of one person that state the same clinical fact, from different sources
 /// (docs/reconciliation.md). Nothing is deleted or rewritten: every copy keeps its row, and

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// Patients, in the order of hReader's people picker: display order, then last and first name.
 public struct PatientRepository {

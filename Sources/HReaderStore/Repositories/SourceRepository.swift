@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// Where data came from. Migration 1 creates the `manual` source for what the user types in.
 public struct SourceRepository {

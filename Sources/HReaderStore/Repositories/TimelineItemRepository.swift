@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// Items the user posts to the timeline (levels, medications, regimens), as hReader's web view did.
 public struct TimelineItemRepository {

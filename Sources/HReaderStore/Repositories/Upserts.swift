@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// What a re-import did to one row.
 public enum UpsertOutcome: Sendable, Equatable {

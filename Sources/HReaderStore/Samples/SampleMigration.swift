@@ -1,3 +1,5 @@
+import HReaderModel
+
 /// Migration 3's second half, in its transaction: the Apple Health `Record` entries a vault of
 /// schema 2 holds move into the samples tables, nothing lost. An entry moves only when its sample
 /// gives back the same entry (same raw JSON, content and remote id); one the user has annotated

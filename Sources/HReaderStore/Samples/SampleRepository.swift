@@ -1,6 +1,7 @@
 import CSQLCipher
 import Foundation
 import HReaderJSON
+import HReaderModel
 
 /// Reads Apple Health samples (migration 3) as the entries they stand for: the same content, raw
 /// JSON and remote id the mapping gave such a Record when it was an `entries` row, rebuilt from the

@@ -1,13 +1,4 @@
-/// What the mapping makes of every sample of one series.
-public struct SeriesMapping: Sendable {
-    public var type: EntryType
-    public var description: String
-    public var codes: [String: [String]]
-
-    public init(type: EntryType, description: String, codes: [String: [String]]) {
-        self.type = type; self.description = description; self.codes = codes
-    }
-}
+import HReaderModel
 
 /// Writes Apple Health `Record` elements of one patient and source as samples (migration 3): one
 /// short row per sample, clustered by series and time, with the series written once. Prepared

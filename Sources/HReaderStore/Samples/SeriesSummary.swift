@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// A sample series as a search shows it: what it measures, how many readings, when the first and
 /// the last were taken, and the latest value. Read from the series table and three lookups in the

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// Full-text search over the entries of the vault (schema/004_search.sql: an FTS5 index kept
 /// current by triggers): descriptions, values written as text, doses and reactions, codes, and the

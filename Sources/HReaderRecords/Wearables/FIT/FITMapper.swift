@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// FIT files → wearable readings (docs/wearables.md), pure. Reads the file twice over the decoder:
 /// first what places its times (the local time offsets it states, `activity`, `monitoring_info` and

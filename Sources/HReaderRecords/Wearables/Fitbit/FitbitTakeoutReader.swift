@@ -1,6 +1,6 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// Fitbit's data as Google Takeout delivers it (docs/wearables.md): `Takeout/Fitbit/Global Export
 /// Data/` holds one JSON file per metric and day (`steps-2026-03-01.json`, `heart_rate-…`,

@@ -1,9 +1,9 @@
 import Foundation
 import HReaderJSON
-import HReaderStore
+import HReaderModel
 
 /// An Android Health Connect export's database (`health_connect_export.db`, opened by
-/// `Database.openForeign`) → wearable readings, streamed row by row (docs/wearables.md). The tables
+/// `Database.openForeign`, read as `ForeignTables`) → wearable readings, streamed row by row (docs/wearables.md). The tables
 /// and columns are AOSP's (packages/modules/HealthFitness): every record row has `app_info_id`
 /// (→ `application_info_table`) and `device_info_id` (→ `device_info_table`); instant records `time`
 /// (epoch ms) and `zone_offset` (seconds), interval records `start_time`, `start_zone_offset`,
@@ -67,12 +67,12 @@ public struct HealthConnectReader {
                                            "medical_resource_indices_table"]
 
     /// Whether the database looks like Health Connect's (its application table and a record table).
-    public static func recognizes(_ db: Database) -> Bool {
+    public static func recognizes(_ db: some ForeignTables) -> Bool {
         guard let tables = try? Set(db.tableNames()) else { return false }
         return tables.contains("application_info_table") && tables.contains { $0.hasSuffix("_record_table") }
     }
 
-    public func read(_ db: Database, sample: (SampleRecord) throws -> Void, entry: (MappedEntry) throws -> Void) throws -> Outcome {
+    public func read(_ db: some ForeignTables, sample: (SampleRecord) throws -> Void, entry: (MappedEntry) throws -> Void) throws -> Outcome {
         var outcome = Outcome()
         let tables = Set(try db.tableNames())
         guard tables.contains("application_info_table") else { throw Failure.schema("no application_info_table") }
@@ -83,15 +83,15 @@ public struct HealthConnectReader {
         // Apps and devices: few rows, read once.
         try require("application_info_table", ["row_id", "package_name", "app_name"])
         var apps: [Int64: String] = [:]
-        for (id, package, name) in try db.query("SELECT row_id, package_name, app_name FROM application_info_table", [], {
-            ($0.int64(0) ?? 0, $0.string(1) ?? "", $0.string(2)) }) {
+        try db.readRows("SELECT row_id, package_name, app_name FROM application_info_table") { row in
+            let (id, package, name) = (row.int64(0) ?? 0, row.string(1) ?? "", row.string(2))
             apps[id] = String((name.flatMap { $0.isEmpty ? nil : $0 } ?? package).prefix(200))
         }
         var devices: [Int64: String] = [:]
         if tables.contains("device_info_table") {
             try require("device_info_table", ["row_id", "manufacturer", "model"])
-            for (id, maker, model) in try db.query("SELECT row_id, manufacturer, model FROM device_info_table", [], {
-                ($0.int64(0) ?? 0, $0.string(1) ?? "", $0.string(2) ?? "") }) {
+            try db.readRows("SELECT row_id, manufacturer, model FROM device_info_table") { row in
+                let (id, maker, model) = (row.int64(0) ?? 0, row.string(1) ?? "", row.string(2) ?? "")
                 devices[id] = String([maker, model].filter { !$0.isEmpty }.joined(separator: " ").prefix(200))
             }
         }
@@ -118,12 +118,10 @@ public struct HealthConnectReader {
         func plausible(_ millis: Int64?...) -> Bool {
             millis.allSatisfy { $0.map { (-2_208_988_800_000...7_258_118_400_000).contains($0) } ?? true }
         }
-        func rows(_ sql: String, _ body: (Statement) throws -> Void) throws {
-            let statement = try db.prepare(sql)
-            defer { statement.reset() }
-            while try statement.step() {
+        func rows(_ sql: String, _ body: (any ForeignRow) throws -> Void) throws {
+            try db.readRows(sql) { row in
                 outcome.rows += 1
-                try body(statement)
+                try body(row)
             }
         }
 
@@ -245,7 +243,9 @@ public struct HealthConnectReader {
         let read = Set(Self.quantities.map(\.table)).union(Self.readTables).union(Self.bookkeeping)
         for table in tables.sorted() where !read.contains(table) {
             let quoted = "\"" + table.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-            if let count = try db.scalarInt("SELECT count(*) FROM \(quoted)"), count > 0 { outcome.unmapped[table] = Int(count) }
+            var count: Int64 = 0
+            try db.readRows("SELECT count(*) FROM \(quoted)") { count = $0.int64(0) ?? 0 }
+            if count > 0 { outcome.unmapped[table] = Int(count) }
         }
         return outcome
     }

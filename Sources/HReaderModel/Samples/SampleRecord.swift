@@ -122,7 +122,7 @@ public enum SampleLayout {
     }
 
     /// "type,sourceName,…", as the series stores its layout.
-    static func text(_ layout: UInt64) -> String { self.names(layout).joined(separator: ",") }
+    package static func text(_ layout: UInt64) -> String { self.names(layout).joined(separator: ",") }
 
     static func names(_ layout: UInt64) -> [String] {
         var names: [String] = [], rest = layout
@@ -130,7 +130,7 @@ public enum SampleLayout {
         return names.reversed()
     }
 
-    static func layout(_ text: String) -> UInt64? {
+    package static func layout(_ text: String) -> UInt64? {
         var code: UInt64 = 0
         for name in text.split(separator: ",") {
             guard let index = names.firstIndex(of: String(name)), index > 0 else { return nil }

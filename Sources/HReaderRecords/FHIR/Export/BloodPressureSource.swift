@@ -4,17 +4,19 @@ import HReaderJSON
 /// What the source Observation of a blood-pressure entry said about its two readings, read from the
 /// entry's raw FHIR resource: which components carried a value, and the dataAbsentReason of those
 /// that did not. Export sends a half reading as it came (one value, one absent), never as one number.
-struct BloodPressureSource {
-    struct Component {
-        var hasValue: Bool
+package struct BloodPressureSource {
+    package struct Component {
+        package var hasValue: Bool
         /// The data-absent-reason code the source gave, if any.
-        var absentReason: String?
+        package var absentReason: String?
+
+        package init(hasValue: Bool, absentReason: String?) { self.hasValue = hasValue; self.absentReason = absentReason }
     }
 
     /// By LOINC code; empty when the raw is not a FHIR Observation with components.
-    private(set) var components: [String: Component] = [:]
+    package private(set) var components: [String: Component] = [:]
 
-    init(raw: String?) {
+    package init(raw: String?) {
         guard let raw, let observation = (try? JSONParser.parse(raw))?.object,
               observation["resourceType"]?.string == "Observation" else { return }
         for component in observation["component"]?.array ?? [] {

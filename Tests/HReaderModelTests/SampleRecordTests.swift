@@ -1,5 +1,5 @@
 import XCTest
-@testable import HReaderStore
+@testable import HReaderModel
 
 /// The samples' columns as the parsing thread fills them from libxml2's bytes: the fast paths
 /// (integers read in place, strings found again by their bytes) give what the plain ones give.

@@ -38,6 +38,16 @@ public struct Patient: Equatable, Codable, Sendable {
     /// The person this source record was merged into (`patients merge`); nil for a person.
     public var mergedInto: Int64? = nil
 
+    /// A patient as the vault holds it (HReaderStore reads it from its row).
+    package init(id: Int64, uuid: String, sourceID: Int64, remoteID: String, firstName: String, lastName: String, gender: String?,
+                 birthDate: String?, race: String?, ethnicity: String?, relationship: Relationship, displayOrder: Int,
+                 created: String, updated: String, mergedInto: Int64? = nil) {
+        self.id = id; self.uuid = uuid; self.sourceID = sourceID; self.remoteID = remoteID; self.firstName = firstName
+        self.lastName = lastName; self.gender = gender; self.birthDate = birthDate; self.race = race; self.ethnicity = ethnicity
+        self.relationship = relationship; self.displayOrder = displayOrder; self.created = created; self.updated = updated
+        self.mergedInto = mergedInto
+    }
+
     public var displayName: String { [firstName, lastName].filter { !$0.isEmpty }.joined(separator: " ") }
     /// The patient people see: this one, or the one it was merged into.
     public var personID: Int64 { mergedInto ?? id }
@@ -123,6 +133,13 @@ public struct Entry: Equatable, Sendable {
     public var missingAtSource: String?
     public var created: String
     public var updated: String
+
+    /// An entry as the vault holds it (HReaderStore reads it from its row).
+    package init(id: Int64, uuid: String, patientID: Int64, sourceID: Int64, remoteID: String, content: EntryContent, user: UserFields,
+                 missingAtSource: String?, created: String, updated: String) {
+        self.id = id; self.uuid = uuid; self.patientID = patientID; self.sourceID = sourceID; self.remoteID = remoteID
+        self.content = content; self.user = user; self.missingAtSource = missingAtSource; self.created = created; self.updated = updated
+    }
 }
 
 public struct TimelineItem: Equatable, Sendable {
@@ -134,4 +151,9 @@ public struct TimelineItem: Equatable, Sendable {
     public var data: String
     public var time: Int64
     public var created: String
+
+    /// An item as the vault holds it (HReaderStore reads it from its row).
+    package init(id: Int64, uuid: String, patientID: Int64, type: String, data: String, time: Int64, created: String) {
+        self.id = id; self.uuid = uuid; self.patientID = patientID; self.type = type; self.data = data; self.time = time; self.created = created
+    }
 }

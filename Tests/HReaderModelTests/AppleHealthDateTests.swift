@@ -1,5 +1,5 @@
 import XCTest
-@testable import HReaderStore
+@testable import HReaderModel
 
 /// Apple Health's time texts are written byte by byte (an export writes millions): the same bytes as
 /// the plain interpolation they replaced, over centuries, offsets either side of UTC and odd years.

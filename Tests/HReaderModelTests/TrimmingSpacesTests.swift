@@ -1,6 +1,6 @@
 import Foundation
 import XCTest
-@testable import HReaderStore
+@testable import HReaderModel
 
 /// `trimmingSpaces` trims as Foundation does, without it; times are read through it.
 final class TrimmingSpacesTests: XCTestCase {

@@ -1,11 +1,4 @@
-/// A value SQLite stores: the bridge between Swift values and statement parameters and columns.
-public enum DatabaseValue: Equatable, Sendable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-}
+import HReaderModel
 
 /// Something that binds as a statement parameter.
 public protocol DatabaseValueConvertible {

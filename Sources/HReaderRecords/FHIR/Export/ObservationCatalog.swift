@@ -8,31 +8,31 @@ import Foundation
 /// let heartRate = ObservationCatalog.standard.code("8867-4")   // display "Heart rate", unit /min
 /// let unit = ObservationCatalog.standard.unit("count/min")     // UCUM "/min"
 /// ```
-struct ObservationCatalog: Sendable {
+package struct ObservationCatalog: Sendable {
     /// One LOINC code.
-    struct Code: Sendable, Equatable {
-        var loinc: String
-        var display: String
+    package struct Code: Sendable, Equatable {
+        package var loinc: String
+        package var display: String
         /// An `observation-category` code: vital-signs, activity, laboratory.
-        var category: String
+        package var category: String
         /// The UCUM unit of the code's values (used when HealthKit records a bare `count`).
-        var ucum: String?
+        package var ucum: String?
         /// The code's samples may be added up per hour or day (`--group`).
-        var summable: Bool
+        package var summable: Bool
     }
 
     /// One unit as a source writes it, and what FHIR gets.
-    struct Unit: Sendable, Equatable {
+    package struct Unit: Sendable, Equatable {
         /// The UCUM code (`system` http://unitsofmeasure.org).
-        var ucum: String
+        package var ucum: String
         /// `Quantity.unit`, the human-readable form.
-        var display: String
+        package var display: String
         /// The value is multiplied by this (kJ stay kJ; only HealthKit's fractions of `%` scale, see below).
-        var factor: Double
+        package var factor: Double
     }
 
     // LOINC code, display (LOINC's long common name), category, UCUM unit, "sum" when --group adds it up.
-    static let codeTable = """
+    package static let codeTable = """
         8867-4\tHeart rate\tvital-signs\t/min\t
         40443-4\tHeart rate --resting\tvital-signs\t/min\t
         80404-7\tR-R interval.standard deviation (Heart rate variability)\tvital-signs\tms\t
@@ -55,7 +55,7 @@ struct ObservationCatalog: Sendable {
 
     // Unit as recorded (HealthKit's spelling, or already UCUM), UCUM code, display, factor.
     // HealthKit's `count` is missing on purpose: what it counts depends on the code (see `quantity`).
-    static let unitTable = """
+    package static let unitTable = """
         count/min\t/min\t/min\t1
         /min\t/min\t/min\t1
         beats/min\t/min\t/min\t1
@@ -96,12 +96,12 @@ struct ObservationCatalog: Sendable {
         steps\t{steps}\tsteps\t1
         """
 
-    static let standard = ObservationCatalog(codes: codeTable, units: unitTable)
+    package static let standard = ObservationCatalog(codes: codeTable, units: unitTable)
 
     private let codes: [String: Code]
     private let units: [String: Unit]
 
-    init(codes codeText: String, units unitText: String) {
+    package init(codes codeText: String, units unitText: String) {
         var codes: [String: Code] = [:]
         for fields in Self.rows(codeText) where fields.count >= 3 {
             let ucum = fields.count > 3 && !fields[3].isEmpty ? fields[3] : nil
@@ -122,12 +122,12 @@ struct ObservationCatalog: Sendable {
         }.filter { !($0.first ?? "").isEmpty }
     }
 
-    func code(_ loinc: String) -> Code? { codes[loinc] }
-    func unit(_ recorded: String) -> Unit? { units[recorded] }
+    package func code(_ loinc: String) -> Code? { codes[loinc] }
+    package func unit(_ recorded: String) -> Unit? { units[recorded] }
 
     /// The blood-pressure panels, sent with systolic and diastolic components.
-    static let bloodPressurePanels: Set<String> = ["85354-9", "55284-4", "35094-2"]
-    static let systolic = "8480-6"
-    static let diastolic = "8462-4"
-    static let steps = "55423-8"
+    package static let bloodPressurePanels: Set<String> = ["85354-9", "55284-4", "35094-2"]
+    package static let systolic = "8480-6"
+    package static let diastolic = "8462-4"
+    package static let steps = "55423-8"
 }

@@ -1,3 +1,4 @@
+import HReaderModel
 import HReaderStore
 
 /// A timeline page's vital signs and activity from the samples' numbers (`SampleReadings`) rather

@@ -1,5 +1,6 @@
 import CSQLCipher
 import Foundation
+import HReaderModel
 
 /// The numbers of sample series, for the views that chart or total them (a timeline page's vitals
 /// and activity, a month's vital charts): a reading is a start, an id and a number, read with three

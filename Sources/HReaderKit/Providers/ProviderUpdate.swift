@@ -74,10 +74,16 @@ extension ProviderDirectory {
                 var etag: String?, lastModified: String?
                 if source.isURL {
                     guard let url = URL(string: source.location) else { throw HReaderError.usage("\(source.location) is not a URL") }
+                    // The download streams to a file of the cache (the limit holding as it comes),
+                    // then is read from there like a bundle given as a file; the file goes either way.
+                    let download = directory + "/.providers.download.\(getpid()).\(SpoolFile.next())"
+                    defer { unlink(download) }
                     let answer: DirectoryBundleClient.Answer
                     do {
                         answer = try await DirectoryBundleClient(url, clients: clients)
-                            .fetch(etag: previous?.etag, lastModified: previous?.lastModified)
+                            .fetch(etag: previous?.etag, lastModified: previous?.lastModified, into: download)
+                    } catch NetError.responseTooLarge {
+                        throw Self.tooLarge(source, clients.configuration.maxResponseBytes)
                     } catch let error as NetError {
                         throw HReaderError.from(network: error)
                     }
@@ -85,14 +91,13 @@ extension ProviderDirectory {
                     case .notModified:
                         outcomes.append(ProviderSourceOutcome(source: source, result: .notModified(brands: previous?.brands ?? 0)))
                         continue
-                    case let .changed(body, newETag, newLastModified):
-                        guard body.count <= maxBytes else { throw Self.tooLarge(source, maxBytes) }
-                        try Self.feed(&reader, body, source)
+                    case let .changed(newETag, newLastModified):
+                        try Self.feedFile(&reader, path: download, source, maxBytes: maxBytes)
                         etag = newETag
                         lastModified = newLastModified
                     }
                 } else {
-                    try Self.feedFile(&reader, source, maxBytes: maxBytes)
+                    try Self.feedFile(&reader, path: source.location, source, maxBytes: maxBytes)
                 }
                 do { try reader.checkComplete() } catch {
                     throw HReaderError.badInput("\(source.location): \(error); nothing of it was kept")
@@ -177,28 +182,15 @@ extension ProviderDirectory {
     }
 
     private static func tooLarge(_ source: ProviderSource, _ limit: Int) -> HReaderError {
-        HReaderError.badInput("\(source.location) is larger than \(limit >> 20) MiB; nothing of it was kept (raise --max-response-size)")
+        HReaderError.badInput("\(source.location) is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB"); "
+                             + "nothing of it was kept (raise --max-response-size)")
     }
 
-    private static func feed(_ reader: inout BrandsBundleReader, _ body: Data, _ source: ProviderSource) throws {
-        do {
-            try body.withUnsafeBytes { raw in
-                var start = 0
-                while start < raw.count {
-                    let end = min(raw.count, start + (1 << 20))
-                    try reader.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-                    start = end
-                }
-            }
-        } catch let error as BrandsBundleError {
-            throw HReaderError.badInput("\(source.location): \(error); nothing of it was kept")
-        }
-    }
-
-    private static func feedFile(_ reader: inout BrandsBundleReader, _ source: ProviderSource, maxBytes: Int) throws {
-        guard let handle = FileHandle(forReadingAtPath: source.location) else { throw HReaderError.usage("cannot read \(source.location)") }
+    /// Feeds the bundle at `path` (the source's file, or its download) a megabyte at a time.
+    private static func feedFile(_ reader: inout BrandsBundleReader, path: String, _ source: ProviderSource, maxBytes: Int) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw HReaderError.usage("cannot read \(path)") }
         defer { try? handle.close() }
-        let size = (try? FileManager.default.attributesOfItem(atPath: source.location)[.size] as? Int) ?? 0
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard size <= maxBytes else { throw tooLarge(source, maxBytes) }
         var total = 0
         do {

@@ -6,11 +6,15 @@ import Foundation
 /// this machine (a test or the sample server). No credential goes with it, so redirects are followed
 /// as `RedirectPolicy` allows any request's (a vendor may serve its list from a CDN).
 ///
-///     let answer = try DirectoryBundleClient(url).fetch(etag: kept.etag, lastModified: kept.lastModified)
-///     if case let .changed(body, etag, lastModified) = answer { … }
+/// The body goes to a file as it arrives (a bundle is tens or hundreds of megabytes), never whole
+/// into memory; the size limit holds as it streams.
+///
+///     let answer = try await DirectoryBundleClient(url).fetch(etag: kept.etag, lastModified: kept.lastModified, into: path)
+///     if case let .changed(etag, lastModified) = answer { read(path) }
 public struct DirectoryBundleClient: Sendable {
     public enum Answer: Sendable {
-        case changed(body: Data, etag: String?, lastModified: String?)
+        /// The bundle is in the file, whole.
+        case changed(etag: String?, lastModified: String?)
         case notModified
     }
 
@@ -26,10 +30,12 @@ public struct DirectoryBundleClient: Sendable {
         self.clients = clients
     }
 
-    /// GETs the bundle; `maxBytes` is checked as it streams in (the process's response limit is
-    /// the one applied: the command sets it).
-    public func fetch(etag: String?, lastModified: String?) async throws -> Answer {
+    /// GETs the bundle into `file` (created 0600, or emptied); the process's response limit is
+    /// checked as it streams in (the command sets it). On a 304 or an error the file holds nothing
+    /// of use: the caller removes it either way.
+    public func fetch(etag: String?, lastModified: String?, into file: String) async throws -> Answer {
         var request = HTTPRequest(url: url, headers: ["Accept": "application/fhir+json, application/json"])
+        request.bodyFile = file
         if let etag { request.setHeader("If-None-Match", etag) }
         if let lastModified { request.setHeader("If-Modified-Since", lastModified) }
         let response = try await clients.client(for: url).send(request)
@@ -37,6 +43,6 @@ public struct DirectoryBundleClient: Sendable {
         guard response.isSuccess else {
             throw NetError.status(code: response.status, url: url.redactedForDisplay, detail: nil)
         }
-        return .changed(body: response.body, etag: response.header("etag"), lastModified: response.header("last-modified"))
+        return .changed(etag: response.header("etag"), lastModified: response.header("last-modified"))
     }
 }

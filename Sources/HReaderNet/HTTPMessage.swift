@@ -11,6 +11,10 @@ public struct HTTPRequest: Sendable {
     /// they allow; a scope ends the request at the first hop outside it (`NetError.redirectNotFollowed`),
     /// so what is fetched stays on the server and under the path it was asked of (an attachment).
     public var redirectScope: URLScope?
+    /// Where a successful (2xx) answer's body goes instead of memory: the file at this path, created
+    /// (0600) or emptied, written as the body streams in, within the size limit (`BodyFileDelegate`);
+    /// the response's `body` is then empty. Other answers are read into `body` as usual.
+    public var bodyFile: String?
 
     public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {
         self.method = method
@@ -29,7 +33,8 @@ public struct HTTPRequest: Sendable {
     }
 }
 
-/// A complete response: the body has been read whole, within the size limit.
+/// A complete response: the body has been read whole, within the size limit (into `body`, or into
+/// the request's `bodyFile` for a 2xx answer).
 public struct HTTPResponse: Sendable {
     public var status: Int
     /// Lower-cased names; repeated headers joined with ", ".

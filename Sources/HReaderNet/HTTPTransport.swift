@@ -5,7 +5,8 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 
-/// One HTTP exchange, no redirects followed, the body read whole within the size limit. Blocking:
+/// One HTTP exchange, no redirects followed, the body read whole within the size limit (or streamed
+/// to the request's `bodyFile`). Blocking:
 /// it is called on a per-host client's own serial queue (a plain thread, not an event loop).
 ///
 /// AsyncHTTPClient does the I/O (precise connect/read timeouts, streaming with a limit, certificate
@@ -61,11 +62,19 @@ struct HTTPTransport: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         defer { NetworkStatistics.record(seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9) }
         do {
-            response = try client()
-                .execute(request: ahcRequest, delegate: ResponseAccumulator(request: ahcRequest, maxBodySize: limit))
-                .futureResult.wait()
+            if let path = request.bodyFile {
+                response = try client()
+                    .execute(request: ahcRequest, delegate: BodyFileDelegate(path: path, host: request.url.host ?? "", maxBodySize: limit))
+                    .futureResult.wait()
+            } else {
+                response = try client()
+                    .execute(request: ahcRequest, delegate: ResponseAccumulator(request: ahcRequest, maxBodySize: limit))
+                    .futureResult.wait()
+            }
         } catch let error as NetError {
             throw error
+        } catch let error as BodyFileDelegate.WriteError {
+            throw NetError.connectionFailed(origin: origin, reason: "the answer could not be written to \(request.bodyFile ?? "a file"): \(error.reason)")
         } catch is ResponseAccumulator.ResponseTooBigError {
             throw NetError.responseTooLarge(url: display, limit: limit)
         } catch let error as HTTPClientError {

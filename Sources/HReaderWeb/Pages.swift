@@ -47,7 +47,7 @@ enum Pages {
         \(head)
         </head>
         <body>
-        <header class="bar"><a class="brand" href="\(base)/">hreader</a><nav><a href="\(base)/">Patients</a></nav>\
+        <header class="bar"><a class="brand" href="\(base)/">hreader</a><nav><a href="\(base)/">Patients</a> <a href="\(base)/providers">Add a provider</a></nav>\
         \(search)<span class="local">Local view: nothing leaves this machine</span></header>
         <main>
         \(body)

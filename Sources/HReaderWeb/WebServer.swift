@@ -24,10 +24,13 @@ public struct WebServer: Sendable {
     let shares: Bool
     /// Whether the web view itself is served (false: only `/shl/`, for `share create --serve`).
     let app: Bool
+    /// The provider directory "Add a provider" searches (public data in the cache, not the vault).
+    let providers: ProviderDirectory
 
     /// `port` 0 asks the system for a free one. `app: false` serves the shared links alone
     /// (`shares` must then be true): nothing of the vault is reachable but ciphertext under `/shl/`.
-    public init(open: OpenVault, registry: AppletRegistry, port: Int = 0, shares: Bool = false, app: Bool = true) throws {
+    public init(open: OpenVault, registry: AppletRegistry, port: Int = 0, shares: Bool = false, app: Bool = true,
+                providers: ProviderDirectory? = nil) throws {
         guard (0...65535).contains(port) else { throw HReaderError.usage("a port is a number from 1 to 65535") }
         self.gate = try VaultGate(open)
         self.registry = registry
@@ -35,6 +38,7 @@ public struct WebServer: Sendable {
         self.access = try AccessControl()
         self.shares = shares || !app
         self.app = app
+        self.providers = providers ?? ProviderDirectory.defaultLocation { ProcessInfo.processInfo.environment[$0] }
     }
 
     /// Runs `body` on the vault, through the server's one access point (as its requests do): what
@@ -62,6 +66,7 @@ public struct WebServer: Sendable {
         if app {
             Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
             SharePages(gate: gate, servesShares: shares).register(on: router.group(RouterPath(access.pathPrefix)))
+            ProviderPages(directory: providers).register(on: router.group(RouterPath(access.pathPrefix)))
         }
         if shares { ShareRoutes(gate: gate, tickets: ShareTickets()).register(on: router.group(RouterPath("/shl"))) }
 

@@ -74,7 +74,9 @@ struct ProvidersCommand: ParsableCommand {
                     case let .notModified(brands):
                         global.note("\(outcome.source.location) (\(outcome.source.vendor)): not modified since the last update (\(brands) brands kept)")
                     case let .failed(error):
-                        Terminal.error("\(outcome.source.location): \(error.message)")
+                        // Most messages name the source already ("… is larger than 256 MiB").
+                        Terminal.error(error.message.hasPrefix(outcome.source.location) ? error.message
+                                       : "\(outcome.source.location): \(error.message)")
                     }
                 }
                 global.note(report.written ? "The directory holds \(report.brands) brands (\(report.path))."
@@ -125,13 +127,8 @@ struct ProvidersCommand: ParsableCommand {
         func run() throws { try request.run() }
     }
 
-    /// "yes", "no (DSTU2 only)", "inactive", "no endpoint".
-    static func r4(_ brand: DirectoryBrand) -> String {
-        if brand.patientAccessEndpoint != nil { return "yes" }
-        if brand.brand.endpoints.isEmpty { return "no endpoint" }
-        if brand.brand.endpoints.contains(where: \.isR4) { return "inactive" }
-        return "no (" + Set(brand.brand.endpoints.map(\.versionName)).sorted().joined(separator: ", ") + ")"
-    }
+    /// "yes", "no (DSTU2 (1.0.2))", "inactive", "no endpoint".
+    static func r4(_ brand: DirectoryBrand) -> String { brand.r4Text }
 
     static func brand(_ id: String) throws -> DirectoryBrand {
         guard let brand = try directory.brand(id: id) else {

@@ -32,7 +32,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         let registry = try lists.registry()
         let (open, credential) = try global.openWithCredential()
-        let server = try WebServer(open: open, registry: registry, port: port ?? 0, shares: shares)
+        let server = try WebServer(open: open, registry: registry, port: port ?? 0, shares: shares, providers: ProvidersCommand.directory)
         // Opened with an unlock session, it serves only while the session lasts: 'hreader lock' locks it too.
         let stillUnlocked = global.service.stillUnlocked(by: credential)
         let quiet = global.quiet

@@ -188,6 +188,34 @@ final class ProvidersTests: CLITestCase {
         XCTAssertEqual((hit["endpoints"] as? [[String: Any]])?.first?["url"] as? String, server.fhir)
     }
 
+    func testANetworkUpdateStreamsAndAnOversizedDownloadChangesNothing() throws {
+        let server = try SampleServer(workDir: workDir)
+        defer { server.stop() }
+        try succeed(["providers", "update", "--from", try writeBundle(.varied), "--vendor", "epic"])
+
+        // A bundle that arrives in chunks, with no length announced, is read whole from its download.
+        let streamed = server.base.absoluteString + "/brands.json?clinics=2000"
+        let update = try json(try succeed(["providers", "update", "--from", streamed, "--vendor", "sample", "--json"]))["update"] as? [String: Any]
+        let source = (update?["sources"] as? [[String: Any]])?.first
+        XCTAssertEqual(source?["status"] as? String, "updated")
+        XCTAssertEqual(source?["brands"] as? Int, 2004, "the sample's four brands and the streamed clinics")
+        XCTAssertEqual(names(try search(["streamed", "clinic", "1999"])).first, "Streamed Clinic 1999")
+        let before = try Data(contentsOf: directoryFile)
+
+        // Over the limit as it streams (about 8 MB, no Content-Length): refused, exit 5, nothing changed.
+        let huge = server.base.absoluteString + "/brands.json?clinics=20000"
+        let refused = try run(["providers", "update", "--from", huge, "--vendor", "sample", "--max-response-size", "1M"])
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("is larger than 1 MiB; nothing of it was kept"), refused.stderr)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").filter { $0.hasPrefix("hreader:") },
+                       ["hreader: \(huge) is larger than 1 MiB; nothing of it was kept (raise --max-response-size)"], refused.stderr)
+        XCTAssertEqual(try Data(contentsOf: directoryFile), before, "the directory is as it was")
+        XCTAssertEqual(names(try search(["streamed", "clinic", "1999"])).first, "Streamed Clinic 1999")
+        XCTAssertEqual(names(try search(["santa", "rosa"])), ["Clínica Santa Rosa"], "the other source's brands stay")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directoryFile.deletingLastPathComponent().path)
+        XCTAssertEqual(leftovers, ["providers.directory"], "no download or spool file left behind")
+    }
+
     func testCheckReportsTheSmartConfigurationAndCapabilityStatement() throws {
         let server = try SampleServer(["--smart"], workDir: workDir)
         defer { server.stop() }

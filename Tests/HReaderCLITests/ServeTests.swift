@@ -8,7 +8,8 @@ final class ServeTests: CLITestCase {
                          "/api/patients", "/api/patients/1", "/api/patients/1/entries", "/api/patients/1/summary",
                          "/api/patients/1/vitals", "/static/app.js", "/static/app.css", "/static/icon.svg",
                          "/favicon.ico", "/no/such/page", "/search?q=lisinopril", "/api/search?q=lisinopril",
-                         "/patients/1/trends", "/api/patients/1/trends", "/patients/1/share"]
+                         "/patients/1/trends", "/api/patients/1/trends", "/patients/1/share",
+                         "/providers", "/providers?q=hospital", "/providers/epic-0000000000", "/api/providers?q=hospital"]
 
     func testEveryPageAndEndpointAnswers401WithoutTheToken() throws {
         try seedFamily()

@@ -208,6 +208,51 @@ final class WebBrowserTests: CLITestCase {
         XCTAssertFalse(requested.contains { $0.contains("from-the-note") }, "the note's script and request were never loaded: \(requested)")
     }
 
+    func testAddAProviderFindsBrandsAsOneTypesInHeadlessChromium() throws {
+        try initVault()
+        let cache = ["XDG_CACHE_HOME": workDir.appendingPathComponent("cache").path]
+        let bundle = workDir.appendingPathComponent("brands.json")
+        var fixture = ProviderPagesTests.hostile
+        fixture.brands[0].name = #"Evil <img src=x onerror="document.title='pwned'"> Clinic"#
+        try fixture.data.write(to: bundle)
+        XCTAssertEqual(try hreader(["providers", "update", "--from", bundle.path, "--vendor", "epic"], env: cache).status, 0)
+        let served = try serve(env: cache)
+        defer { stop(served) }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+
+        try browser.navigate(to: served.url)
+        try browser.click(browser.waitForElement(css: #"header nav a[href$="/providers"]"#))
+        let box = try browser.waitForElement(css: #"#provider-search input[name="q"]"#)
+        XCTAssertTrue(try browser.findElements(css: "li.provider").isEmpty)
+        // Typing, no submit: the script asks /api/providers and draws the hits.
+        try browser.sendKeys("samarit", to: box)
+        try browser.waitUntil(timeout: 10, "a live result") { (try? browser.findElements(css: "li.provider").count) == 1 }
+        XCTAssertEqual(try browser.text(of: browser.findElement(css: "li.provider .name")), "Good Samaritan Hospital")
+        XCTAssertTrue(try browser.text(of: browser.findElement(css: "li.provider .meta")).contains("Madison, WI"))
+        XCTAssertTrue(try browser.currentURL.hasSuffix("/providers?q=samarit"), "the address follows the search")
+        _ = try browser.screenshot(named: "8-add-a-provider")
+
+        try browser.clear(box)
+        try browser.sendKeys("evil clinic", to: box)
+        try browser.waitUntil(timeout: 10, "the hostile brand") {
+            (try? browser.text(of: browser.findElement(css: "li.provider .name")))?.hasPrefix("Evil <img") ?? false
+        }
+        XCTAssertTrue(try browser.findElements(css: "li.provider img").isEmpty, "its name is text, not an image")
+        try browser.click(browser.findElement(css: "li.provider .provider-link"))
+        let heading = try browser.waitForElement(css: "section.provider-page h1")
+        XCTAssertEqual(try browser.text(of: heading), #"Evil <img src=x onerror="document.title='pwned'"> Clinic"#)
+        usleep(300_000)
+        XCTAssertTrue((try browser.executeScript("return document.title") as? String ?? "").hasPrefix("Evil <img"), "no handler ran")
+        let command = try browser.text(of: browser.findElement(css: "#login-command"))
+        XCTAssertTrue(command.hasPrefix("hreader sources login --provider epic-"), command)
+        XCTAssertEqual(try browser.findElements(css: "table.endpoints tr").count, 2, "a header and its endpoint")
+        _ = try browser.screenshot(named: "9-provider-page")
+        let foreign = try browser.requestedURLs().filter { !$0.hasPrefix(served.base + "/") }
+        XCTAssertEqual(foreign, [], "every request stays on this server")
+    }
+
     func testLabTrendsReadableUnitsAndTheSearchBoxInHeadlessChromium() throws {
         try seedLabResults()
         let export = try file("export.xml", AppleHealthTests.export(extraRecords: [

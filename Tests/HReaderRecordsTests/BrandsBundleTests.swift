@@ -45,6 +45,58 @@ final class BrandsBundleTests: XCTestCase {
         ])
     }
 
+    /// A spool that keeps each record only as the bytes a file spool writes (`providers update`
+    /// keeps them in files of the cache): what comes back is what went in.
+    private final class BytesSpool: BrandsBundleSpool {
+        var organizations: [[UInt8]] = []
+        var endpoints: [[UInt8]] = []
+        var finished = false
+        func append(_ organization: BrandsBundleOrganization) throws {
+            XCTAssertEqual(try BrandsBundleOrganization(decoding: organization.encoded), organization)
+            organizations.append(organization.encoded)
+        }
+        func append(_ endpoint: BrandsBundleEndpoint) throws {
+            XCTAssertEqual(try BrandsBundleEndpoint(decoding: endpoint.encoded), endpoint)
+            endpoints.append(endpoint.encoded)
+        }
+        func finishWriting() { finished = true }
+        func organization(_ number: Int) throws -> BrandsBundleOrganization {
+            XCTAssertTrue(finished, "read only once the writing is over")
+            return try BrandsBundleOrganization(decoding: organizations[number])
+        }
+        func endpoint(_ number: Int) throws -> BrandsBundleEndpoint {
+            XCTAssertTrue(finished, "read only once the writing is over")
+            return try BrandsBundleEndpoint(decoding: endpoints[number])
+        }
+    }
+
+    func testASpoolOfBytesGivesTheSameBrandsAsMemoryWhateverTheOrder() throws {
+        // Brands before and after the endpoints they name, a parent after its affiliate, a urn:uuid fullUrl.
+        let entries: [JSONValue] = [
+            organization("clinic", "Lakeside Family Clinic", extra: [("partOf", ["reference": "Organization/parent"]),
+                                                                     ("address", [["city": "Madison", "state": "WI"]])]),
+            endpoint("r4", "https://ehr.example.org/api/FHIR/R4/"),
+            organization("parent", "Lakeside Health", extra: [("alias", ["LH"]), ("endpoint", [["reference": "Endpoint/r4"], ["reference": "urn:uuid:7"]])]),
+            ["fullUrl": "urn:uuid:7", "resource": ["resourceType": "Endpoint", "status": "active", "address": "https://ehr.example.org/r4/b",
+                                                    "connectionType": ["code": "hl7-fhir-rest"]]],
+            endpoint("lonely", "https://lonely.example.org/r4/tenant", version: nil, status: "off"),
+        ]
+        for bytes in [bundle(entries), health] {
+            let memory = try BrandsBundleReader.brands(in: bytes)
+            var reader = BrandsBundleReader(spool: BytesSpool())
+            try reader.feed(bytes)
+            var spooled: [ProviderBrand] = []
+            try reader.finish { spooled.append($0) }
+            XCTAssertEqual(spooled, memory)
+            XCTAssertFalse(memory.isEmpty)
+        }
+        let brands = try BrandsBundleReader.brands(in: bundle(entries))
+        XCTAssertEqual(brands.map(\.name), ["Lakeside Family Clinic", "Lakeside Health", "lonely.example.org"])
+        XCTAssertEqual(brands[0].endpoints.map(\.url), ["https://ehr.example.org/api/FHIR/R4/", "https://ehr.example.org/r4/b"],
+                       "the affiliate logs in through its parent, named after it in the bundle")
+        XCTAssertEqual(brands[0].affiliatedWith, "Lakeside Health")
+    }
+
     func testBrandsHaveTheirEndpointsAliasesPlacesAndPortal() throws {
         let brands = try BrandsBundleReader.brands(in: health)
         XCTAssertEqual(brands.map(\.name), ["Lakeside Health", "Lakeside Family Clinic", "Old Town Medical", "lonely.example.org"])

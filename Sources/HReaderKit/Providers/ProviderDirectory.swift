@@ -261,6 +261,16 @@ public struct DirectoryBrand: Sendable, Equatable {
     /// The endpoint a login uses: the first active R4 one.
     public var patientAccessEndpoint: ProviderEndpoint? { brand.endpoints.first(where: \.isPatientAccessR4) }
 
+    /// Whether hreader can log in: "yes" (an active R4 endpoint), "inactive" (an R4 endpoint, not
+    /// active), "no (DSTU2 (1.0.2))" (other versions only), "no endpoint". The search table's R4
+    /// column and the web view's results say it.
+    public var r4Text: String {
+        if patientAccessEndpoint != nil { return "yes" }
+        if brand.endpoints.isEmpty { return "no endpoint" }
+        if brand.endpoints.contains(where: \.isR4) { return "inactive" }
+        return "no (" + Set(brand.endpoints.map(\.versionName)).sorted().joined(separator: ", ") + ")"
+    }
+
     /// The place shown for the brand: the first of its places (in `state` when one is asked).
     public func place(in state: String? = nil) -> ProviderPlace? {
         if let state, let match = brand.places.first(where: { $0.state?.uppercased() == state.uppercased() }) { return match }

@@ -64,17 +64,26 @@ extension ProviderDirectory {
         let oldSources = old?.summary.sources ?? []
         var outcomes: [ProviderSourceOutcome] = []
         var parsed: [(source: ProviderSource, reader: BrandsBundleReader, etag: String?, lastModified: String?)] = []
+        let directory = (path as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         for source in sources {
             let previous = oldSources.first { $0.source == source.location && $0.vendor == source.vendor }
             do {
-                var reader = BrandsBundleReader()
+                // The organizations and endpoints wait in files of the cache until the bundle ends.
+                var reader = BrandsBundleReader(spool: try DirectorySpool(directory: directory))
                 var etag: String?, lastModified: String?
                 if source.isURL {
                     guard let url = URL(string: source.location) else { throw HReaderError.usage("\(source.location) is not a URL") }
+                    // The download streams to a file of the cache (the limit holding as it comes),
+                    // then is read from there like a bundle given as a file; the file goes either way.
+                    let download = directory + "/.providers.download.\(getpid()).\(SpoolFile.next())"
+                    defer { unlink(download) }
                     let answer: DirectoryBundleClient.Answer
                     do {
                         answer = try await DirectoryBundleClient(url, clients: clients)
-                            .fetch(etag: previous?.etag, lastModified: previous?.lastModified)
+                            .fetch(etag: previous?.etag, lastModified: previous?.lastModified, into: download)
+                    } catch NetError.responseTooLarge {
+                        throw Self.tooLarge(source, clients.configuration.maxResponseBytes)
                     } catch let error as NetError {
                         throw HReaderError.from(network: error)
                     }
@@ -82,14 +91,13 @@ extension ProviderDirectory {
                     case .notModified:
                         outcomes.append(ProviderSourceOutcome(source: source, result: .notModified(brands: previous?.brands ?? 0)))
                         continue
-                    case let .changed(body, newETag, newLastModified):
-                        guard body.count <= maxBytes else { throw Self.tooLarge(source, maxBytes) }
-                        try Self.feed(&reader, body, source)
+                    case let .changed(newETag, newLastModified):
+                        try Self.feedFile(&reader, path: download, source, maxBytes: maxBytes)
                         etag = newETag
                         lastModified = newLastModified
                     }
                 } else {
-                    try Self.feedFile(&reader, source, maxBytes: maxBytes)
+                    try Self.feedFile(&reader, path: source.location, source, maxBytes: maxBytes)
                 }
                 do { try reader.checkComplete() } catch {
                     throw HReaderError.badInput("\(source.location): \(error); nothing of it was kept")
@@ -105,8 +113,6 @@ extension ProviderDirectory {
         }
 
         // Write the whole directory beside the old one, then put it in its place.
-        let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = directory + "/.providers.directory.\(getpid()).tmp"
         let writer = try DirectoryWriter(path: temporary)
         var committed = false
@@ -134,7 +140,7 @@ extension ProviderDirectory {
                 brands += 1
                 endpoints += brand.endpoints.count
             }
-            parsed[i].reader = BrandsBundleReader()   // its memory goes before the next source's brands are resolved
+            parsed[i].reader = BrandsBundleReader()   // its ids and its files go before the next source's brands are resolved
             endpointCount += endpoints
             records.append(SourceRecord(source: source.location, vendor: source.vendor, etag: parsed[i].etag,
                                         lastModified: parsed[i].lastModified, fetched: fetched, brands: brands))
@@ -143,10 +149,10 @@ extension ProviderDirectory {
         }
         // The brands of the sources not read this time, as they were.
         if let old {
-            let index = try old.index()
             var kept: [(offset: UInt64, source: Int, id: String)] = []
-            index.withUnsafeBufferPointer { buffer in
+            old.withSections { buffer, _ in
                 Self.forEachIndexLine(buffer) { line in
+                    guard line.source < oldSources.count, !replaced.contains(oldSources[line.source].source) else { return true }
                     kept.append((line.offset, line.source, String(decoding: UnsafeBufferPointer(rebasing: buffer[line.id]), as: UTF8.self)))
                     return true
                 }
@@ -176,28 +182,15 @@ extension ProviderDirectory {
     }
 
     private static func tooLarge(_ source: ProviderSource, _ limit: Int) -> HReaderError {
-        HReaderError.badInput("\(source.location) is larger than \(limit >> 20) MiB; nothing of it was kept (raise --max-response-size)")
+        HReaderError.badInput("\(source.location) is larger than \(limit >= 1 << 20 ? "\(limit >> 20) MiB" : "\(limit >> 10) KiB"); "
+                             + "nothing of it was kept (raise --max-response-size)")
     }
 
-    private static func feed(_ reader: inout BrandsBundleReader, _ body: Data, _ source: ProviderSource) throws {
-        do {
-            try body.withUnsafeBytes { raw in
-                var start = 0
-                while start < raw.count {
-                    let end = min(raw.count, start + (1 << 20))
-                    try reader.feed(UnsafeRawBufferPointer(rebasing: raw[start..<end]))
-                    start = end
-                }
-            }
-        } catch let error as BrandsBundleError {
-            throw HReaderError.badInput("\(source.location): \(error); nothing of it was kept")
-        }
-    }
-
-    private static func feedFile(_ reader: inout BrandsBundleReader, _ source: ProviderSource, maxBytes: Int) throws {
-        guard let handle = FileHandle(forReadingAtPath: source.location) else { throw HReaderError.usage("cannot read \(source.location)") }
+    /// Feeds the bundle at `path` (the source's file, or its download) a megabyte at a time.
+    private static func feedFile(_ reader: inout BrandsBundleReader, path: String, _ source: ProviderSource, maxBytes: Int) throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw HReaderError.usage("cannot read \(path)") }
         defer { try? handle.close() }
-        let size = (try? FileManager.default.attributesOfItem(atPath: source.location)[.size] as? Int) ?? 0
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard size <= maxBytes else { throw tooLarge(source, maxBytes) }
         var total = 0
         do {
@@ -214,16 +207,18 @@ extension ProviderDirectory {
 
 /// Writes a directory file: the header with room for the index's offset, the brand lines as
 /// they come, then the index, then the header again with the offset. Buffered; `finish` flushes
-/// and syncs, `abandon` removes the file.
+/// and syncs, `abandon` removes the file. The index lines wait in a spool file of their own
+/// until the brand lines are all written; only the words and their postings stay in memory.
 final class DirectoryWriter {
     private let path: String
     private let handle: FileHandle
     private var buffer: [UInt8] = []
     private var position: UInt64 = 0
-    private var index: [UInt8] = []
+    private let index: SpoolFile
+    private var indexBytes = 0
     /// Each folded word, and the brands it is in: the offset of the brand's line in the index section
     /// (after the sources line) × 4 + the field (0 name, 1 alias, 2 portal, 3 city).
-    private var postings: [String: [Int]] = [:]
+    private var postings: [String: [UInt32]] = [:]
 
     init(path: String) throws {
         unlink(path)
@@ -233,6 +228,7 @@ final class DirectoryWriter {
         }
         self.path = path
         self.handle = handle
+        index = try SpoolFile(path: (path as NSString).deletingLastPathComponent + "/.providers.spool.\(getpid()).\(SpoolFile.next()).i")
         // The header's place: the index's offset is written in it at the end.
         append(Array(header(0, 0).utf8))
     }
@@ -250,6 +246,8 @@ final class DirectoryWriter {
 
     /// The brand's line, and its index line.
     func append(_ brand: DirectoryBrand, source: Int) throws {
+        // A posting is a UInt32 (the line's offset × 4 + its field): 1 GiB of index, far past any bundle's.
+        guard indexBytes < Int(UInt32.max / 4) - (1 << 20) else { throw HReaderError.badInput("the provider directory's index would be over 1 GiB") }
         let offset = position
         append(Array(brand.json.serialized().utf8) + [0x0a])
         let b = brand.brand
@@ -264,12 +262,14 @@ final class DirectoryWriter {
         ]
         for (field, text) in fields.enumerated() {
             for word in Set(text.split(whereSeparator: { $0 == " " || $0 == "," })) {
-                postings[String(word), default: []].append(index.count * 4 + field)
+                postings[String(word), default: []].append(UInt32(indexBytes * 4 + field))
             }
         }
         let r4 = b.endpoints.contains(where: \.isPatientAccessR4)
         let line = "\(offset)\t\(brand.id)\t\(source)\t\(r4 ? "r" : "-")\t\(states.joined(separator: " "))\t\(fields.joined(separator: "|"))\n"
-        index += Array(line.utf8)
+        let bytes = Array(line.utf8)
+        try index.append(bytes)
+        indexBytes += bytes.count
         if buffer.count > 1 << 20 { try flush() }
     }
 
@@ -282,8 +282,12 @@ final class DirectoryWriter {
         // The meta line (known only now) opens the index section the header points to.
         let indexOffset = position
         append(Array(meta.serialized().utf8) + [0x0a])
-        append(index)
-        index = []
+        try flush()
+        try index.forEachChunk { chunk in
+            buffer = chunk
+            position += UInt64(chunk.count)
+            try flush()
+        }
         let wordsOffset = position
         for word in postings.keys.sorted() {
             append(Array(word.utf8) + [0x09] + Array(postings[word]!.sorted().map(String.init).joined(separator: " ").utf8) + [0x0a])

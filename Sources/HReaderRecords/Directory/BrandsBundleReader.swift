@@ -61,11 +61,21 @@ public struct BrandsBundleReader {
     private var entryIndex = 0
     private var offset = 0
 
-    // What the entries said.
-    private var organizations: [RawOrganization] = []
-    private var endpoints: [RawEndpoint] = []
+    // What the entries said: the records are in the spool, here only where each id is.
+    private let spool: BrandsBundleSpool
+    private var organizationCount = 0
+    private var endpointCount = 0
+    private var organizationByID: [String: Int32] = [:]
+    private var organizationByURL: [String: Int32] = [:]
+    private var endpointByID: [String: Int32] = [:]
+    private var endpointByURL: [String: Int32] = [:]
 
-    public init() {}
+    /// A reader that keeps the bundle's organizations and endpoints in `spool` until `finish`
+    /// (in memory unless told otherwise; `providers update` gives one of files, so that its memory
+    /// does not grow with the bundle's brands).
+    public init(spool: BrandsBundleSpool = MemoryBrandsBundleSpool()) {
+        self.spool = spool
+    }
 
     /// Reads the next bytes of the bundle.
     public mutating func feed<Bytes: Sequence<UInt8>>(_ bytes: Bytes) throws(BrandsBundleError) {
@@ -251,7 +261,7 @@ public struct BrandsBundleReader {
         guard resourceType == "Bundle" else {
             throw .notBundle(resourceType.map { "its resourceType is \($0)" } ?? "it has no resourceType")
         }
-        guard !organizations.isEmpty || !endpoints.isEmpty else { throw .notBundle("it holds no Organization and no Endpoint") }
+        guard organizationCount > 0 || endpointCount > 0 else { throw .notBundle("it holds no Organization and no Endpoint") }
     }
 
     /// Reads a whole bundle held in memory (a test, a fuzz input).
@@ -265,30 +275,6 @@ public struct BrandsBundleReader {
 
     // MARK: - Entries
 
-    // What is kept of each entry until the bundle has been read is small on purpose (60,000
-    // endpoints): references are kept as the id they name (`Endpoint/x`, `https://…/Endpoint/x`
-    // → `x`, a short string Swift keeps inline), a fullUrl only when it is not `…/Type/id`.
-    struct RawOrganization {
-        var fullURL: String?
-        var id: String
-        var name: String?
-        var aliases: [String]
-        var places: [ProviderPlace]
-        var partOf: String?
-        var endpointReferences: [String]
-        var portalName: String?
-        var portalURL: String?
-        var website: String?
-        var active: Bool
-    }
-
-    struct RawEndpoint {
-        var fullURL: String?
-        var id: String
-        var endpoint: ProviderEndpoint
-        var organizationName: String?
-    }
-
     private mutating func readEntry(_ bytes: [UInt8]) throws(BrandsBundleError) {
         let value: JSONValue
         do {
@@ -301,17 +287,33 @@ public struct BrandsBundleReader {
         let fullURL = Self.text(entry["fullUrl"])
         switch resource["resourceType"]?.string {
         case "Organization":
-            organizations.append(try organization(resource, fullURL: fullURL))
+            let organization = try organization(resource, fullURL: fullURL)
+            try keep { try spool.append(organization) }
+            let number = Int32(organizationCount)
+            organizationCount += 1
+            if organizationByID[organization.id] == nil { organizationByID[organization.id] = number }
+            if let url = organization.fullURL, organizationByURL[url] == nil { organizationByURL[url] = number }
         case "Endpoint":
-            if let endpoint = try endpoint(resource, fullURL: fullURL) { endpoints.append(endpoint) }
+            guard let endpoint = try endpoint(resource, fullURL: fullURL) else { return }
+            try keep { try spool.append(endpoint) }
+            let number = Int32(endpointCount)
+            endpointCount += 1
+            if endpointByID[endpoint.id] == nil { endpointByID[endpoint.id] = number }
+            if let url = endpoint.fullURL, endpointByURL[url] == nil { endpointByURL[url] = number }
         default:
             return
         }
     }
 
-    private func organization(_ resource: JSONObject, fullURL: String?) throws(BrandsBundleError) -> RawOrganization {
+    /// A spool that cannot keep a record refuses the entry (a full disk is not the bundle's fault,
+    /// but nothing of the bundle can be kept either way).
+    private func keep(_ body: () throws -> Void) throws(BrandsBundleError) {
+        do { try body() } catch { throw .badEntry(index: entryIndex, "cannot be kept: \(error)") }
+    }
+
+    private func organization(_ resource: JSONObject, fullURL: String?) throws(BrandsBundleError) -> BrandsBundleOrganization {
         let id = Self.text(resource["id"]) ?? fullURL.map { Self.key($0, type: "Organization") } ?? "entry-\(entryIndex)"
-        var organization = RawOrganization(fullURL: Self.unusual(fullURL, type: "Organization", id: id), id: id,
+        var organization = BrandsBundleOrganization(fullURL: Self.unusual(fullURL, type: "Organization", id: id), id: id,
                                            name: Self.text(resource["name"]),
                                            aliases: Array((resource["alias"]?.array ?? []).compactMap { Self.text($0) }.prefix(Self.maxAliases)),
                                            places: [], partOf: Self.text(resource["partOf"]?["reference"]).map { Self.key($0, type: "Organization") },
@@ -341,7 +343,7 @@ public struct BrandsBundleReader {
         return organization
     }
 
-    private func endpoint(_ resource: JSONObject, fullURL: String?) throws(BrandsBundleError) -> RawEndpoint? {
+    private func endpoint(_ resource: JSONObject, fullURL: String?) throws(BrandsBundleError) -> BrandsBundleEndpoint? {
         guard let address = Self.webURL(resource["address"]) else { return nil }   // not a web address: nothing to log in to
         if let type = resource["connectionType"]?["code"]?.string, type != "hl7-fhir-rest" { return nil }
         var version: String?
@@ -364,7 +366,7 @@ public struct BrandsBundleReader {
         organizationName = organizationName ?? Self.text(managing?["display"])
         let endpoint = ProviderEndpoint(url: address, fhirVersion: version, status: Self.text(resource["status"]) ?? "active",
                                         name: Self.text(resource["name"]))
-        return RawEndpoint(fullURL: Self.unusual(fullURL, type: "Endpoint", id: id), id: id, endpoint: endpoint,
+        return BrandsBundleEndpoint(fullURL: Self.unusual(fullURL, type: "Endpoint", id: id), id: id, endpoint: endpoint,
                            organizationName: organizationName)
     }
 
@@ -421,56 +423,67 @@ public struct BrandsBundleReader {
 
     // MARK: - Resolving
 
+    /// The first organization (or endpoint) a reference names, by id or by an unusual fullUrl
+    /// (as if one table held both, in the bundle's order).
+    private static func lookup(_ key: String, _ byID: [String: Int32], _ byURL: [String: Int32]) -> Int? {
+        switch (byID[key], byURL[key]) {
+        case let (a?, b?): return Int(min(a, b))
+        case let (a?, nil), let (nil, a?): return Int(a)
+        case (nil, nil): return nil
+        }
+    }
+
+    /// The endpoints an organization names itself, each once, in its order.
+    private func ownEndpoints(_ organization: BrandsBundleOrganization) -> [Int] {
+        var seen: Set<Int> = []
+        return organization.endpointReferences.compactMap { reference in
+            guard let i = Self.lookup(reference, endpointByID, endpointByURL), seen.insert(i).inserted else { return nil }
+            return i
+        }
+    }
+
+    /// Three passes over the spool, one record in memory at a time besides the ids: which
+    /// endpoints an organization names; each organization's brand (its parents read again when
+    /// it inherits their portal); then each endpoint no organization names, as a brand of its own.
     private func resolve(_ body: (ProviderBrand) throws -> Void) throws {
-        var endpointIndex: [String: Int] = [:]
-        for (i, endpoint) in endpoints.enumerated() {
-            if endpointIndex[endpoint.id] == nil { endpointIndex[endpoint.id] = i }
-            if let url = endpoint.fullURL, endpointIndex[url] == nil { endpointIndex[url] = i }
+        try spool.finishWriting()
+        var named = [Bool](repeating: false, count: endpointCount)
+        for i in 0..<organizationCount {
+            for e in ownEndpoints(try spool.organization(i)) { named[e] = true }
         }
-        var organizationIndex: [String: Int] = [:]
-        for (i, organization) in organizations.enumerated() {
-            if organizationIndex[organization.id] == nil { organizationIndex[organization.id] = i }
-            if let url = organization.fullURL, organizationIndex[url] == nil { organizationIndex[url] = i }
-        }
-        func lookup(_ key: String, in index: [String: Int]) -> Int? { index[key] }
-        var named = [Bool](repeating: false, count: endpoints.count)
-        var own: [[Int]] = organizations.map { organization in
-            var seen: Set<Int> = []
-            return organization.endpointReferences.compactMap { reference in
-                guard let i = lookup(reference, in: endpointIndex), seen.insert(i).inserted else { return nil }
-                return i
-            }
-        }
-        for list in own { for i in list { named[i] = true } }
-        var seenIDs: Set<String> = []
-        for (i, organization) in organizations.enumerated() {
-            guard seenIDs.insert("O" + organization.id).inserted else { continue }
+        for i in 0..<organizationCount {
+            let organization = try spool.organization(i)
+            guard organizationByID[organization.id] == Int32(i) else { continue }   // an id seen before
             var parentName: String?
             var portalName = organization.portalName
             var portalURL = organization.portalURL
-            var list = own[i]
-            if let reference = organization.partOf, var parent = lookup(reference, in: organizationIndex), parent != i {
-                parentName = organizations[parent].name
+            var list = ownEndpoints(organization)
+            if let reference = organization.partOf, var parent = Self.lookup(reference, organizationByID, organizationByURL), parent != i {
+                var above = try spool.organization(parent)
+                parentName = above.name
                 // An affiliated brand without endpoints of its own logs in through its parent's portal (up a few levels).
                 var hops = 0
                 while list.isEmpty, hops < 8 {
-                    list = own[parent]
-                    portalName = portalName ?? organizations[parent].portalName
-                    portalURL = portalURL ?? organizations[parent].portalURL
-                    guard let next = organizations[parent].partOf.flatMap({ lookup($0, in: organizationIndex) }), next != parent else { break }
+                    list = ownEndpoints(above)
+                    portalName = portalName ?? above.portalName
+                    portalURL = portalURL ?? above.portalURL
+                    guard let next = above.partOf.flatMap({ Self.lookup($0, organizationByID, organizationByURL) }), next != parent else { break }
                     parent = next
+                    above = try spool.organization(parent)
                     hops += 1
                 }
             }
             guard let name = organization.name ?? portalName else { continue }
             try body(ProviderBrand(resourceID: organization.id, name: name, aliases: organization.aliases, portalName: portalName,
                                    portalURL: portalURL, website: organization.website, places: organization.places,
-                                   affiliatedWith: parentName, endpoints: list.prefix(Self.maxEndpointsPerBrand).map { endpoints[$0].endpoint },
+                                   affiliatedWith: parentName,
+                                   endpoints: try list.prefix(Self.maxEndpointsPerBrand).map { try spool.endpoint($0).endpoint },
                                    active: organization.active))
         }
-        own = []
-        for (i, endpoint) in endpoints.enumerated() where !named[i] {
-            guard seenIDs.insert("E" + endpoint.id).inserted else { continue }
+        var seenIDs: Set<String> = []
+        for i in 0..<endpointCount where !named[i] {
+            let endpoint = try spool.endpoint(i)
+            guard seenIDs.insert(endpoint.id).inserted else { continue }
             let host = endpoint.endpoint.url.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init)
             let name = endpoint.organizationName ?? endpoint.endpoint.name ?? host ?? endpoint.endpoint.url
             try body(ProviderBrand(resourceID: endpoint.id, name: name, endpoints: [endpoint.endpoint]))

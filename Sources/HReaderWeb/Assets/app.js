@@ -384,7 +384,70 @@
     return figure;
   }
 
+
+  // MARK: Add a provider: live results from /api/providers (the directory's search), and Copy
+
+  function setUpProviderSearch(form) {
+    const results = document.getElementById("provider-results");
+    const words = form.querySelector('input[name="q"]');
+    const state = form.querySelector('input[name="state"]');
+    let timer = null;
+    let asked = 0;
+    async function refresh() {
+      const q = words.value.trim(), st = state.value.trim();
+      const mine = ++asked;
+      if (!q && !st) { results.replaceChildren(); return; }
+      const url = `${base}/api/providers?q=${encodeURIComponent(q)}&state=${encodeURIComponent(st)}&limit=20`;
+      let answer;
+      try {
+        answer = await getJSON(url);
+      } catch (error) {
+        if (mine === asked) results.replaceChildren(el("p", { class: "empty" }, error.message));
+        return;
+      }
+      if (mine !== asked) return; // a later keystroke's answer wins
+      const list = el("ul", { class: "providers" });
+      for (const p of answer.providers) {
+        const r4 = p.endpoints.some((e) => e.status === "active" && /^4\./.test(e.fhir_version || "")) ? "yes"
+          : p.endpoints.length === 0 ? "no endpoint" : p.endpoints.some((e) => /^4\./.test(e.fhir_version || "")) ? "inactive" : "no";
+        const meta = [p.portal, [p.city, p.state].filter(Boolean).join(", "), p.vendor].filter(Boolean).join(" · ");
+        list.append(el("li", { class: "provider" },
+          el("a", { class: "provider-link", href: `${base}/providers/${encodeURIComponent(p.id)}` }, el("span", { class: "name" }, p.name)),
+          " ", el("span", { class: "meta" }, meta), " ", el("span", { class: "r4" }, "R4: " + r4)));
+      }
+      results.replaceChildren(answer.providers.length ? list : el("p", { class: "empty" }, "No provider matches; try fewer words."));
+      const address = `${base}/providers?q=${encodeURIComponent(q)}` + (st ? `&state=${encodeURIComponent(st)}` : "");
+      history.replaceState(null, "", address);
+    }
+    for (const input of [words, state]) {
+      input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(refresh, 150); });
+    }
+  }
+
+  function setUpCopyButtons() {
+    for (const button of document.querySelectorAll("button.copy[data-copy]")) {
+      button.addEventListener("click", async () => {
+        const source = document.getElementById(button.getAttribute("data-copy"));
+        if (!source) return;
+        try {
+          await navigator.clipboard.writeText(source.textContent);
+          button.textContent = "Copied";
+        } catch (error) {
+          const range = document.createRange(); // no clipboard (not a secure context): select it for Ctrl-C
+          range.selectNodeContents(source);
+          const selection = window.getSelection();
+          selection.removeAllRanges();
+          selection.addRange(range);
+          button.textContent = "Selected: press Ctrl-C";
+        }
+      });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
+    const providerSearch = document.getElementById("provider-search");
+    if (providerSearch) setUpProviderSearch(providerSearch);
+    setUpCopyButtons();
     const root = document.getElementById("timeline");
     if (root) setUpTimeline(root);
     const trends = document.getElementById("trends");

@@ -338,7 +338,7 @@ enum Pages {
 
     /// One document: what it is, and its readable text as text (escaped; never the document's own
     /// HTML). The bytes open from a link, served under a CSP sandbox.
-    static func document(_ d: StoredDocument, text: String?, patient p: Patient, visit: Visit) -> String {
+    static func document(_ d: StoredDocument, text: String?, patient p: Patient, visit: Visit, pageNumber: Int = 1) -> String {
         let base = escape(visit.base)
         let facts = [("Date", d.date?.text), ("Type", d.contentType), ("Size", d.size.map(size)), ("From", d.origin ?? "added by you"),
                      ("State", d.state == .fetched ? nil : "\(d.state.rawValue): \(d.reason ?? "")"), ("SHA-256", d.sha256),
@@ -348,7 +348,18 @@ enum Pages {
         // A photo or a scanned page beside what OCR read of it (the image is the vault's bytes, served
         // by the file route under its sandbox; an <img> runs nothing).
         let isImage = d.state == .fetched && DocumentDelivery(d).contentType.hasPrefix("image/")
-        let page = isImage ? "<img class=\"document-page\" src=\"\(base)/documents/\(d.id)/file\" alt=\"The document\">" : ""
+        var page = isImage ? "<img class=\"document-page\" src=\"\(base)/documents/\(d.id)/file\" alt=\"The document\">" : ""
+        // A PDF's page drawn as an image (by the sandboxed pdftoppm, route /documents/ID/pages/N), with
+        // the next and the one before.
+        if d.state == .fetched, DocumentDelivery(d).contentType == "application/pdf" {
+            let n = max(1, pageNumber)
+            let before = n > 1 ? "<a href=\"\(base)/documents/\(d.id)?page=\(n - 1)\">Page \(n - 1)</a> · " : ""
+            page = """
+                <figure class="document-preview"><img class="document-page" src="\(base)/documents/\(d.id)/pages/\(n)" alt="Page \(n) of the PDF \
+                (if it does not show, the PDF has no page \(n), or it could not be drawn)">
+                <figcaption>Page \(n) · \(before)<a href="\(base)/documents/\(d.id)?page=\(n + 1)">Page \(n + 1)</a></figcaption></figure>
+                """
+        }
         let body = page + (text.map { "<pre class=\"document-text\">\(escape($0))</pre>" }
             ?? "<p class=\"empty\">No readable text\(d.textMethod == DocumentTextMethod.none ? ": " + escape(d.textSummary) : " (a PDF or an image shows in its file)").</p>")
         return layout(title: d.title.isEmpty ? "Document" : d.title, visit: visit, body: """

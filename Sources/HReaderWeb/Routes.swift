@@ -6,6 +6,7 @@ import HReaderStore
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// The pages, hReader's `timeline.json`, and the JSON API (docs/web.md). Handlers parse the request,
@@ -101,13 +102,14 @@ struct Routes {
             }
             return HTMLResponse.make(Pages.documents(patient, documents: documents, visit: context.visit))
         }
-        router.get("/documents/:document") { _, context in
+        router.get("/documents/:document") { request, context in
             let reference = try context.parameters.require("document")
+            let pageNumber = request.uri.queryParameters.get("page").flatMap { Int($0) }.map { min(max($0, 1), 100_000) } ?? 1
             let (patient, document, text) = try await gate.read { open in
                 let document = try Self.document(reference, in: open)
                 return (try open.patient(String(document.patientID)), document, try open.documentText(document))
             }
-            return HTMLResponse.make(Pages.document(document, text: text, patient: patient, visit: context.visit))
+            return HTMLResponse.make(Pages.document(document, text: text, patient: patient, visit: context.visit, pageNumber: pageNumber))
         }
         router.get("/documents/:document/file") { _, context in
             let reference = try context.parameters.require("document")
@@ -121,6 +123,24 @@ struct Routes {
                 return (document, buffer)
             }
             return Self.documentFile(document, bytes: bytes)
+        }
+        router.get("/documents/:document/pages/:page") { _, context in
+            let reference = try context.parameters.require("document")
+            guard let page = Int(try context.parameters.require("page")) else { throw WebError.badRequest("a page is a number from 1") }
+            // The PDF is read on a lane (bounded), drawn by the sandboxed pdftoppm off it: a lane is
+            // not held while poppler works.
+            let bytes = try await gate.read { open in
+                do {
+                    return try open.previewablePDF(try Self.document(reference, in: open))
+                } catch let failure as DocumentPreview.Failure {
+                    if case .failed = failure { throw WebError(status: .unprocessableContent, message: failure.description) }
+                    throw WebError.notFound(failure.description)
+                }
+            }
+            let png = try await Self.preview(bytes, page: page)
+            var response = Response(status: .ok, headers: [.contentType: "image/png"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: png)))
+            response.headers[.contentSecurityPolicy] = "sandbox; default-src 'none'"
+            return response
         }
         router.get("/api/patients/:patient/documents") { _, context in
             let reference = try context.parameters.require("patient")
@@ -336,6 +356,35 @@ struct Routes {
     /// A document's bytes as their type says, under `Content-Security-Policy: sandbox` (a unique origin,
     /// no script, no form, no plugin) and `nosniff`; shown in the browser when it can show the type
     /// safely (text, PDF, images), else downloaded.
+    /// Pages drawn at once; one more is answered 503 (each is a child process of up to 20 s of CPU).
+    static let previewsAtOnce = NIOLockedValueBox(0)
+
+    /// Page `page` of a PDF drawn by the sandboxed pdftoppm on a thread of its own.
+    static func preview(_ bytes: [UInt8], page: Int) async throws -> [UInt8] {
+        let admitted = previewsAtOnce.withLockedValue { running in
+            guard running < 2 else { return false }
+            running += 1
+            return true
+        }
+        guard admitted else { throw VaultGate.Saturated(message: "the server is busy drawing other pages; try again in a moment") }
+        defer { previewsAtOnce.withLockedValue { $0 -= 1 } }
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result {
+                    do {
+                        return try DocumentPreview.png(.inMemory(bytes), page: page)
+                    } catch let failure as DocumentPreview.Failure {
+                        switch failure {
+                        case .noSuchPage: throw WebError.notFound(failure.description)
+                        case .noRenderer: throw VaultGate.Saturated(message: failure.description)
+                        default: throw WebError(status: .unprocessableContent, message: failure.description)
+                        }
+                    }
+                })
+            }
+        }
+    }
+
     static func documentFile(_ document: StoredDocument, bytes: ByteBuffer) -> Response {
         let delivery = DocumentDelivery(document)
         var response = Response(status: .ok, headers: [.contentType: delivery.contentType], body: ResponseBody(byteBuffer: bytes))

@@ -305,6 +305,42 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertEqual(try served.bearer("/documents/\(id)/file").header("Content-Type"), "image/png")
     }
 
+    /// A PDF's pages are drawn for the web view by the sandboxed pdftoppm, one page at a time, with
+    /// links to the pages beside it; a page past the last, a broken PDF and a photo get one clear answer.
+    func testTheWebViewDrawsAPDFsPagesInTheSandbox() throws {
+        let two = try XCTUnwrap(try add(try write("two.pdf", Self.textPDF([["First page Quillfeather"], ["Second page Quillfeather"]])))["id"] as? Int)
+        var corrupt = Data("%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 9 0 R >> endobj\n".utf8)
+        corrupt += Data(repeating: 0x41, count: 2048)
+        let broken = try XCTUnwrap(try add(try write("broken.pdf", corrupt))["id"] as? Int)
+        let photo = try XCTUnwrap(try add(try write("photo.png", try Self.render(Self.textPDF([["A photo"]]), format: "png", dpi: 72)))["id"] as? Int)
+        let served = try serve()
+        defer { stop(served) }
+
+        let page = try served.bearer("/documents/\(two)?page=2")
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("src=\"\(served.prefix)/documents/\(two)/pages/2\""), page.body)
+        XCTAssertTrue(page.body.contains("href=\"\(served.prefix)/documents/\(two)?page=1\">Page 1</a>"), page.body)
+        for number in [1, 2] {
+            let png = try served.bearer("/documents/\(two)/pages/\(number)")
+            XCTAssertEqual(png.status, 200, png.body)
+            XCTAssertEqual(png.header("Content-Type"), "image/png")
+            XCTAssertTrue(png.body.contains("IHDR") && png.body.contains("IEND"), "a whole PNG")
+            XCTAssertTrue(png.header("Content-Security-Policy")?.hasPrefix("sandbox") == true)
+        }
+        let past = try served.bearer("/documents/\(two)/pages/3")
+        XCTAssertEqual(past.status, 404, past.body)
+        XCTAssertTrue(past.body.contains("the PDF has no page 3"), past.body)
+        XCTAssertEqual(try served.bearer("/documents/\(two)/pages/first").status, 400)
+        let unreadable = try served.bearer("/documents/\(broken)/pages/1")
+        XCTAssertTrue([404, 422].contains(unreadable.status), "\(unreadable.status) \(unreadable.body)")
+        XCTAssertFalse(unreadable.body.contains("AAAA"), "nothing of the file in the answer")
+        let notPDF = try served.bearer("/documents/\(photo)/pages/1")
+        XCTAssertEqual(notPDF.status, 404)
+        XCTAssertTrue(notPDF.body.contains("only a PDF has pages to preview"), notPDF.body)
+        // The server is still there, and so is every document.
+        XCTAssertEqual(try served.bearer("/documents/\(two)").status, 200)
+    }
+
     func testAnImportReadsItsPapersUpToItsBoundAndQueuesTheRest() throws {
         let words = ["Saffronella", "Tamarindo", "Quillwort"]
         let references = words.enumerated().map { i, word in

@@ -35,6 +35,8 @@ public struct SandboxedChild: Sendable {
     /// The child ended without an answer: one line, without any of the document's content.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public let description: String
+        /// The helper's exit status, when it exited with one (pdftoppm's 99: a page past the last).
+        public var exitCode: Int32? = nil
     }
 
     public struct Outcome: Sendable {
@@ -77,7 +79,7 @@ public struct SandboxedChild: Sendable {
         case .exited(0):
             return Outcome(stdout: result.stdout, isolation: result.isolation ?? .seccomp)
         case let .exited(code):
-            throw Failure(description: "\(name) refused the file (exit \(code))")
+            throw Failure(description: "\(name) refused the file (exit \(code))", exitCode: Int32(code))
         case let .signaled(signal):
             let why = signal == SIGKILL || signal == SIGSEGV || signal == SIGABRT || signal == SIGBUS ? " (a limit was reached, or it crashed)"
                 : signal == SIGXCPU ? " (its CPU time limit)" : signal == SIGSYS ? " (a forbidden system call)" : ""

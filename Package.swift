@@ -70,18 +70,19 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
-        // No core files, not dumpable, no register dumps on a crash: set first thing by the executable.
-        .target(name: "CProcessHardening"),
-        // Starts a helper that parses untrusted bytes (pdftotext, pdftoppm, tesseract) with no network
-        // (an empty network namespace, else seccomp), resource limits, and no files written (HReaderKit's SandboxedChild).
-        .target(name: "CSandboxedChild"),
-        // C's stdout for the executable's print (Swift 6 will not read the C global itself).
-        .target(name: "CStandardOutput"),
+        // hreader's own small C shims, a header each (Sources/CShims/include):
+        // - ProcessHardening.h: no core files, not dumpable, no register dumps on a crash: set first thing by the executable;
+        // - SandboxedChild.h: starts a helper that parses untrusted bytes (pdftotext, pdftoppm, tesseract) with no network
+        //   (an empty network namespace, else seccomp), resource limits, and no files written (HReaderKit's SandboxedChild);
+        // - StandardOutput.h: C's stdout for the executable's print (Swift 6 will not read the C global itself).
+        .target(name: "CShims"),
         .target(name: "HReaderJSON"),
         .target(name: "HReaderCrypto", dependencies: ["COpenSSL", "HReaderJSON"]),
         // The values every layer shares (patients, entries, samples, clinical times, HTML and text helpers): no SQLite.
         .target(name: "HReaderModel"),
         .target(name: "HReaderStore", dependencies: ["CSQLCipher", "HReaderModel", "HReaderCrypto", "HReaderJSON"]),
+        // memmem, which Swift's Glibc module does not declare. Apart from CShims: it defines _GNU_SOURCE, and
+        // glibc's types read under it (fd_set) differ from the same types in the modules Records also imports.
         .target(name: "CByteSearch"),
         .target(name: "HReaderRecords", dependencies: ["HReaderModel", "HReaderCrypto", "HReaderJSON", "CLibXML2", "CByteSearch", "CZlibChecksum"]),
         .target(
@@ -98,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "HReaderKit",
-            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CZbar", "CSandboxedChild",
+            dependencies: ["HReaderNet", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CZlibChecksum", "CQREncode", "CZbar", "CShims",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation")]
         ),
         // `hreader serve`: the local web view over HReaderKit. Its pages' script and style are embedded in the binary.
@@ -111,7 +112,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CProcessHardening", "CStandardOutput",
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CShims",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.

@@ -1,4 +1,4 @@
-import CStandardOutput
+import CShims
 import Foundation
 import HReaderCrypto
 import HReaderJSON

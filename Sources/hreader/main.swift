@@ -1,7 +1,7 @@
 // The entry point: parse, run, and turn every failure into one line on stderr and an exit code
 // from DESIGN.md §9. No stack traces, no partial output on stdout.
 import ArgumentParser
-import CProcessHardening
+import CShims
 import Foundation
 import HReaderKit
 

@@ -1,4 +1,4 @@
-import CSandboxedChild
+import CShims
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +32,7 @@ struct ChildProcess {
         var isolation: SandboxedChild.Isolation? = nil
     }
 
-    /// A child started by `CSandboxedChild` rather than posix_spawn: limits, no network, no files written.
+    /// A child started by `hreader_child_spawn` (CShims) rather than posix_spawn: limits, no network, no files written.
     struct Sandbox {
         var limits: hreader_child_limits
         /// Skip the network namespace and rely on seccomp alone (to test that path).

@@ -1,4 +1,4 @@
-import CSandboxedChild
+import CShims
 import Foundation
 
 /// A helper that parses untrusted bytes (a PDF, an image) run out of the process that holds the data

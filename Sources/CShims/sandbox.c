@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "CSandboxedChild.h"
+#include "SandboxedChild.h"
 
 #include <errno.h>
 #include <fcntl.h>

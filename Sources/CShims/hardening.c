@@ -1,4 +1,4 @@
-#include "CProcessHardening.h"
+#include "ProcessHardening.h"
 
 #include <signal.h>
 #include <sys/resource.h>

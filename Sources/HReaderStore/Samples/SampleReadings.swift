@@ -18,6 +18,8 @@ public struct SampleReadings {
         public let unit: String?
         /// Its longest sample, in seconds (a sample may start before a range and end in it).
         public let maxSpan: Int64
+        /// Who wrote its samples, as the source priority names them (`sourceExpression`).
+        public let source: String
     }
 
     /// One sample: when it starts, its entry id and its value as a number. `number` is nil when the
@@ -44,13 +46,75 @@ public struct SampleReadings {
 
     public init(_ db: Database) { self.db = db }
 
+    /// Who wrote a series' samples, for the source priority of activity day totals (issue 40): an SQL
+    /// expression over `ss` (the `sample_series` row) and `src` (its `sources` row). Apple Health's
+    /// `sourceName` names the device ("Anna's Apple Watch"), a FIT file's is its product ("Garmin
+    /// Forerunner 965"); Health Connect's is the app, and one app may write a phone's and a watch's
+    /// steps, so there it is "App (Device)". A series without a name takes its source's.
+    public static let sourceExpression = """
+        CASE WHEN src.base_url LIKE 'health-connect:%' AND ss.device <> '' THEN ss.source_name || ' (' || ss.device || ')'
+             WHEN ss.source_name <> '' THEN ss.source_name ELSE src.display_name END
+        """
+
     /// The patient's series.
     public func series(patientID: Int64) throws -> [Series] {
-        try db.query("SELECT id, source_id, type, description, unit, max_span FROM sample_series WHERE patient_id = ? ORDER BY id", [patientID]) { s in
+        try db.query("""
+            SELECT ss.id, ss.source_id, ss.type, ss.description, ss.unit, ss.max_span, \(Self.sourceExpression)
+            FROM sample_series ss JOIN sources src ON src.id = ss.source_id WHERE ss.patient_id = ? ORDER BY ss.id
+            """, [patientID]) { s in
             let unit = s.string(4) ?? ""
             return Series(id: s.int64(0)!, sourceID: s.int64(1)!, type: EntryType(rawValue: s.string(2)!) ?? .observation,
-                          description: s.string(3) ?? "", unit: unit.isEmpty ? nil : unit, maxSpan: s.int64(5)!)
+                          description: s.string(3) ?? "", unit: unit.isEmpty ? nil : unit, maxSpan: s.int64(5)!, source: s.string(6) ?? "")
         }
+    }
+
+    /// Every source of samples in the vault (any person, any kind), with how many series each wrote,
+    /// by name: what `hreader sources priority` orders.
+    public func sources() throws -> [(name: String, series: Int)] {
+        try db.query("""
+            SELECT \(Self.sourceExpression) AS name, count(*) FROM sample_series ss JOIN sources src ON src.id = ss.source_id
+            GROUP BY name ORDER BY name
+            """) { ($0.string(0) ?? "", Int($0.int64(1) ?? 0)) }
+    }
+
+    /// One sample as the source priority weighs it: its series, when it starts and ends, its number.
+    public struct Span: Sendable, Equatable {
+        public let seriesID: Int64
+        public let start: Int64
+        public let end: Int64
+        public let number: Double
+    }
+
+    /// The readings of `series` that start in [from, to] and read as numbers (stored as one, or as
+    /// text that says one), in no particular order: what a day of several sources is weighed from.
+    public func spans(of series: [Int64], startingFrom from: Int64, to: Int64) throws -> [Span] {
+        let statement = try db.cachedStatement("""
+            SELECT series_id, start_epoch, end_epoch, value FROM samples
+            WHERE series_id IN (SELECT value FROM json_each(?1)) AND start_epoch BETWEEN ?2 AND ?3
+            """)
+        defer { statement.reset() }
+        statement.bind(1, "[" + series.map(String.init).joined(separator: ",") + "]")
+        statement.bind(2, from)
+        statement.bind(3, to)
+        var spans: [Span] = []
+        while try statement.step() {
+            guard let number = Self.number(statement, 3) else { continue }
+            spans.append(Span(seriesID: sqlite3_column_int64(statement.handle, 0), start: sqlite3_column_int64(statement.handle, 1),
+                              end: sqlite3_column_int64(statement.handle, 2), number: number))
+        }
+        return spans
+    }
+
+    /// The same for one series' readings that start before `from` and end in [from, to] (a long
+    /// sample the range begins inside).
+    public func overhangingSpans(_ series: Series, from: Int64, to: Int64) throws -> [Span] {
+        guard series.maxSpan > 0 else { return [] }
+        return try db.query("""
+            SELECT start_epoch, end_epoch, value FROM samples WHERE series_id = ? AND start_epoch BETWEEN ? - ? AND ? - 1
+              AND end_epoch BETWEEN ? AND ?
+            """, [series.id, from, series.maxSpan, from, from, to]) { s in
+            Self.number(s, 2).map { Span(seriesID: series.id, start: s.int64(0)!, end: s.int64(1)!, number: $0) }
+        }.compactMap { $0 }
     }
 
     /// One series' readings whose start or end falls in [from, to] (the timeline's rule, as

@@ -100,7 +100,7 @@ struct SourcesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sources",
         abstract: "The servers and files records came from, and their credentials.",
-        subcommands: [SourcesListCommand.self, SourcesLoginCommand.self, SourcesRemoveCommand.self])
+        subcommands: [SourcesListCommand.self, SourcesLoginCommand.self, SourcesRemoveCommand.self, SourcesPriorityCommand.self])
 }
 
 struct SourcesListCommand: ParsableCommand {
@@ -304,5 +304,49 @@ struct SourcesRemoveCommand: ParsableCommand {
     func run() throws {
         let (url, patients) = try global.open().removeSource(source, kind: kind, withPatients: withPatients)
         global.note("removed source \(url)" + (patients > 0 ? " and \(patients) patient(s)" : ""))
+    }
+}
+
+struct SourcesPriorityCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "priority",
+        abstract: "Which device's activity counts first when several counted the same day.",
+        discussion: """
+              hreader sources priority                       # the order, and each source's kind
+              hreader sources priority "Anna's iPhone"       # the phone first, then the others
+              hreader sources priority "Garmin Forerunner 965" "Anna's Apple Watch"
+              hreader sources priority --reset
+            Day totals of steps, distance and energy count each day once: the first source counts
+            whole, a later one only the part of its time no earlier one covers (prorated), as Apple
+            Health does. Named sources come first, in the order given; the others follow by kind (a
+            watch or band, an app, a phone, guessed from the name), then by name. Every sample stays
+            stored, so a new order changes the next timeline, summary, export and web page.
+            """)
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: ArgumentHelp("Sources to count first, in order (as listed without names).", valueName: "name")) var names: [String] = []
+    @Flag(help: "Forget the names given before: the default order.") var reset = false
+
+    func validate() throws {
+        if reset && !names.isEmpty { throw ValidationError("--reset takes no names") }
+    }
+
+    func run() throws {
+        let open = try global.open()
+        let order = reset ? try open.resetSourcePriority() : names.isEmpty ? try open.sourcePriority() : try open.setSourcePriority(names)
+        if global.json {
+            Output.json(.object([("sources", .array(order.enumerated().map { index, source in
+                .object([("rank", .int(Int64(index + 1))), ("name", .string(source.name)), ("kind", .string(source.kind.name)),
+                         ("named", .bool(source.named)), ("series", .int(Int64(source.series)))])
+            }))]))
+            return
+        }
+        if order.isEmpty {
+            global.note("no samples yet: the order applies once a watch, phone or app's readings are imported")
+            return
+        }
+        Output.table(order.enumerated().map { index, source in
+            ["\(index + 1)", source.name, source.kind.name + (source.named ? ", named" : "")]
+        })
     }
 }

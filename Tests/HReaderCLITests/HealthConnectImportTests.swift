@@ -177,4 +177,29 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertTrue(result.stdout.contains("tables read but not mapped: hidden 1"), result.stdout)
         assertNoPlaintext([Self.marker])
     }
+
+    /// One app may write a watch's and a phone's steps: Health Connect's source is "App (Device)". The
+    /// watch's 303 steps count whole; the Fit app's 640 over the watch's first ten minutes count
+    /// nothing; the phone's 400 over 08:20–08:40 count the 5 of its 20 minutes the watch left: 100.
+    func testAWatchAnAppAndAPhoneOfOneExportCountADayOnce() throws {
+        let phone = """
+            INSERT INTO device_info_table (manufacturer, model, device_type) VALUES ('Google', 'Pixel 8', 2);
+            INSERT INTO steps_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, count)
+                VALUES (x'0A', 2, 2, \(Self.t0 + 1_200_000), 3600, \(Self.t0 + 2_400_000), 3600, 400);
+            """
+        let zip = try export(try database("health_connect_export.db", extra: phone))
+        try ok(withPassword(["import", "--file", zip, "--as", "me"]))
+        let order = try json(try ok(withPassword(["sources", "priority", "--json"])))["sources"] as? [[String: Any]] ?? []
+        // The pedometer app also wrote readings without a device (its oxygen saturation): a source of its own.
+        XCTAssertEqual(order.map { $0["name"] as? String }, ["\(Self.marker) (Google Pixel Watch 2)", "Fit", Self.marker, "Fit (Google Pixel 8)"])
+        XCTAssertEqual(order.map { $0["kind"] as? String }, ["watch or band", "app", "app", "phone"])
+        func steps() throws -> Double? {
+            let page = try json(try ok(withPassword(["timeline", "--patient", "1", "--page", "week", "--at", "2026-03-02T00:00:00Z"]), env: ["TZ": "UTC"]))
+            let day = (page["activity"] as? [[String: Any]] ?? []).first { $0["day"] as? String == "2026-03-01" && $0["description"] as? String == "Step count" }
+            return (day?["total"] as? NSNumber)?.doubleValue
+        }
+        XCTAssertEqual(try steps(), 403, "not 1,343: the watch, then the app and the phone where the watch was not counting")
+        try ok(withPassword(["sources", "priority", "Fit"]))
+        XCTAssertEqual(try steps(), 943, "the app's 640 first, the watch's 203 outside them, the phone's 100 outside both")
+    }
 }

@@ -9,14 +9,17 @@ import HReaderStore
 struct AppletContext {
     let patient: Patient
     let record: EntryRepository
+    /// The vault's connection, for the readers beside the entries (`ActivityTotals`).
+    let db: Database
     let declaration: AppletDeclaration
     let now: Date
     /// Where the tiles' local days are counted, as the timeline counts them (DayCalendar).
     let zone: DayZone
 
-    init(patient: Patient, record: EntryRepository, declaration: AppletDeclaration, now: Date, zone: DayZone = .local) {
+    init(patient: Patient, db: Database, declaration: AppletDeclaration, now: Date, zone: DayZone = .local) {
         self.patient = patient
-        self.record = record
+        self.db = db
+        self.record = EntryRepository(db)
         self.declaration = declaration
         self.now = now
         self.zone = zone

@@ -258,7 +258,7 @@ extension OpenVault {
         }
         switch declaration.implementation {
         case let .builtIn(applet):
-            return try read { try applet.tile(in: AppletContext(patient: patient, record: entries, declaration: declaration, now: now)) }
+            return try read { try applet.tile(in: AppletContext(patient: patient, db: db, declaration: declaration, now: now)) }
         case let .plugin(specification):
             let plugin = PluginApplet(declaration: declaration, specification: specification)
             let program: String

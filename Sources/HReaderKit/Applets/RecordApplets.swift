@@ -126,14 +126,25 @@ enum RecordApplets {
         while days.count < 7 { days.insert(calendar.day(containing: days[0].start - 1), at: 0) }
         let first = days[0].start, end = days[days.count - 1].end
         let record = context.record, id = context.patient.id
-        let series = try record.sampleSeriesIDs(patientID: id, type: .activity, kinds: isSteps)
+        let stepSeries = try record.sampleSeriesIDs(patientID: id, type: .activity, kinds: isSteps)
         var totals = [Double](repeating: 0, count: days.count)
         var newest: (time: Int64, id: Int64)?
-        try record.forEachTimelineRow(patientID: id, from: first, to: end - 1, type: .activity, withCodes: true, series: series.contains) { row in
+        func index(of time: Int64) -> Int? {
+            guard time >= first, time < end else { return nil }
+            return days.lastIndex(where: { $0.start <= time })
+        }
+        // Samples: each day counted once when a phone and a watch both counted it (ActivityTotals).
+        var activity = try ActivityTotals(db: context.db, zone: context.zone)
+        let series = try SampleReadings(context.db).series(patientID: id).filter { stepSeries.contains($0.id) }
+        try activity.forEachTotal(of: series, from: first, to: end - 1) { total in
+            if let index = index(of: total.first.0) { totals[index] += total.sum }
+        }
+        // Entries (a server's or typed-in step counts) as they are; the newest reading of either kind
+        // dates the tile.
+        try record.forEachTimelineRow(patientID: id, from: first, to: end - 1, type: .activity, withCodes: true, series: stepSeries.contains) { row in
             let kind = EntryRepository.Kind(type: row.type, description: row.description, codes: row.codes)
-            guard isSteps(kind), let number = CodeMatch.number(row.valueNumber, row.valueText), row.time >= first, row.time < end,
-                  let index = days.lastIndex(where: { $0.start <= row.time }) else { return }
-            totals[index] += number
+            guard isSteps(kind), let number = CodeMatch.number(row.valueNumber, row.valueText), let index = index(of: row.time) else { return }
+            if !row.isSample { totals[index] += number }
             if row.time > (newest?.time ?? .min) { newest = (row.time, row.id) }
         }
         guard let newest else { return context.emptyTile("No steps recorded in the last 7 days") }

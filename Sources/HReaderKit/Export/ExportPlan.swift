@@ -52,12 +52,21 @@ struct ExportPlan: Sendable {
 struct ExportDrafts {
     private var cursor: EntryCursor
     private var pass: ExportPlanner.Pass
+    /// Each sample series' place in the source priority (`SourcePriority`), for the summed buckets.
+    private let sourceRanks: [Int64: Int]
     private var ready: [ObservationDraft] = []
     private var finished = false
 
     init(_ db: Database, patient: Patient, planner: ExportPlanner) throws {
         pass = ExportPlanner.Pass(planner)
         cursor = try EntryCursor(db, patientID: patient.id, types: planner.options.types, from: pass.earliestNeeded, raw: false)
+        if planner.options.grouping == .none {
+            sourceRanks = [:]
+        } else {
+            let series = try SampleReadings(db).series(patientID: patient.id)
+            let ranks = try SourcePriority.load(db).ranks(series.map(\.source))
+            sourceRanks = Dictionary(uniqueKeysWithValues: series.map { ($0.id, ranks[$0.source] ?? Int.max) })
+        }
     }
 
     /// What was sent and left out so far (all of it once `next` has returned nothing).
@@ -68,7 +77,7 @@ struct ExportDrafts {
         var out: [ObservationDraft] = []
         while ready.count < count, !finished {
             if let entry = try cursor.next() {
-                pass.add(entry) { out += $0 }
+                pass.add(entry, sourceRank: cursor.lastSeriesID.flatMap { sourceRanks[$0] }) { out += $0 }
             } else {
                 pass.finish { out += $0 }
                 finished = true
@@ -116,7 +125,12 @@ struct ExportPlanner {
 
     struct Bucket {
         var end: Int64
+        /// Entries' values (a server's or typed-in counts), added as they are.
         var sum: Double = 0
+        /// Samples' spans, weighed by source when the bucket closes (`SourceOverlap`): one hour or
+        /// day counted once when a phone and a watch both counted it.
+        var samplesBySource: [SourceOverlap.Sample] = []
+        var total: Double { sum + SourceOverlap.total(samplesBySource) }
         var samples = 0
         var first: ObservationDraft
         var healthKitType: String?
@@ -160,7 +174,8 @@ struct ExportPlanner {
         }
 
         /// Takes the next entry (in time order); `emit` gets the drafts that are now final, in order.
-        mutating func add(_ entry: Entry, emit: ([ObservationDraft]) throws -> Void) rethrows {
+        /// `sourceRank`: a sample's source's place in the priority (nil: an entry, summed as it is).
+        mutating func add(_ entry: Entry, sourceRank: Int? = nil, emit: ([ObservationDraft]) throws -> Void) rethrows {
             let options = planner.options
             guard options.types.contains(entry.content.type) else { return }
             let time = entry.content.effectiveTime
@@ -180,7 +195,13 @@ struct ExportPlanner {
                let interval = bucket(of: time.epoch) {
                 let key = BucketKey(loinc: draft.loinc, start: interval.start)
                 var bucket = open[key] ?? Bucket(end: interval.end, first: draft, healthKitType: draft.healthKitType)
-                bucket.sum += quantity.value
+                if let sourceRank {
+                    let start = entry.content.start?.epoch ?? time.epoch
+                    bucket.samplesBySource.append(.init(rank: sourceRank, start: start, end: max(start, entry.content.end?.epoch ?? start),
+                                                        value: quantity.value))
+                } else {
+                    bucket.sum += quantity.value
+                }
                 bucket.samples += 1
                 if bucket.healthKitType != draft.healthKitType { bucket.healthKitType = nil }
                 open[key] = bucket
@@ -411,7 +432,7 @@ struct ExportPlanner {
         draft.time = key.start
         draft.entries = bucket.samples
         guard case .quantity(var quantity) = draft.value else { return draft }
-        quantity.value = Self.rounded(bucket.sum)
+        quantity.value = Self.rounded(bucket.total)
         if key.loinc == ObservationCatalog.steps {
             // A count per hour or per day: a rate in UCUM.
             (quantity.unit, quantity.ucum) = options.grouping == .day ? ("steps/day", "/d") : ("steps/hour", "/h")

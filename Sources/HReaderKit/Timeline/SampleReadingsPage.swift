@@ -3,8 +3,9 @@ import HReaderStore
 
 /// A timeline page's vital signs and activity from the samples' numbers (`SampleReadings`) rather
 /// than from a row per sample: each vital-sign series is read as (start, id, number) and merged by
-/// time with the entries of its description; each activity series is totalled a local day at a time
-/// by SQLite. A month of a watch (115,000 samples at ten million) costs a third of what its rows did.
+/// time with the entries of its description; the activity series are totalled a local day at a time
+/// (`ActivityTotals`: by SQLite where one source wrote a description, else weighed by the source
+/// priority). A month of a watch (115,000 samples at ten million) costs a third of what its rows did.
 ///
 /// The page is the same as the rows make it, with one difference: a day's activity total adds each
 /// series' readings first (SQLite's compensated sum), then the series, where the rows added every
@@ -121,41 +122,12 @@ struct SampleReadingsPage {
         }
     }
 
-    /// Adds the activity series' readings to `days`: a sample the range begins inside on the day it
-    /// starts (as its row would be), then every local day of the range from SQLite's totals.
-    func addActivity(to days: inout ActivityDays, from: Int64, to: Int64, db: Database) throws {
-        let readings = SampleReadings(db)
-        let byID = Dictionary(uniqueKeysWithValues: activitySeries.map { ($0.id, $0) })
-        for series in activitySeries {
-            for reading in try readings.overhanging(series, from: from, to: to) {
-                if let number = reading.number {
-                    days.add(number, at: reading.start, id: reading.id, description: series.description, unit: series.unit)
-                }
-            }
-        }
-        // From the first reading to the last: an empty stretch of a long range costs nothing.
-        guard let span = try readings.starts(of: activitySeries.map(\.id), from: from, to: to) else { return }
-        let ids = activitySeries.map(\.id)
-        var time = span.first
-        while time <= span.last {
-            let day = days.day(containing: time)
-            let last = min(day.end - 1, to)
-            for total in try readings.totals(of: ids, startingFrom: time, to: last) {
-                guard let series = byID[total.seriesID] else { continue }
-                if let first = total.firstStart {
-                    // The first number's id is not read: after any entry of that second (entries' ids are lower).
-                    days.add(total.sum, day: day, first: (first, Int64.max), description: series.description, unit: series.unit)
-                }
-                if total.others > 0 {
-                    for reading in try readings.textReadings(of: series.id, startingFrom: time, to: last) {
-                        if let number = reading.number {
-                            days.add(number, day: day, first: (reading.start, reading.id), description: series.description, unit: series.unit)
-                        }
-                    }
-                }
-            }
-            guard day.end > time else { break }
-            time = day.end
+    /// Adds the activity series' day totals to `days` (`ActivityTotals`: each day counted once
+    /// when several sources wrote a description, in the vault's source priority).
+    func addActivity(to days: inout ActivityDays, from: Int64, to: Int64, zone: DayZone, db: Database) throws {
+        var totals = try ActivityTotals(db: db, zone: zone)
+        try totals.forEachTotal(of: activitySeries, from: from, to: to) { total in
+            days.add(total.sum, day: total.day, first: total.first, description: total.description, unit: total.unit)
         }
     }
 }

@@ -104,7 +104,9 @@ public struct TimelineQuery {
             return answer
         }
         let series = try SampleReadings(db).series(patientID: patientID)
-        let page = SampleReadingsPage(series: series, vitals: readings && wantsType(.vitalSign), activity: readings && wantsType(.activity))
+        // Activity samples are always totalled by ActivityTotals, whatever the page's length: one day
+        // counted once when several sources wrote it (issue 40), the same rule on every page.
+        let page = SampleReadingsPage(series: series, vitals: readings && wantsType(.vitalSign), activity: wantsType(.activity))
         let skipped = Set(series.filter { !wantsType($0.type) || page.reads($0.id) }.map(\.id))
 
         var lists: [String: [JSONValue]] = [:]
@@ -156,7 +158,7 @@ public struct TimelineQuery {
             vitals = try page.vitals(merging: vitalRows, from: range.start, to: range.end, db: db)
         }
         if page.readsActivity {
-            try page.addActivity(to: &days, from: range.start, to: range.end, db: db)
+            try page.addActivity(to: &days, from: range.start, to: range.end, zone: range.zone, db: db)
         }
         let activity = days.days
 

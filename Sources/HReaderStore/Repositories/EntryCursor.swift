@@ -18,6 +18,8 @@ public struct EntryCursor {
     private let raw: Bool
     private var stored: Entry?
     private var sample: SampleRepository.Sample?
+    /// The series of the sample `next` returned last; nil when it returned an entry (or nothing).
+    public private(set) var lastSeriesID: Int64?
 
     /// Entries of `types`, one per fact, struck ones included. With `from`, only those whose time is
     /// at or after it (undated ones left out). `raw: false` leaves the samples' raw JSON unbuilt (an
@@ -47,9 +49,11 @@ public struct EntryCursor {
             let first = stored.map { (sample.start, sample.id) < ($0.content.effectiveTime?.epoch ?? Int64.min, $0.id) } ?? true
             if first {
                 self.sample = try nextSample()
+                lastSeriesID = sample.seriesID
                 return samples.entry(sample, series[sample.seriesID]!, raw: raw)
             }
         }
+        lastSeriesID = nil
         guard let entry = stored else { return nil }
         stored = try nextStored()
         return entry

@@ -347,6 +347,8 @@ public struct TimelineRow: Sendable {
     /// The entry's uuid; a sample's is made from its id when asked for (most rows of a page are vitals and activity, which show none).
     public var uuid: String { storedUUID ?? SampleRepository.uuid(id) }
     let storedUUID: String?
+    /// Whether it is a sample (of a series) rather than an `entries` row.
+    public var isSample: Bool { SampleRepository.isSample(id: id) }
     public let sourceID: Int64
     public let type: EntryType
     public let description: String

@@ -170,6 +170,25 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
         }) ?? 0 })
         row("    timeline \(name) page, in process", ms(inProcess),
             String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, bytes, bare * 1000, inProcess / max(bare, 1e-9)))
+        if name == "month" || name == "decade" {
+            // Its activity alone: day totals, each day counted once where the watch and the phone both
+            // counted it (issue 40's source priority), against SQLite's plain per-day sums of the same.
+            var activityBytes = 0
+            let activity = median((0..<runs).map { _ in (try? seconds {
+                activityBytes = 0
+                var out = JSONByteWriter { activityBytes += $0.count }
+                try vault.writeTimeline(patient: patient, query: TimelineQuery(range: range, keys: ["activity"]), to: &out)
+            }) ?? 0 })
+            var days = 0
+            let summed = median((0..<runs).map { _ in (try? seconds {
+                days = try vault.db.query("""
+                    SELECT s.start_epoch / 86400 AS day, ss.description, total(s.value) FROM sample_series ss JOIN samples s ON s.series_id = ss.id
+                    WHERE ss.patient_id = ? AND ss.type = 'activity' AND s.start_epoch BETWEEN ? AND ? GROUP BY day, ss.description
+                    """, [patient.id, range.start, range.end]) { $0.double(2) }.count
+            }) ?? 0 })
+            row("      its activity alone (source priority)", ms(activity),
+                String(format: "%d day totals; SQLite's plain sums %.2f ms, %.1fx", days, summed * 1000, activity / max(summed, 1e-9)))
+        }
         var wall: [Double] = []
         var faults = 0
         for _ in 0..<(name == "decade" ? 3 : 9) {

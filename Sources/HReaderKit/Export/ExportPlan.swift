@@ -194,7 +194,8 @@ struct ExportPlanner {
                case .quantity(let quantity) = draft.value, quantity.ucum == code.ucum, let time,
                let interval = bucket(of: time.epoch) {
                 let key = BucketKey(loinc: draft.loinc, start: interval.start)
-                var bucket = open[key] ?? Bucket(end: interval.end, first: draft, healthKitType: draft.healthKitType)
+                // Taken out while it grows, so that its samples' array is not copied at every sample.
+                var bucket = open.removeValue(forKey: key) ?? Bucket(end: interval.end, first: draft, healthKitType: draft.healthKitType)
                 if let sourceRank {
                     let start = entry.content.start?.epoch ?? time.epoch
                     bucket.samplesBySource.append(.init(rank: sourceRank, start: start, end: max(start, entry.content.end?.epoch ?? start),

@@ -65,6 +65,8 @@ struct Plan: Sendable {
     let days: Int
     let workouts: Int
     let clinical: Int
+    /// Percent of the iPhone's step and distance samples that also cover the slot before theirs.
+    var phoneOverlap = 0
 
     var records: Int { counts.reduce(0, +) }
     var correlations: Int { bloodPressureReadings }

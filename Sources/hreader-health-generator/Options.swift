@@ -14,6 +14,8 @@ struct Options {
     var days = 365
     var seed: UInt64 = 1
     var clinical = 5
+    /// Percent of the iPhone's step and distance samples that also count the walk of the slot before.
+    var phoneOverlap = 0
     var workouts: Int?
     var exportName = "export.xml"
     var counts: URL?
@@ -27,6 +29,9 @@ struct Options {
                    [--workouts N]       default: about one per 3 days, at least 1
                    [--export-name NAME] the XML member's name inside the zip (default export.xml)
                    [--counts FILE]      also write a JSON summary of what was written
+                   [--phone-overlap P]  percent of the iPhone's step and distance samples that also
+                                        cover the slot before theirs (a walk the watch counted too;
+                                        default 0: the two sources never overlap)
                    [--format F]         apple-health (default), or fit: a Garmin watch's daily FIT
                                         monitoring files, into a folder (--out DIR) or Garmin's export zip;
                                         or health-connect: an Android Health Connect export (--out F.zip or F.db);
@@ -44,7 +49,7 @@ struct Options {
     /// Returns nil for --help.
     static func parse(_ arguments: [String]) throws -> Options? {
         var values: [String: String] = [:]
-        let known: Set<String> = ["--out", "--records", "--days", "--seed", "--clinical", "--workouts", "--export-name", "--counts", "--format"]
+        let known: Set<String> = ["--out", "--records", "--days", "--seed", "--clinical", "--workouts", "--export-name", "--counts", "--format", "--phone-overlap"]
         var index = 0
         while index < arguments.count {
             var name = arguments[index]
@@ -100,6 +105,7 @@ struct Options {
         if let number = try integer("--records", minimum: 0) { options.records = number }
         if let number = try integer("--days", minimum: 1, maximum: 36_500) { options.days = number }
         if let number = try integer("--clinical", minimum: 0, maximum: 10_000_000) { options.clinical = number }
+        if let number = try integer("--phone-overlap", minimum: 0, maximum: 100) { options.phoneOverlap = number }
         // Workouts are spaced so that no two start in the same local minute (route file names).
         if let number = try integer("--workouts", minimum: 0, maximum: 100 * options.days) { options.workouts = number }
         if let text = values["--seed"] {

@@ -141,6 +141,12 @@ struct Synth: Sendable {
             sample.source = source
             sample.creation = sample.end + Int64(random.int(5...900))
         }
+        /// With `--phone-overlap`: an iPhone sample that also covers the slot before its own, where
+        /// the watch may have counted the same walk (no random draw, so every other sample stays).
+        func overlapping() {
+            guard plan.phoneOverlap > 0, sample.source == Source.iPhone, index % 100 < plan.phoneOverlap else { return }
+            sample.start = max(slot.windowStart, sample.start - Int64(slot.length))
+        }
         func manual() {
             sample.source = Source.zoe
             sample.userEntered = true
@@ -161,10 +167,12 @@ struct Synth: Sendable {
         case .stepCount:
             place(duration: random.int(60...600))
             automatic(random.percent(60) ? Source.watch : Source.iPhone)
+            overlapping()
             measured(max(1, Int(sample.end - sample.start) * random.int(20...110) / 60), places: 0)
         case .distance:
             place(duration: random.int(60...600))
             automatic(random.percent(60) ? Source.watch : Source.iPhone)
+            overlapping()
             measured(max(1, Int(sample.end - sample.start)) * random.int(15...140), places: 5)
         case .activeEnergy:
             place(duration: random.int(60...300))

@@ -73,7 +73,8 @@ if options.format == .fit {
     exit(0)
 }
 
-let plan = Plan(records: options.records, days: options.days, workouts: options.workouts, clinical: options.clinical)
+var plan = Plan(records: options.records, days: options.days, workouts: options.workouts, clinical: options.clinical)
+plan.phoneOverlap = options.phoneOverlap
 let writer = ExportWriter(synth: Synth(seed: options.seed, plan: plan), exportName: options.exportName)
 
 do {

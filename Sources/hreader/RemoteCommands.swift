@@ -310,17 +310,18 @@ struct SourcesRemoveCommand: ParsableCommand {
 struct SourcesPriorityCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "priority",
-        abstract: "Which device's activity counts first when several counted the same day.",
+        abstract: "Which device's activity counts first when several counted a day.",
         discussion: """
-              hreader sources priority                       # the order, and each source's kind
-              hreader sources priority "Anna's iPhone"       # the phone first, then the others
-              hreader sources priority "Garmin Forerunner 965" "Anna's Apple Watch"
-              hreader sources priority --reset
-            Day totals of steps, distance and energy count each day once: the first source counts
-            whole, a later one only the part of its time no earlier one covers (prorated), as Apple
-            Health does. Named sources come first, in the order given; the others follow by kind (a
-            watch or band, an app, a phone, guessed from the name), then by name. Every sample stays
-            stored, so a new order changes the next timeline, summary, export and web page.
+              hreader sources priority                  # the order, each source's kind
+              hreader sources priority "Anna's iPhone"  # the phone first
+              hreader sources priority --reset          # watch, app, phone
+            Day totals of steps, distance and energy count each day once: the
+            first source counts whole, a later one only the part of its time no
+            earlier one covers (prorated), as Apple Health does. Named sources
+            come first, in the order given; the others follow by kind (a watch
+            or band, an app, a phone, guessed from the name), then by name.
+            Every sample stays stored, so a new order changes the next
+            timeline, summary, export and web page.
             """)
 
     @OptionGroup var global: GlobalOptions

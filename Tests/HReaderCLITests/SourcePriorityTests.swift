@@ -34,9 +34,9 @@ final class SourcePriorityTests: CLITestCase {
     }
 
     /// A vault with one person, the day's steps from the watch and the phone, and the activity tile.
-    func vaultWithWatchAndPhone() throws {
+    func vaultWithWatchAndPhone(_ given: [String]? = nil) throws {
         try initVault()
-        let records = [
+        let records = given ?? [
             steps(2000, from: 8 * 3600, to: 10 * 3600, source: Self.watch),
             steps(500, from: 9 * 3600, to: 10 * 3600, source: Self.phone),
             steps(200, from: 18 * 3600, to: 18 * 3600 + 600, source: Self.phone),
@@ -108,6 +108,21 @@ final class SourcePriorityTests: CLITestCase {
         try ok(withPassword(["sources", "priority", "--reset"]), env: utc)
         XCTAssertEqual(try timelineSteps("week"), 2200, "back to the default: the watch first")
         XCTAssertEqual(try exportedSteps(), 2200)
+    }
+
+    /// A range that begins inside the watch's sample (11:00–13:00, from noon): that sample counts on
+    /// its day, as its row did, and is weighed with the day's others: the phone's 12:30–12:40 lies
+    /// under it.
+    func testASampleTheRangeBeginsInsideIsWeighedWithItsDay() throws {
+        try vaultWithWatchAndPhone([
+            steps(2000, from: 11 * 3600, to: 13 * 3600, source: Self.watch),
+            steps(300, from: 12 * 3600 + 1800, to: 12 * 3600 + 2400, source: Self.phone),
+            steps(100, from: 20 * 3600, to: 20 * 3600 + 600, source: Self.phone),
+        ])
+        let (from, to) = (Self.format(day.start + 12 * 3600, "yyyy-MM-dd'T'HH:mm:ss'Z'"), Self.format(day.start + 86_399, "yyyy-MM-dd'T'HH:mm:ss'Z'"))
+        let payload = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", from, "--to", to, "--types", "activity"]), env: utc))
+        let total = ((payload["activity"] as? [[String: Any]])?.first { $0["day"] as? String == day.text }?["total"] as? NSNumber)?.doubleValue
+        XCTAssertEqual(total, 2100, "the watch's 2,000 and the phone's 100 outside it, not 2,400")
     }
 
     func testAnUnknownOrRepeatedNameIsAUsageErrorAndChangesNothing() throws {

@@ -444,9 +444,31 @@
     }
   }
 
+  // MARK: A provider login's page: follow the login (GET /api/providers/logins/ID) and reload when its phase changes
+
+  function setUpProviderLogin(root) {
+    const shown = root.dataset.phase;
+    // Only the phases the server moves on from; the question waits for the person.
+    if (!["starting", "waiting", "storing"].includes(shown)) return;
+    async function check() {
+      let phase;
+      try {
+        phase = (await getJSON(root.dataset.api)).login.phase;
+      } catch (error) {
+        location.reload(); // the login ended (its five minutes are over): the page says so
+        return;
+      }
+      if (phase !== shown) location.reload();
+      else setTimeout(check, 1000);
+    }
+    setTimeout(check, 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const providerSearch = document.getElementById("provider-search");
     if (providerSearch) setUpProviderSearch(providerSearch);
+    const providerLogin = document.getElementById("provider-login");
+    if (providerLogin) setUpProviderLogin(providerLogin);
     setUpCopyButtons();
     const root = document.getElementById("timeline");
     if (root) setUpTimeline(root);

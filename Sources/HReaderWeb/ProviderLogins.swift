@@ -12,8 +12,13 @@ import NIOConcurrencyHelpers
 /// Everything here is in memory only: a login and its tokens live at most `lifetime` (five
 /// minutes, the listener's wait included), and at most `maximum` logins are kept at once.
 final class ProviderLogins: Sendable {
-    static let lifetime: TimeInterval = 300
+    /// Five minutes, or `HREADER_SERVE_LOGIN_SECONDS` (1 to 300: it can only be shorter).
+    let lifetime: TimeInterval
     static let maximum = 8
+
+    init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        lifetime = environment["HREADER_SERVE_LOGIN_SECONDS"].flatMap(Double.init).flatMap { (1...300).contains($0) ? $0 : nil } ?? 300
+    }
 
     enum Phase: String, Sendable {
         /// Asking the server how to log in (its SMART configuration).
@@ -38,7 +43,7 @@ final class ProviderLogins: Sendable {
         let brandName: String
         let portal: String?
         let server: String
-        let started: Date
+        let expires: Date
         var phase = Phase.starting
         var authorizationURL: URL?
         var identity: SmartLoginIdentity?
@@ -46,8 +51,6 @@ final class ProviderLogins: Sendable {
         var problem: String?
         /// The tokens, from the portal's redirect until the person answers; nil before and after.
         var authorized: SmartLoginAuthorized?
-
-        var expires: Date { started.addingTimeInterval(ProviderLogins.lifetime) }
     }
 
     /// In the order they started.
@@ -57,7 +60,7 @@ final class ProviderLogins: Sendable {
     /// page is the app's own, but its address should tell nothing).
     func start(brand: DirectoryBrand, request: SmartLoginRequest, now: Date = Date()) throws -> String {
         let login = Login(id: try AccessControl.randomToken(), brandID: brand.id, brandName: brand.brand.name, portal: brand.brand.portalName,
-                          server: request.server.description, started: now)
+                          server: request.server.description, expires: now.addingTimeInterval(lifetime))
         try logins.withLockedValue { list in
             Self.forgetExpired(&list, now: now)
             if list.count >= Self.maximum {
@@ -70,14 +73,14 @@ final class ProviderLogins: Sendable {
             list.append(login)
         }
         var settings = request
-        settings.timeout = Self.lifetime - 1
+        settings.timeout = lifetime
         settings.openBrowser = false   // the page links the portal; the server starts no browser
         settings.check = true          // the person is asked about the patient the token is for
         let flow = settings, id = login.id
         Task { await self.run(id, flow) }
         // The tokens of a login nobody answered leave memory when its time is up, asked or not.
-        Task {
-            try? await Task.sleep(for: .seconds(Self.lifetime))
+        Task { [lifetime] in
+            try? await Task.sleep(for: .seconds(lifetime))
             self.logins.withLockedValue { Self.forgetExpired(&$0, now: Date()) }
         }
         return id

@@ -20,11 +20,11 @@ final class ProviderWebLoginTests: CLITestCase {
 
     /// The sample server in SMART mode for client `web-app`, its brands in the directory, the
     /// registration kept for its vendor, and `hreader serve` on the vault.
-    private func setUp(clientID: String = "web-app") throws -> (SampleServer, ServedVault) {
+    private func setUp(clientID: String = "web-app", serveEnv: [String: String] = [:]) throws -> (SampleServer, ServedVault) {
         let server = try SampleServer(["--smart", "--smart-client-id", clientID], workDir: workDir)
         try ok(["providers", "update", "--from", server.base.absoluteString + "/brands.json", "--vendor", "sample"], env: cache)
         try ok(withPassword(["providers", "client", "set", "sample", "--client-id", clientID]))
-        return (server, try serve(env: cache))
+        return (server, try serve(env: cache.merging(serveEnv) { $1 }))
     }
 
     private func brandID(_ served: ServedVault, _ words: String) throws -> String {
@@ -193,5 +193,47 @@ final class ProviderWebLoginTests: CLITestCase {
         XCTAssertEqual(try served.send("POST", answer, headers: [cookie] + form + [("Origin", served.base)],
                                        body: Data("csrf_token=\(csrf)".utf8)).status, 303)
         XCTAssertEqual(try sources().count, 1)
+    }
+
+    func testAtMostEightLoginsAreKeptAtOnceAndAFinishedOneMakesRoom() throws {
+        let (server, served) = try setUp()
+        defer { server.stop(); stop(served) }
+        let brand = try brandID(served, "sample general hospital")
+        var started: [String] = []
+        for _ in 0..<8 { started.append(try startLogin(served, brand: brand)) }
+        let ninth = try served.bearer("POST", "/providers/\(brand)/login")
+        XCTAssertEqual(ninth.status, 429, ninth.body)
+        XCTAssertTrue(ninth.body.contains("8 logins are already waiting"), ninth.body)
+
+        try signIn(served, started[0], at: server)
+        try waitForPhase(served, started[0], "confirm")
+        XCTAssertEqual(try served.bearer("POST", "/providers/logins/\(started[0])/no").status, 303)
+        let next = try startLogin(served, brand: brand)
+        XCTAssertNil(try phase(served, started[0]), "the finished login made room")
+        XCTAssertNotNil(try phase(served, next))
+        XCTAssertNotNil(try phase(served, started[1]), "the logins under way are kept")
+    }
+
+    /// A login lives five minutes at most (`HREADER_SERVE_LOGIN_SECONDS` shortens it here): then its
+    /// page is gone, its listener no longer answers the portal's redirect, and nothing is stored.
+    func testALoginAndItsListenerEndWhenItsTimeIsUp() throws {
+        let (server, served) = try setUp(serveEnv: ["HREADER_SERVE_LOGIN_SECONDS": "2"])
+        defer { server.stop(); stop(served) }
+        let login = try startLogin(served, brand: try brandID(served, "sample general hospital"))
+        try waitForPhase(served, login, "waiting")
+        let page = try served.bearer("/providers/logins/\(login)").body
+        let link = try XCTUnwrap(page.range(of: #"class="button sign-in-link" href=""#).map { page[$0.upperBound...].prefix { $0 != "\"" } })
+        let url = try XCTUnwrap(URLComponents(string: link.replacingOccurrences(of: "&amp;", with: "&")))
+        usleep(3_000_000)
+        XCTAssertEqual(try served.bearer("/providers/logins/\(login)").status, 404)
+        XCTAssertEqual(try served.bearer("/api/providers/logins/\(login)").status, 404)
+        XCTAssertEqual(try served.bearer("POST", "/providers/logins/\(login)/yes").status, 404)
+        let authorized = try RawHTTP.send(port: server.port, path: url.percentEncodedPath + "?" + url.percentEncodedQuery!,
+                                          host: "127.0.0.1:\(server.port)")
+        XCTAssertEqual(authorized.status, 302, authorized.body)
+        let location = try XCTUnwrap(authorized.header("Location").flatMap { URLComponents(string: $0) })
+        XCTAssertThrowsError(try RawHTTP.send(port: location.port!, path: location.percentEncodedPath + "?" + (location.percentEncodedQuery ?? ""),
+                                              host: "127.0.0.1:\(location.port!)"), "nobody listens for the redirect any more")
+        XCTAssertTrue(try sources().isEmpty)
     }
 }

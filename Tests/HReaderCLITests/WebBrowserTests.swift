@@ -302,6 +302,36 @@ final class WebBrowserTests: CLITestCase {
         XCTAssertEqual(sources.first?["login_patient"] as? String, "p1")
     }
 
+    /// The Share page's forms in Chromium: a link made and revoked with the session's cookie and CSRF
+    /// token. Under the former `Referrer-Policy: no-referrer` both posts carried `Origin: null` and were
+    /// refused (403).
+    func testTheSharePagesFormsMakeAndRevokeALinkInHeadlessChromium() throws {
+        try seedFamily()
+        let served = try serve(["--shares"])
+        defer { stop(served) }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+
+        try browser.navigate(to: served.url)
+        try browser.click(browser.waitForElement(css: "li.patient .patient-link"))
+        try browser.click(browser.waitForElement(css: "a.share-link"))
+        try browser.sendKeys("For Dr. Lee", to: browser.waitForElement(css: #"section.new-share input[name="label"]"#))
+        try browser.sendKeys(served.base, to: browser.findElement(css: #"section.new-share input[name="base_url"]"#))
+        try browser.click(browser.findElement(css: "section.new-share button[type=submit]"))
+        let made = try browser.waitForElement(css: "article.share h2")
+        XCTAssertEqual(try browser.text(of: made), "For Dr. Lee")
+        XCTAssertEqual(try browser.findElements(css: "article.share .qr svg").count, 1)
+        _ = try browser.screenshot(named: "13-share-made")
+        try browser.click(browser.findElement(css: "article.share button.revoke"))
+        try browser.waitUntil(timeout: 10, "the link is revoked") {
+            (try? browser.findElements(css: "article.share").isEmpty) == true && (try? browser.findElements(css: "p.empty").count) == 1
+        }
+        let shares = try json(try ok(withPassword(["share", "list", "--json"])))["shares"] as? [[String: Any]] ?? []
+        XCTAssertEqual(shares.count, 1)
+        XCTAssertNotNil(shares.first?["revoked"] as? String, "\(shares)")
+    }
+
     func testLabTrendsReadableUnitsAndTheSearchBoxInHeadlessChromium() throws {
         try seedLabResults()
         let export = try file("export.xml", AppleHealthTests.export(extraRecords: [

@@ -75,6 +75,7 @@ public struct HReaderError: Error, CustomStringConvertible, Equatable, Sendable 
         case let e as Migrator.Failure:
             switch e {
             case let .vaultNewerThanBinary(v, s): return HReaderError(.failure, "this vault has schema version \(v) but this hreader knows only up to \(s); upgrade hreader")
+            case let .regroupingNeeded(v): return HReaderError(.failure, "upgrading this vault to schema \(v) regroups its facts, which this opener cannot do")
             }
         case let e as DatabaseError:
             if e.isIntegrityFailure { return HReaderError(.integrity, "the vault database is damaged (\(e.message)); restore it from a backup") }

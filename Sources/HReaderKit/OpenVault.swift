@@ -40,7 +40,7 @@ public final class OpenVault {
     /// connections read at once (a WAL database has many readers and one writer), so a slow read
     /// never holds up another (`hreader serve`).
     public func reader() throws -> OpenVault {
-        let db = try translatingErrors { try vault.openDatabase(key: dataKey, besideOpenConnection: true) }
+        let db = try translatingErrors { try vault.openDatabase(key: dataKey, migrator: .reconciling, besideOpenConnection: true) }
         try db.execute("PRAGMA query_only = ON")
         return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: openedWith, dataKey: dataKey, slotKey: slotKey)
     }

@@ -36,7 +36,7 @@ public struct VaultService: Sendable {
                 // database renamed: a crash at any point leaves either no vault (and a leftover that
                 // the next `init` clears) or a whole one. No existing file is ever deleted.
                 do {
-                    let db = try vault.createNewDatabase(key: dataKey)
+                    let db = try vault.createNewDatabase(key: dataKey, migrator: .reconciling)
                     try AuditLog(db).record("vault.init", detail: "kdf \(kdf.name)", now: now)
                 }
                 try keyFile.addSlot(kind: .password, label: "password", secret: password, kdf: kdf, dataKey: dataKey, now: now)
@@ -80,7 +80,7 @@ public struct VaultService: Sendable {
                 let read = try vault.readKeyFile()
                 let (dataKey, slot) = try unwrap(read, credential)
                 let (keyFile, databaseKey) = try finishPendingRekey(read, currentKey: dataKey)
-                let db = try vault.openDatabase(key: databaseKey)
+                let db = try vault.openDatabase(key: databaseKey, migrator: .reconciling)
                 return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: slot, dataKey: databaseKey, slotKey: dataKey)
             }
         } catch {
@@ -137,7 +137,7 @@ public struct VaultService: Sendable {
             // the slots wrap (during a pending rekey, the new one), which opens the database from then on.
             _ = try retryingIfReplaced {
                 let (_, databaseKey) = try finishPendingRekey(keyFile, currentKey: dataKey)
-                return try vault.openDatabase(key: databaseKey)
+                return try vault.openDatabase(key: databaseKey, migrator: .reconciling)
             }
             let expires = now.addingTimeInterval(duration)
             let session = try UnlockSession.create(dataKey: dataKey, vaultID: keyFile.vaultID, expires: expires)

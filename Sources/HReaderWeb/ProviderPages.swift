@@ -4,16 +4,18 @@ import HReaderKit
 import Hummingbird
 
 /// "Add a provider" (issue 38, docs/web.md): a search of the provider directory with live results,
-/// a brand's page, and how to log in there. The directory is public data in the user's cache, not
-/// the vault: these routes never touch the gate. A brand's texts are the vendor's, not ours, and
-/// every one of them is escaped on the page and written with `textContent` by the script.
+/// a brand's page, and the login there. The directory is public data in the user's cache, not
+/// the vault: the search and the brand's page never touch the gate. A brand's texts are the vendor's,
+/// not ours, and every one of them is escaped on the page and written with `textContent` by the script.
 ///
-/// The login itself is not run by the server: `sources login --provider` waits up to five minutes
-/// for the browser's redirect on a loopback port of its own and asks on the terminal whether the
-/// patient it logged in as is the right one, which a request of the web view (one writer, a 10 s
-/// budget) cannot do. The page gives the exact command instead.
+/// The brand's page posts its *Log in* form (CSRF-checked, as every post) to run the login of
+/// `sources login --provider ID` (`ProviderLogins`): the same endpoint, client registration and
+/// refusals (422 with the reason), the login's own page (`/providers/logins/ID`) with the portal's
+/// sign-in link and then the question whether the patient found is the person, Yes or No.
 struct ProviderPages {
     let directory: ProviderDirectory
+    let gate: VaultGate
+    let logins: ProviderLogins
 
     func register(on router: RouterGroup<WebContext>) {
         router.get("/providers") { request, context in
@@ -30,11 +32,38 @@ struct ProviderPages {
             return HTMLResponse.make(Self.search(text, state: state, hits: hits, problem: problem, visit: context.visit))
         }
         router.get("/providers/:id") { _, context in
-            let id = try context.parameters.require("id")
-            guard directory.exists, let brand = try directory.brand(id: id) else {
-                throw WebError.notFound("no provider has the id \(id) in the directory")
-            }
+            let brand = try brand(try context.parameters.require("id"))
             return HTMLResponse.make(Self.brand(brand, visit: context.visit))
+        }
+        // Log in there: the choice and the refusals of `sources login --provider ID` (shared in Kit),
+        // the vendor's registration read from the vault, and the login run beside the requests.
+        router.post("/providers/:id/login") { _, context in
+            let brand = try brand(try context.parameters.require("id"))
+            do {
+                _ = try brand.loginEndpoint()
+            } catch let error as HReaderError {
+                throw WebError(status: .unprocessableContent, message: error.message)
+            }
+            let registration = try await gate.read { try $0.providerClient(vendor: brand.vendor) }
+            let request = try SmartLoginRequest(provider: brand, registration: registration)
+            let id = try logins.start(brand: brand, request: request)
+            return Response.redirect(to: "\(context.base)/providers/logins/\(id)", type: .normal)
+        }
+        router.get("/providers/logins/:login") { _, context in
+            guard let login = logins.login(try context.parameters.require("login")) else { throw ProviderLogins.unknown }
+            return HTMLResponse.make(Self.login(login, visit: context.visit))
+        }
+        router.get("/api/providers/logins/:login") { _, context in
+            guard let login = logins.login(try context.parameters.require("login")) else { throw ProviderLogins.unknown }
+            return JSONResponse.make(.object([("login", .object([("id", .string(login.id)), ("provider", .string(login.brandID)),
+                                                                 ("phase", .string(login.phase.rawValue))]))]))
+        }
+        for (answer, yes) in [("yes", true), ("no", false)] {
+            router.post(RouterPath("/providers/logins/:login/\(answer)")) { _, context in
+                let id = try context.parameters.require("login")
+                try await logins.answer(id, yes: yes, gate: gate)
+                return Response.redirect(to: "\(context.base)/providers/logins/\(id)", type: .normal)
+            }
         }
         // The same search and the same JSON as `hreader providers search --json`.
         router.get("/api/providers") { request, _ in
@@ -52,6 +81,13 @@ struct ProviderPages {
             let hits = try directory.search(ProviderQuery(text: text, state: state, city: city, limit: limit))
             return JSONResponse.make(.object([("providers", .array(hits.map { $0.brand.hitJSON(state: state) }))]))
         }
+    }
+
+    func brand(_ id: String) throws -> DirectoryBrand {
+        guard directory.exists, let brand = try directory.brand(id: id) else {
+            throw WebError.notFound("no provider has the id \(id) in the directory")
+        }
+        return brand
     }
 
     static func state(_ text: String?) -> String? {
@@ -122,13 +158,14 @@ struct ProviderPages {
         do {
             let endpoint = try brand.loginEndpoint()   // the same choice, and the same refusals, as the command
             login = """
-                <p>hreader logs in to <code>\(escape(endpoint.url))</code> with SMART App Launch: your browser opens the \
-                portal's sign-in page, and the portal sends you back to hreader on this machine. Run this in a terminal \
-                (the login asks there whether the patient it found is you, and keeps the tokens in the vault):</p>
-                <p class="login-command"><code id="login-command">\(escape(command))</code> \
-                <button type="button" class="copy" data-copy="login-command">Copy</button></p>
-                <p class="meta">The web view does not run the login itself: the login waits for the portal on a port of \
-                its own for up to five minutes and asks you on the terminal. A client id for \(escape(brand.vendor)) may be \
+                <p>hreader logs in to <code>\(escape(endpoint.url))</code> with SMART App Launch: you sign in at the \
+                portal in a new tab, the portal sends you back to hreader on this machine, and this page asks whether the \
+                patient it logged you in as is you before anything is kept.</p>
+                <form class="provider-login-form" method="post" action="\(base)/providers/\(escape(FormBody.encode(brand.id)))/login">\
+                <input type="hidden" name="csrf_token" value="\(escape(visit.csrf ?? ""))">\
+                <button type="submit" class="login">Log in</button></form>
+                <p class="meta">Or in a terminal: <code id="login-command">\(escape(command))</code> \
+                <button type="button" class="copy" data-copy="login-command">Copy</button>. A client id for \(escape(brand.vendor)) may be \
                 needed first: <code>hreader providers client set \(escape(brand.vendor)) --client-id ID</code>.</p>
                 """
         } catch {
@@ -145,5 +182,71 @@ struct ProviderPages {
             \(login)
             </section>
             """)
+    }
+
+    /// A login's page: what it waits for, and, once the portal sent the person back, the question.
+    /// The script (`#provider-login`) asks `/api/providers/logins/ID` and reloads when the phase
+    /// changes; without it, the Refresh link does the same.
+    static func login(_ login: ProviderLogins.Login, visit: Visit) -> String {
+        let base = escape(visit.base)
+        let page = "\(base)/providers/logins/\(escape(login.id))"
+        let csrf = "<input type=\"hidden\" name=\"csrf_token\" value=\"\(escape(visit.csrf ?? ""))\">"
+        let refresh = "<p class=\"meta\"><a class=\"refresh\" href=\"\(page)\">Refresh</a> (this page follows the login by itself)</p>"
+        let ends = "The login ends at \(escape(Self.clock(login.expires))) if it is not finished."
+        let body: String
+        switch login.phase {
+        case .starting:
+            body = "<p>Asking <code>\(escape(login.server))</code> how to log in…</p>\(refresh)"
+        case .waiting:
+            let place = login.portal ?? login.brandName
+            let host = login.authorizationURL?.host.map { " (\(escape($0)))" } ?? ""
+            body = """
+                <p class="sign-in"><a class="button sign-in-link" href="\(escape(login.authorizationURL?.absoluteString ?? ""))" \
+                target="_blank" rel="noopener noreferrer">Sign in at \(escape(place))</a>\(host)</p>
+                <p>Sign in and choose the patient there. The portal then sends you back to hreader on this machine, and this \
+                page asks whether the patient it logged you in as is you. \(ends)</p>
+                \(refresh)
+                """
+        case .confirm:
+            let who = login.identity?.description ?? "no patient"
+            body = """
+                <p class="identity">The portal logged you in as \(escape(who)).</p>
+                <p>Is this the person whose record you want in hreader? <b>Yes</b> keeps the login's tokens, encrypted in the \
+                vault; <b>No</b> forgets them (log in again as the right patient). \(ends)</p>
+                <div class="answers"><form method="post" action="\(page)/yes">\(csrf)<button type="submit" class="yes">Yes, keep it</button></form> \
+                <form method="post" action="\(page)/no">\(csrf)<button type="submit" class="no">No</button></form></div>
+                """
+        case .storing:
+            body = "<p>Keeping the login in the vault…</p>\(refresh)"
+        case .stored:
+            let outcome = login.outcome
+            let patient = outcome?.patient.map { "patient \(escape($0))" + (outcome?.patientName.map { " (\(escape($0)))" } ?? "") }
+            let server = escape(outcome?.server ?? login.server)
+            body = """
+                <p class="done">Logged in to <code>\(server)</code>\(patient.map { " as \($0)" } ?? ""). The tokens are kept, encrypted, in \
+                the vault.</p>
+                <p><code>hreader import --server \(server)</code> imports that record, and <code>hreader sync</code> keeps it current.</p>
+                """
+        case .declined:
+            body = "<p class=\"done\">Nothing was kept, as you answered. Log in again as the right patient.</p>"
+        case .failed:
+            body = "<p class=\"empty\">The login did not go through: \(escape(login.problem ?? "it failed"))</p>"
+        }
+        return Pages.layout(title: "Log in to \(login.brandName)", visit: visit, body: """
+            <p><a href="\(base)/providers/\(escape(FormBody.encode(login.brandID)))">← \(escape(login.brandName))</a></p>
+            <section id="provider-login" class="provider-login" data-phase="\(login.phase.rawValue)" \
+            data-api="\(base)/api/providers/logins/\(escape(login.id))">
+            <h1>Log in to \(escape(login.brandName))</h1>
+            \(body)
+            </section>
+            """)
+    }
+
+    /// "14:05" in the server's time zone (the browser is on the same machine).
+    static func clock(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "HH:mm"
+        return formatter.string(from: date)
     }
 }

@@ -39,7 +39,7 @@ struct WebError: Error {
 ///    token, or through a session cookie;
 /// 3. a POST authenticated by the cookie must come from our own origin and carry the session's CSRF token;
 /// 4. every answer, errors included, gets the security headers: a CSP that allows only our own origin,
-///    `no-store` (health data must not land in the browser's disk cache), no referrer, no framing.
+///    `no-store` (health data must not land in the browser's disk cache), no referrer to other sites, no framing.
 struct WebGuard: RouterMiddleware {
     typealias Context = WebContext
 
@@ -154,7 +154,10 @@ struct WebGuard: RouterMiddleware {
         }
         headers[.cacheControl] = "no-store"
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
-        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        // same-origin, not no-referrer: under no-referrer Chromium sends `Origin: null` with a form's
+        // POST, which the origin check must refuse, so every cookie-authenticated form (the share
+        // page's, the provider login's) failed with 403. Other sites still get no referrer at all.
+        headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
         headers[HTTPField.Name("Cross-Origin-Resource-Policy")!] = "same-origin"

@@ -66,7 +66,7 @@ public struct WebServer: Sendable {
         if app {
             Routes(gate: gate, registry: registry).register(on: router.group(RouterPath(access.pathPrefix)))
             SharePages(gate: gate, servesShares: shares).register(on: router.group(RouterPath(access.pathPrefix)))
-            ProviderPages(directory: providers).register(on: router.group(RouterPath(access.pathPrefix)))
+            ProviderPages(directory: providers, gate: gate, logins: ProviderLogins()).register(on: router.group(RouterPath(access.pathPrefix)))
         }
         if shares { ShareRoutes(gate: gate, tickets: ShareTickets()).register(on: router.group(RouterPath("/shl"))) }
 

@@ -75,9 +75,12 @@ func runServeLoad(base: String, token: String, serverPID: Int32, patient: String
                 let url = URL(string: base + kinds[kind].path(&rng))!
                 let done = DispatchSemaphore(value: 0)
                 nonisolated(unsafe) var status = -1
+                nonisolated(unsafe) var retryAfter = 0.0
                 let started = DispatchTime.now()
                 session.dataTask(with: url) { _, response, _ in
-                    status = (response as? HTTPURLResponse)?.statusCode ?? -1
+                    let http = response as? HTTPURLResponse
+                    status = http?.statusCode ?? -1
+                    retryAfter = (http?.value(forHTTPHeaderField: "Retry-After")).flatMap(Double.init) ?? 0
                     done.signal()
                 }.resume()
                 done.wait()
@@ -89,6 +92,8 @@ func runServeLoad(base: String, token: String, serverPID: Int32, patient: String
                     default: tally[kind].errors += 1
                     }
                 }
+                // As the web view's script does: a 503 is asked again after its Retry-After, at most 5 s.
+                if status == 503 { Thread.sleep(forTimeInterval: min(max(retryAfter, 0), 5)) }
             }
             session.finishTasksAndInvalidate()
             group.leave()

@@ -223,33 +223,30 @@ struct SourcesLoginCommand: AsyncParsableCommand {
             }, width: nil) { Terminal.note("  " + line) }
             throw HReaderError.usage("'\(reference)' names \(brands.count) providers; give one's id: hreader sources login --provider ID")
         }
-        let endpoint = try brand.loginEndpoint()
+        let endpoint = try brand.loginEndpoint()   // its refusals come before the password is asked
         let open = try global.open()
-        let client = try open.providerClient(vendor: brand.vendor)
-        let url = try ServerURL(endpoint.url)
+        let request = try SmartLoginRequest(provider: brand, registration: try open.providerClient(vendor: brand.vendor),
+                                            clientID: credentials.clientId, scopes: scope.flatMap { $0.split(separator: " ").map(String.init) })
         global.note("\(brand.brand.name) (\(brand.id), \(brand.vendor)): \(endpoint.url)")
-        // --client-id on the command line overrides the vendor's registration (and its secret).
-        let clientID = credentials.clientId ?? client?.clientID ?? SmartLoginRequest.defaultClientID
-        let secret = credentials.clientId == nil ? client?.clientSecret : nil
-        let scopes = scope.isEmpty ? (client?.scopes ?? []) : scope.flatMap { $0.split(separator: " ").map(String.init) }
-        try await smartLogin(url, open: open, clientID: clientID, clientSecret: secret, scopes: scopes)
+        try await smartLogin(request, open: open)
     }
 
     private func smartLogin(_ url: ServerURL) async throws {
-        try network.apply()
         let scopes = scope.flatMap { $0.split(separator: " ").map(String.init) }
-        try await smartLogin(url, open: try global.open(), clientID: credentials.clientId ?? SmartLoginRequest.defaultClientID,
-                             clientSecret: nil, scopes: scopes)
+        try await smartLogin(SmartLoginRequest(server: url, clientID: credentials.clientId ?? SmartLoginRequest.defaultClientID,
+                                               scopes: scopes.isEmpty ? nil : scopes), open: try global.open())
     }
 
-    private func smartLogin(_ url: ServerURL, open: OpenVault, clientID: String, clientSecret: String?, scopes: [String]) async throws {
+    /// `chosen`: the server, client and scopes; the rest comes from the options.
+    private func smartLogin(_ chosen: SmartLoginRequest, open: OpenVault) async throws {
         try network.apply()
+        var request = chosen
+        let url = chosen.server
+        request.redirectPort = redirectPort ?? 0
+        request.timeout = loginTimeout.seconds
+        request.check = !noCheck
         // A browser only when a person is looking (stdout is a terminal).
-        var request = SmartLoginRequest(server: url, clientID: clientID,
-                                        scopes: scopes.isEmpty ? nil : scopes, redirectPort: redirectPort ?? 0,
-                                        timeout: loginTimeout.seconds, check: !noCheck,
-                                        openBrowser: !noBrowser && Terminal.stdoutIsTerminal)
-        request.clientSecret = clientSecret
+        request.openBrowser = !noBrowser && Terminal.stdoutIsTerminal
         let outcome = try await open.smartLogin(request, prompt: { prompt in
             // The URL is the one thing the user must see, --quiet or not (it is on stderr, like a prompt).
             Terminal.note("Open this URL in a browser to log in to \(url) (scopes: \(prompt.scopes.joined(separator: " "))):")

@@ -206,6 +206,22 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertEqual(try searchTitles("thistlewick"), ["fine"])
     }
 
+    /// An iPhone's photo (HEIC): Tesseract cannot read it, so it is stored and says what to do instead of
+    /// passing on the helper's failure; told by its bytes, whatever its name.
+    func testAHEICPhotoIsStoredAndSaysWhatToDo() throws {
+        // The start of an iPhone HEIC: an `ftyp` box of major brand heic, compatible mif1, then a meta box.
+        var heic = Data([0, 0, 0, 0x18]) + Data("ftypheic".utf8) + Data([0, 0, 0, 0]) + Data("mif1heic".utf8)
+        heic += Data([0, 0, 0, 0x0C]) + Data("meta".utf8) + Data([0, 0, 0, 0])
+        for name in ["IMG_0042.HEIC", "card.jpg"] {
+            let document = try add(try write(name, heic))
+            XCTAssertEqual(document["content_type"] as? String, "image/heic", name)
+            XCTAssertEqual(document["text_method"] as? String, "none", name)
+            let note = try XCTUnwrap(document["text_note"] as? String, name)
+            XCTAssertTrue(note.contains("HEIC") && note.contains("JPEG"), note)
+        }
+        XCTAssertEqual(try json(try ok(withPassword(["documents", "list", "--json"])))["documents"].map { ($0 as? [Any])?.count }, 2)
+    }
+
     /// One page with a 14400 pt square media box and an image on it, no text layer.
     static func scannedPDFWithHugePage() -> Data {
         let content = "q 14400 0 0 14400 0 0 cm /Im0 Do Q"

@@ -120,6 +120,35 @@ final class ServeResponsivenessTests: CLITestCase {
         XCTAssertTrue(page.body.contains("<html") || page.body.contains("<!DOCTYPE"), page.body)
     }
 
+    /// A line that stands is the server saturated: once as many wait as there are lanes and the oldest has
+    /// waited past `HREADER_SERVE_LINE_MS`, a newcomer is refused at once rather than joining a line it
+    /// would leave only at its budget's end. Without the rule the third summary below waits its 5 s.
+    func testAStandingLineRefusesNewRequestsAtOnce() throws {
+        try seedFamily()
+        let list = try slowPlugin(seconds: 3)
+        let served = try serve(["--applets", list], env: ["HREADER_SERVE_REQUEST_SECONDS": "5", "HREADER_SERVE_LINE_MS": "100"])
+        defer { stop(served) }
+        // Summaries with a plugin are writes, and there is one writer: the first runs its 3 s plugin,
+        // the second waits (as many waiting as there are writer lanes).
+        let group = DispatchGroup()
+        for _ in 0..<2 {
+            group.enter()
+            Thread.detachNewThread { _ = try? served.bearer("/api/patients/1/summary"); group.leave() }
+            usleep(150_000)
+        }
+        usleep(300_000)   // the second has stood in line for longer than 100 ms
+        let started = Date()
+        let third = try served.bearer("/api/patients/1/summary")
+        let waited = Date().timeIntervalSince(started)
+        XCTAssertEqual(third.status, 503, third.body)
+        XCTAssertEqual(third.header("Retry-After"), "2")
+        XCTAssertTrue((third.json["error"] as? String ?? "").contains("the server is busy"), third.body)
+        XCTAssertLessThan(waited, 1.5, "refused at once, not after its 5 s budget")
+        // Reads have lanes of their own, with no line standing: they are answered.
+        XCTAssertEqual(try served.bearer("/api/patients/1/entries").status, 200)
+        group.wait()
+    }
+
     /// A request whose client has gone is stopped: one waiting behind a slow summary is taken out of
     /// the line, so its own plugin never runs.
     func testARequestWhoseClientHasGoneIsDropped() throws {

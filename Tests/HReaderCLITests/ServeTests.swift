@@ -73,7 +73,7 @@ final class ServeTests: CLITestCase {
         let ada = try XCTUnwrap(page.body.range(of: "Ada Lovelace")), charles = try XCTUnwrap(page.body.range(of: "Charles Lovelace"))
         XCTAssertLessThan(ada.lowerBound, charles.lowerBound, "picker order")
         XCTAssertFalse(page.body.contains(served.token), "pages never carry the token")
-        XCTAssertEqual(page.header("Referrer-Policy"), "no-referrer")
+        XCTAssertEqual(page.header("Referrer-Policy"), "same-origin", "no referrer to other sites; our own forms' posts carry our Origin")
         XCTAssertEqual(page.header("X-Frame-Options"), "DENY")
         let csp = try XCTUnwrap(page.header("Content-Security-Policy"))
         XCTAssertTrue(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && csp.contains("connect-src 'self'"), csp)

@@ -253,6 +253,85 @@ final class WebBrowserTests: CLITestCase {
         XCTAssertEqual(foreign, [], "every request stays on this server")
     }
 
+    /// The provider page's *Log in* in a real browser (issue 38): the form posted with the session's
+    /// cookie and CSRF token, the portal's sign-in page opened in a new tab (the sample server's SMART
+    /// mode approves at once and sends the tab to hreader's listener), the login's page reloading
+    /// itself when the portal has sent the browser back, and the Yes button storing the login.
+    /// Under `Referrer-Policy: no-referrer` Chromium sent `Origin: null` with these form posts, which
+    /// the origin check refused (403): this test failed then.
+    func testALoginFromAProvidersPageInHeadlessChromium() throws {
+        try initVault()
+        let cache = ["XDG_CACHE_HOME": workDir.appendingPathComponent("cache").path]
+        let server = try SampleServer(["--smart", "--smart-client-id", "web-app"], workDir: workDir)
+        defer { server.stop() }
+        try ok(["providers", "update", "--from", server.base.absoluteString + "/brands.json", "--vendor", "sample"], env: cache)
+        try ok(withPassword(["providers", "client", "set", "sample", "--client-id", "web-app"]))
+        let served = try serve(env: cache)
+        defer { stop(served) }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+        func text(_ css: String) throws -> String { try browser.text(of: browser.findElement(css: css)) }
+
+        try browser.navigate(to: served.url)
+        try browser.click(browser.waitForElement(css: #"header nav a[href$="/providers"]"#))
+        try browser.sendKeys("sample general", to: browser.waitForElement(css: #"#provider-search input[name="q"]"#))
+        try browser.waitUntil(timeout: 10, "a live result") { ((try? browser.findElements(css: "li.provider").count) ?? 0) >= 1 }
+        XCTAssertEqual(try text("li.provider .name"), "Sample General Hospital")
+        try browser.click(browser.findElement(css: "li.provider .provider-link"))
+        try browser.click(browser.waitForElement(css: "form.provider-login-form button.login"))
+
+        // The login's page: the portal's sign-in link, opened in a new tab; this tab stays and follows the login.
+        let link = try browser.waitForElement(css: "a.sign-in-link", timeout: 20)
+        let loginPage = try browser.currentURL
+        XCTAssertTrue(loginPage.contains(served.prefix + "/providers/logins/"), loginPage)
+        XCTAssertEqual(try browser.attribute("target", of: link), "_blank")
+        XCTAssertEqual(try browser.attribute("rel", of: link), "noopener noreferrer")
+        XCTAssertTrue(try browser.attribute("href", of: link)?.hasPrefix(server.base.absoluteString + "/oauth/authorize?") ?? false)
+        _ = try browser.screenshot(named: "10-provider-login-sign-in")
+        try browser.click(link)
+        let yes = try browser.waitForElement(css: "button.yes", timeout: 30)
+        let identity = try text(".identity")
+        XCTAssertTrue(identity.hasPrefix("The portal logged you in as patient p1 ("), identity)
+        _ = try browser.screenshot(named: "11-provider-login-question")
+        try browser.click(yes)
+        try browser.waitUntil(timeout: 15, "the login is kept") { (try? text("p.done"))?.hasPrefix("Logged in to") ?? false }
+        _ = try browser.screenshot(named: "12-provider-login-stored")
+        let sources = try json(try ok(withPassword(["sources", "list", "--json"])))["sources"] as? [[String: Any]] ?? []
+        XCTAssertEqual(sources.first?["url"] as? String, server.fhir)
+        XCTAssertEqual(sources.first?["login_patient"] as? String, "p1")
+    }
+
+    /// The Share page's forms in Chromium: a link made and revoked with the session's cookie and CSRF
+    /// token. Under the former `Referrer-Policy: no-referrer` both posts carried `Origin: null` and were
+    /// refused (403).
+    func testTheSharePagesFormsMakeAndRevokeALinkInHeadlessChromium() throws {
+        try seedFamily()
+        let served = try serve(["--shares"])
+        defer { stop(served) }
+        try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+
+        try browser.navigate(to: served.url)
+        try browser.click(browser.waitForElement(css: "li.patient .patient-link"))
+        try browser.click(browser.waitForElement(css: "a.share-link"))
+        try browser.sendKeys("For Dr. Lee", to: browser.waitForElement(css: #"section.new-share input[name="label"]"#))
+        try browser.sendKeys(served.base, to: browser.findElement(css: #"section.new-share input[name="base_url"]"#))
+        try browser.click(browser.findElement(css: "section.new-share button[type=submit]"))
+        let made = try browser.waitForElement(css: "article.share h2")
+        XCTAssertEqual(try browser.text(of: made), "For Dr. Lee")
+        XCTAssertEqual(try browser.findElements(css: "article.share .qr svg").count, 1)
+        _ = try browser.screenshot(named: "13-share-made")
+        try browser.click(browser.findElement(css: "article.share button.revoke"))
+        try browser.waitUntil(timeout: 10, "the link is revoked") {
+            (try? browser.findElements(css: "article.share").isEmpty) == true && (try? browser.findElements(css: "p.empty").count) == 1
+        }
+        let shares = try json(try ok(withPassword(["share", "list", "--json"])))["shares"] as? [[String: Any]] ?? []
+        XCTAssertEqual(shares.count, 1)
+        XCTAssertNotNil(shares.first?["revoked"] as? String, "\(shares)")
+    }
+
     func testLabTrendsReadableUnitsAndTheSearchBoxInHeadlessChromium() throws {
         try seedLabResults()
         let export = try file("export.xml", AppleHealthTests.export(extraRecords: [

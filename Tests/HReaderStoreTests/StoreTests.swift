@@ -211,7 +211,7 @@ final class StoreTests: XCTestCase {
             INSERT INTO entries (uuid, patient_id, source_id, remote_id, type, description, created, updated)
             VALUES ('e-1', 1, 1, 'e-1', 'medication', 'Metformin 500 mg oral tablet', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z');
             """)
-        _ = try Migrator().migrate(db)
+        _ = try Self.migrator.migrate(db)
         let patient = try XCTUnwrap(try PatientRepository(db).get(id: 1))
         let entries = EntryRepository(db)
         let old = try XCTUnwrap(try entries.get(id: 1))
@@ -264,7 +264,7 @@ final class StoreTests: XCTestCase {
                 (2, 1, 1, 'HKQuantityTypeIdentifierBodyMass', 'type', 'vital_sign', 'Body mass', '{}'),
                 (3, 1, 1, 'HKQuantityTypeIdentifierStepCount', 'type', 'activity', 'Steps', '{}');
             """)
-        _ = try Migrator().migrate(db)
+        _ = try Self.migrator.migrate(db)
         XCTAssertEqual(try db.query("SELECT id, source_patient_id FROM documents ORDER BY id") { [$0.int64(0)!, $0.int64(1)!] }, [[1, 2], [2, 2], [3, 1]])
         XCTAssertEqual(try db.query("SELECT id, source_patient_id FROM sample_series ORDER BY id") { [$0.int64(0)!, $0.int64(1)!] }, [[1, 3], [2, 2], [3, 1]])
         // The unmerge now gives OTHER back both documents and its series.
@@ -272,6 +272,32 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try db.query("SELECT id FROM documents WHERE patient_id = 2 ORDER BY id") { $0.int64(0)! }, [1, 2])
         XCTAssertEqual(try db.query("SELECT id FROM sample_series WHERE patient_id = 2 ORDER BY id") { $0.int64(0)! }, [2])
         XCTAssertEqual(try db.integrityProblems(), [])
+    }
+
+    /// The grouping of facts is Kit's (`Migrator.reconciling`, FactGroupingTests); the store's own steps
+    /// are tested here with a regrouping that does nothing.
+    static let migrator = Migrator(regroup: { _, _ in })
+
+    /// Migrations 5 and 8 regroup everyone's facts: a migrator without the rules refuses a vault of
+    /// people at the first of them, and the vault stays at the schema it had; an empty vault needs none.
+    func testAVaultOfPeopleIsNotMigratedPastARegroupingWithoutTheRules() throws {
+        let key = try SecretBytes.random(count: 32)
+        let db = try Database.open(path: dbPath, key: key, create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version <= 4 }).migrate(db)
+        try db.execute("""
+            INSERT INTO patients (uuid, source_id, remote_id, first_name, last_name, created, updated)
+            VALUES ('p-1', 1, 'p-1', 'Ada', 'Quill', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')
+            """)
+        XCTAssertThrowsError(try Migrator().migrate(db)) { error in
+            XCTAssertEqual(error as? Migrator.Failure, .regroupingNeeded(version: 5))
+        }
+        XCTAssertEqual(try Migrator().currentVersion(of: db), 4, "migration 5 rolled back whole")
+        nonisolated(unsafe) var regrouped: [Int64] = []
+        XCTAssertEqual(try Migrator(regroup: { _, id in regrouped.append(id) }).migrate(db), Array(5...Migrator().latestVersion))
+        XCTAssertEqual(regrouped, [1, 1], "each person, at 5 and at 8")
+
+        let empty = try Database.open(path: root.appendingPathComponent("empty.db").path, key: key, create: true)
+        XCTAssertEqual(try Migrator().migrate(empty), Array(1...Migrator().latestVersion))
     }
 
     func testASchemaOneVaultGainsPatientIdentitiesAndOneFileSourceInPlace() throws {
@@ -305,7 +331,7 @@ final class StoreTests: XCTestCase {
             "\($0.int64(0)!) \($0.int64(1)!) \($0.string(2)!) \($0.string(3)!) \($0.string(4)!) \($0.int64(5)!)"
         }
 
-        XCTAssertEqual(try Migrator().migrate(db), Array(2...Migrator().latestVersion))
+        XCTAssertEqual(try Self.migrator.migrate(db), Array(2...Migrator().latestVersion))
 
         let identities = try db.query("SELECT kind, value, patient_id FROM patient_identities ORDER BY patient_id, kind, value") {
             "\($0.int64(2)!) \($0.string(0)!) \($0.string(1)!)"

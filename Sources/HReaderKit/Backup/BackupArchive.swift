@@ -247,7 +247,7 @@ public final class BackupArchive {
         do {
             let restoredKeyFile = try vault.readKeyFile()
             guard restoredKeyFile.vaultID == reader.header.vaultID else { throw damaged("the restored key file is not the backup's") }
-            _ = try vault.openDatabase(key: key).scalarInt("SELECT count(*) FROM sqlite_schema")
+            _ = try vault.openDatabase(key: key, migrator: .reconciling).scalarInt("SELECT count(*) FROM sqlite_schema")
         } catch {
             let reason = HReaderError.from(error).message
             throw HReaderError(.integrity, "the restored vault at \(vault.root.path) does not open (\(reason))"

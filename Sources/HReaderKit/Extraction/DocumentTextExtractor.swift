@@ -56,11 +56,18 @@ public struct DocumentTextExtractor: Sendable {
 
     static let installPoppler = "no text: install poppler-utils"
     static let installTesseract = "no text: install tesseract-ocr"
+    static let heicUnread = "not read: HEIC photos cannot be read here; save the photo as JPEG or PNG and add that"
 
     func image(_ bytes: DocumentBytes, type: String) -> DocumentTextResult {
         guard ocr else { return DocumentTextResult(text: nil, method: .none, note: "not read: OCR was turned off") }
+        let first = try? bytes.first()
+        // Tesseract reads images through leptonica, which has no HEIC decoder; Debian's HEIC tools
+        // (libheif's) read a named file only, and the decrypted photo must not be written to disk.
+        if type == "image/heic" || type == "image/heif" || first.map(DocumentContentType.isHEIF) == true {
+            return DocumentTextResult(text: nil, method: .none, note: Self.heicUnread)
+        }
         guard tools.tesseract != nil else { return DocumentTextResult(text: nil, method: .none, note: Self.installTesseract) }
-        if let first = try? bytes.first(), let problem = ImageHeader.problem(first) {
+        if let first, let problem = ImageHeader.problem(first) {
             return DocumentTextResult(text: nil, method: .none, note: "not read: \(problem)")
         }
         do {

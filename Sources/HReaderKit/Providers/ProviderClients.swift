@@ -98,3 +98,18 @@ extension DirectoryBrand {
         throw HReaderError(.failure, "\(who) offers only \(versions) endpoints, and hreader logs in to FHIR R4 (4.0.x) only")
     }
 }
+
+extension SmartLoginRequest {
+    /// The login `sources login --provider` and the web view's provider page both run for a brand:
+    /// its login endpoint (`loginEndpoint`, with its refusals), the client id, secret and scopes of
+    /// the vendor's registration (`providers client set`), or hreader's public client id without one.
+    /// A client id given by the person (`--client-id`) overrides the registration and drops its
+    /// secret; scopes given override its scopes.
+    public init(provider brand: DirectoryBrand, registration: ProviderClient?, clientID: String? = nil, scopes: [String] = []) throws {
+        let endpoint = try brand.loginEndpoint()
+        let chosen = scopes.isEmpty ? (registration?.scopes ?? []) : scopes
+        self.init(server: try ServerURL(endpoint.url), clientID: clientID ?? registration?.clientID ?? Self.defaultClientID,
+                  scopes: chosen.isEmpty ? nil : chosen)
+        clientSecret = clientID == nil ? registration?.clientSecret : nil
+    }
+}

@@ -73,81 +73,18 @@ public struct SmartLoginOutcome: Sendable {
 }
 
 extension OpenVault {
-    /// `hreader sources login --smart`: SMART App Launch standalone login as a public client.
-    /// Discovers the server's endpoints, listens on 127.0.0.1 for the redirect, hands the
-    /// authorization URL to `prompt` (the command prints it) and, when asked, to the browser
-    /// through a private page (`BrowserHandoff`), waits for the redirect with this login's `state`
-    /// (others are answered 400 and the wait goes on), redeems the code with the PKCE verifier,
-    /// reads the patient with the new token (unless `check` is off), and asks `confirm` whether to
-    /// store the tokens for that identity. Only then are they stored, encrypted in the vault, as the
+    /// `hreader sources login --smart`: SMART App Launch standalone login (`SmartLoginFlow`: the
+    /// endpoints discovered, the redirect awaited on 127.0.0.1, the code redeemed with PKCE S256, the
+    /// patient read with the new token), then `confirm` is asked whether to store the tokens for
+    /// that identity. Only then are they stored (`storeSmartLogin`), encrypted in the vault, as the
     /// source's OAuth2 credential with the patient chosen at login.
     public func smartLogin(_ request: SmartLoginRequest, prompt: @Sendable (SmartLoginPrompt) -> Void,
                            confirm: @Sendable (SmartLoginIdentity) throws -> Bool = { _ in true }) async throws -> SmartLoginOutcome {
-        do {
-            let configuration = try await SmartConfiguration.discover(fhirBase: request.server.url)
-            try configuration.requireS256()
-            try configuration.requireSafeTokenEndpoint()
-            let listener = try LoopbackListener(port: request.redirectPort)
-            defer { listener.stop() }
-            let scopes = request.scopes ?? configuration.defaultScopes
-            let login = try SmartAuthorization(configuration: configuration, fhirBase: request.server.url, clientID: request.clientID,
-                                               clientSecret: request.clientSecret, redirectURI: listener.redirectURI, scopes: scopes)
-            var shown = SmartLoginPrompt(authorizationURL: login.url, redirectURI: listener.redirectURI, scopes: scopes,
-                                         discoveredIn: configuration.source.rawValue)
-            var handoff: BrowserHandoff?
-            defer { handoff?.remove() }
-            if request.openBrowser {
-                do {
-                    handoff = try BrowserHandoff.open(login.url)
-                } catch let error as HReaderError {
-                    shown.browserProblem = error.message
-                }
-            }
-            prompt(shown)
-            let query = try await listener.callback(timeout: request.timeout) { query in
-                do {
-                    _ = try login.code(fromRedirect: query)
-                    return .done(title: "Authorized", message: "hreader received the authorization. You can close this tab; the terminal says how the login ended.")
-                } catch SmartError.stateMismatch {
-                    // Any local user can reach this port: a forged or stale redirect must not end the login.
-                    return .rejected(title: "Not this login", message: "This is not the redirect of the login hreader is waiting for.")
-                } catch {
-                    return .failed(title: "Not logged in", message: "\(error)")
-                }
-            }
-            let tokens = try await login.exchange(code: try login.code(fromRedirect: query))
-
-            // Whom the tokens are for, read with them before anything is stored.
-            let authenticator = Authenticator(.oauth2(tokens), placement: .header,
-                                              loginCommand: "hreader sources login --server \(request.server) --smart")
-            var identity = SmartLoginIdentity(server: request.server.description, patient: tokens.patient)
-            if request.check {
-                let fhir = try FHIRClient(base: request.server.url, auth: authenticator, capabilities: FHIRCapabilityCache())
-                if let patient = tokens.patient {
-                    let content = try await fhir.readPatient(id: patient).records.first?.patient.content
-                    identity.patientName = content.map { [$0.firstName, $0.lastName].filter { !$0.isEmpty }.joined(separator: " ") }
-                        .flatMap { $0.isEmpty ? nil : SmartAuthorization.printable($0) }
-                } else {
-                    _ = try await fhir.capability()
-                }
-            }
-            guard try confirm(identity) else {
-                throw HReaderError(.authentication, "the login for \(identity.description) at \(request.server) was not stored, as you answered; log in again as the right patient")
-            }
-            // A renewal during the check hands out new tokens: store the latest.
-            guard case let .oauth2(latest) = authenticator.current else { throw HReaderError(.failure, "the login's credential changed kind") }
-            let guarded = GuardedVault(self)
-            _ = try guarded.run {
-                try $0.storeCredential(.oauth2(latest), server: request.server, kind: .fhir, how: "auth oauth2 (SMART App Launch)")
-            }
-            return SmartLoginOutcome(server: request.server.description, patient: tokens.patient, patientName: identity.patientName,
-                                     scope: tokens.scope, expiresAt: latest.expiresAt, refreshable: !latest.refreshToken.isEmpty,
-                                     checked: request.check)
-        } catch let error as NetError {
-            throw HReaderError.from(network: error)
-        } catch let error as SmartError {
-            throw HReaderError.from(smart: error)
+        let authorized = try await SmartLoginFlow.authorize(request, prompt: prompt)
+        guard try confirm(authorized.identity) else {
+            throw HReaderError(.authentication, "the login for \(authorized.identity.description) at \(request.server) was not stored, as you answered; log in again as the right patient")
         }
+        return try storeSmartLogin(authorized)
     }
 
     /// The patient chosen at the SMART login to this server, if there was one.

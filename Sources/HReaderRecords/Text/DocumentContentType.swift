@@ -82,6 +82,7 @@ public enum DocumentContentType {
         if starts(Array("GIF8".utf8)) { return "image/gif" }
         if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) { return "image/tiff" }
         if starts(Array("{\\rtf".utf8)) { return "text/rtf" }
+        if isHEIF(prefix) { return "image/heic" }
         let byExtension: [String: String] = [
             "txt": "text/plain", "text": "text/plain", "md": "text/markdown", "csv": "text/csv",
             "html": "text/html", "htm": "text/html", "xhtml": "application/xhtml+xml", "rtf": "text/rtf",
@@ -91,6 +92,14 @@ public enum DocumentContentType {
             "json": "application/json",
         ]
         return byExtension[(fileName as NSString).pathExtension.lowercased()]
+    }
+
+    /// An ISO base media file whose major brand is one of HEIF's (ISO/IEC 23008-12): an iPhone's photo.
+    /// `ftyp` at offset 4, then the four-letter brand.
+    public static func isHEIF(_ prefix: [UInt8]) -> Bool {
+        guard prefix.count >= 12, Array(prefix[4..<8]) == Array("ftyp".utf8) else { return false }
+        let brand = String(decoding: prefix[8..<12], as: UTF8.self)
+        return ["heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1"].contains(brand)
     }
 
     /// Whether hreader reads text out of this type (plain text, HTML, RTF, XML).

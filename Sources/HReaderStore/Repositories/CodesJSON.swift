@@ -3,7 +3,7 @@ import HReaderJSON
 /// The `codes` column: a JSON object of code system → [codes], written with sorted keys.
 /// Hand-written because it is on the hot path of imports and reads (JSONEncoder/JSONDecoder per
 /// row cost more than the row itself).
-enum CodesJSON {
+public enum CodesJSON {
     static func encode(_ codes: [String: [String]]) -> String {
         guard !codes.isEmpty else { return "{}" }
         var out = "{"
@@ -16,7 +16,7 @@ enum CodesJSON {
     }
 
     /// The column read back; text that is not such an object reads as no codes.
-    static func decode(_ text: String?) -> [String: [String]] {
+    public static func decode(_ text: String?) -> [String: [String]] {
         guard let text, text != "{}", let object = (try? JSONParser.parse(text))?.object else { return [:] }
         var codes: [String: [String]] = [:]
         for (system, value) in object.members { codes[system] = value.array?.compactMap(\.string) ?? [] }

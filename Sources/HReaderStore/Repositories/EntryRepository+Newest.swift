@@ -163,7 +163,7 @@ extension EntryRepository {
     /// rows shown are read: each carries its source document.
     public func firstEntries(patientID: Int64, type: EntryType, order: Order, current: Bool, limit: Int) throws -> [Entry] {
         let ordered = "ORDER BY \(order.time) IS NULL, \(order.time) DESC, id LIMIT ?"
-        guard FactGrouping.groupedTypes.contains(type) else {
+        guard Self.factTypes.contains(type) else {
             return try db.query("""
                 SELECT \(Self.columns) FROM entries WHERE patient_id = ? AND type = ? AND \(Self.shownCopy)\(current ? " AND user_deleted = 0" : "")
                 \(ordered)
@@ -171,7 +171,7 @@ extension EntryRepository {
         }
         var keys = try db.query("""
             SELECT id, \(order.time) FROM entries INDEXED BY entries_facts
-            WHERE patient_id = ? AND type = ? AND user_deleted = 0 AND type IN (\(FactGrouping.groupedTypesSQL)) AND \(Self.shownCopy) \(ordered)
+            WHERE patient_id = ? AND type = ? AND user_deleted = 0 AND type IN (\(Self.factTypesSQL)) AND \(Self.shownCopy) \(ordered)
             """, [patientID, type.rawValue, limit]) { ($0.int64(0)!, $0.int64(1)) }
         if !current {
             keys += try db.query("""
@@ -201,13 +201,13 @@ extension EntryRepository {
     /// few, and reads no more than it shows.
     public func current(patientID: Int64, type: EntryType, order: Order, inactiveStatuses: Set<String>, now: Int64,
                         limit: Int) throws -> (entries: [Entry], total: Int) {
-        precondition(FactGrouping.groupedTypes.contains(type), "read through the grouping index, which holds the grouped kinds only")
+        precondition(Self.factTypes.contains(type), "read through the grouping index, which holds the grouped kinds only")
         let statuses = inactiveStatuses.sorted()
         // Through the covering index `entries_facts` (status, dates and ids are in it), whose own
         // condition is written out so that SQLite may use it: no row is read but the `limit` shown
         // (a row carries its source document: 1,429 conditions were 6,000 pages).
         let condition = """
-            patient_id = ? AND type = ? AND user_deleted = 0 AND type IN (\(FactGrouping.groupedTypesSQL)) AND \(Self.shownCopy)
+            patient_id = ? AND type = ? AND user_deleted = 0 AND type IN (\(Self.factTypesSQL)) AND \(Self.shownCopy)
             AND (status IS NULL OR lower(status) NOT IN (\(statuses.map { _ in "?" }.joined(separator: ", "))))
             AND (end_epoch IS NULL OR end_epoch >= ?)
             """
@@ -232,7 +232,7 @@ extension EntryRepository {
         var sql = "SELECT count(*) FROM entries WHERE patient_id = ? AND type = ? AND \(Self.shownCopy)"
         // Not struck, of a grouped kind: counted in the covering index `entries_facts` (its condition
         // written out so that SQLite may use it), without reading a row.
-        if current { sql += " AND user_deleted = 0" + (FactGrouping.groupedTypes.contains(type) ? " AND type IN (\(FactGrouping.groupedTypesSQL))" : "") }
+        if current { sql += " AND user_deleted = 0" + (Self.factTypes.contains(type) ? " AND type IN (\(Self.factTypesSQL))" : "") }
         if dated { sql += " AND coalesce(date_epoch, start_epoch, end_epoch) IS NOT NULL" }
         let stored = Int(try db.scalarInt(sql, [patientID, type.rawValue]) ?? 0)
         return stored + (try SampleRepository(db: db).countsByType(patientID: patientID)[type] ?? 0)

@@ -8,6 +8,12 @@ public struct EntryRepository {
 
     public init(_ db: Database) { self.db = db }
 
+    /// The kinds of entry the index of facts holds (`entries_facts`, schema 5: the partial index the
+    /// grouping of copies of one fact reads, docs/reconciliation.md), as its `WHERE` names them.
+    public static let factTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
+    /// The same list as SQL: a query spells the index's condition out so that SQLite uses it.
+    public static let factTypesSQL = factTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+
     static let columns = """
         id, uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch, start_text, \
         start_epoch, end_text, end_epoch, codes, value_number, value_text, unit, dose, reaction, severity, raw, comments, \

@@ -48,11 +48,21 @@
   const timeText = (seconds) => new Date(seconds * 1000).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
   const numberText = (n) => (Math.abs(n) >= 100 ? n.toFixed(0) : Number(n.toFixed(2)).toString());
 
+  // A busy server answers 503 with Retry-After (docs/web.md, "Many requests at once"): ask again after
+  // it, at most 5 s, three times, before showing the error.
   async function getJSON(url) {
-    const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-    const body = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(body.error || response.status + " " + response.statusText);
-    return body;
+    for (let attempt = 0; ; attempt++) {
+      const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+      const body = await response.json().catch(() => ({}));
+      if (response.ok) return body;
+      const retryAfter = response.headers.get("Retry-After");
+      const wait = retryAfter === null ? NaN : Number(retryAfter);
+      if (response.status === 503 && attempt < 3 && wait >= 0) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 5) * 1000));
+        continue;
+      }
+      throw new Error(body.error || response.status + " " + response.statusText);
+    }
   }
 
   // MARK: The timeline page
@@ -444,9 +454,31 @@
     }
   }
 
+  // MARK: A provider login's page: follow the login (GET /api/providers/logins/ID) and reload when its phase changes
+
+  function setUpProviderLogin(root) {
+    const shown = root.dataset.phase;
+    // Only the phases the server moves on from; the question waits for the person.
+    if (!["starting", "waiting", "storing"].includes(shown)) return;
+    async function check() {
+      let phase;
+      try {
+        phase = (await getJSON(root.dataset.api)).login.phase;
+      } catch (error) {
+        location.reload(); // the login ended (its five minutes are over): the page says so
+        return;
+      }
+      if (phase !== shown) location.reload();
+      else setTimeout(check, 1000);
+    }
+    setTimeout(check, 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     const providerSearch = document.getElementById("provider-search");
     if (providerSearch) setUpProviderSearch(providerSearch);
+    const providerLogin = document.getElementById("provider-login");
+    if (providerLogin) setUpProviderLogin(providerLogin);
     setUpCopyButtons();
     const root = document.getElementById("timeline");
     if (root) setUpTimeline(root);

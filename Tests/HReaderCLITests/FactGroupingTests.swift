@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderModel
+import HReaderKit
 import HReaderStore
 import XCTest
 
@@ -332,7 +333,7 @@ final class FactGroupingTests: XCTestCase {
                 (11, 'e-11', 7, 3, 'Condition/9', 'condition', 'Essential hypertension', '2019-05-01', 1556668800, '{"SNOMED-CT":["38341003"]}', \(stamp), \(stamp)),
                 (12, 'e-12', 7, 3, 'Condition/8', 'condition', 'Asthma', '2001-01-01', 978307200, '{"SNOMED-CT":["195967001"]}', \(stamp), \(stamp));
             """)
-        try Migrator().migrate(db)
+        try Migrator.reconciling.migrate(db)
         XCTAssertEqual(try db.query("SELECT id, source_patient_id FROM entries ORDER BY id") { [$0.int64(0), $0.int64(1)] },
                        [[10, 7], [11, 7], [12, 7]])
         XCTAssertEqual(try db.query("SELECT entry_id, fact_id FROM fact_copies") { [$0.int64(0), $0.int64(1)] }, [[11, 10]])

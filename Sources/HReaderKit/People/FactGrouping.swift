@@ -1,5 +1,6 @@
 import Foundation
 import HReaderModel
+import HReaderStore
 
 /// Groups the entries of one person that state the same clinical fact, from different sources
 /// (docs/reconciliation.md). Nothing is deleted or rewritten: every copy keeps its row, and
@@ -33,12 +34,12 @@ public struct FactGrouping {
 
     public init(_ db: Database) { self.db = db }
 
-    /// Set by hreader-bench alone, to time the same imports without reconciliation (its baseline).
-    nonisolated(unsafe) public static var skippedForBenchmark = false
+    /// Set by hreader-bench alone (this package's, not the library's API), to time the same imports
+    /// without reconciliation: its baseline.
+    nonisolated(unsafe) package static var skippedForBenchmark = false
 
-    /// The kinds the rules group (the partial index `entries_facts` of schema 5 and the query that reads
-    /// it name the same list).
-    public static let groupedTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
+    /// The kinds the rules group: those the store's index of facts holds (`entries_facts`, schema 5).
+    public static let groupedTypes = EntryRepository.factTypes
 
     /// A key under which entries may meet their copies: the kind, whether it says something is not
     /// so, a code (or, for a medication without codes, its name), and the part of the time its rule
@@ -301,7 +302,7 @@ public struct FactGrouping {
 
     /// `groupedTypes` as an SQL list, in the words and order of the partial index `entries_facts`
     /// (SQLite uses it only for a query whose condition is its own).
-    static let groupedTypesSQL = groupedTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+    static let groupedTypesSQL = EntryRepository.factTypesSQL
 
     /// Codes, days and names as small numbers, for one regrouping: each `codes` text of the vault
     /// is read once (a weight is LOINC 29463-7 however often it is taken).
@@ -598,4 +599,10 @@ public enum UnitConversion {
         let ca = a * x.factor + x.offset, cb = b * y.factor + y.offset
         return abs(ca - cb) <= 1e-3 * max(abs(ca), abs(cb), 1e-9)
     }
+}
+
+extension Migrator {
+    /// The migrator every vault Kit opens runs: its migrations regroup facts by `FactGrouping`'s rules
+    /// where the schema asks for it (5 and 8).
+    public static let reconciling = Migrator(regroup: { db, patientID in try FactGrouping(db).regroup(patientID: patientID) })
 }

@@ -249,7 +249,7 @@ final class SamplesTests: XCTestCase {
             """)
         db = nil
 
-        db = try vault.openDatabase(key: key)
+        db = try vault.openDatabase(key: key, migrator: .reconciling)
         XCTAssertEqual(try Migrator().currentVersion(of: db!), Migrator().latestVersion)
         let after = try seen(db!)
         XCTAssertEqual(after.entries, before.entries)

@@ -23,48 +23,69 @@ struct ActivityTotals {
     }
 
     let db: Database
-    let priority: SourcePriority
+    private var priority: SourcePriority?
     private var calendar: DayCalendar
 
-    init(db: Database, zone: DayZone, priority: SourcePriority) {
+    /// Reads the vault's priority when a description turns out to have several sources.
+    init(db: Database, zone: DayZone) {
         self.db = db
-        self.priority = priority
+        priority = nil
         calendar = DayCalendar(zone)
     }
 
-    /// Reads the vault's priority.
-    init(db: Database, zone: DayZone) throws {
-        self.init(db: db, zone: zone, priority: try SourcePriority.load(db))
-    }
+    /// Ranges up to this long walk their local days one by one rather than asking each series where
+    /// its readings begin and end (two lookups a series, more than a day page's own statements).
+    static let shortRangeSeconds: Int64 = 3 * 86_400
 
     /// The totals of `series` (activity series) per local day, for their readings that start in
     /// [from, to], and those that start before `from` and end in it (on the day they start, as their
     /// rows are), a description and a day at a time.
+    ///
+    /// Plain arrays throughout: a day page calls this once per process, where each new generic
+    /// dictionary type costs a scan of the binary's protocol conformances (docs/performance.md).
     mutating func forEachTotal(of series: [SampleReadings.Series], from: Int64, to: Int64, _ body: (Total) throws -> Void) throws {
         guard !series.isEmpty else { return }
         let readings = SampleReadings(db)
-        let ranks = priority.ranks(series.map(\.source))
-        let byID = Dictionary(uniqueKeysWithValues: series.map { ($0.id, $0) })
+        // Descriptions one source writes (`single`, by id) and those several do (`shared`, by
+        // description, each group's series by id).
+        let byDescription = series.sorted { ($0.description, $0.id) < ($1.description, $1.id) }
         var single: [SampleReadings.Series] = []
         var shared: [(description: String, unit: String?, series: [SampleReadings.Series])] = []
-        for (description, list) in Dictionary(grouping: series, by: \.description).sorted(by: { $0.key < $1.key }) {
-            if Set(list.map(\.source)).count > 1 {
-                shared.append((description, list.first?.unit, list.sorted { $0.id < $1.id }))
-            } else {
-                single += list
+        var index = 0
+        while index < byDescription.count {
+            var end = index + 1
+            var sources = 1
+            while end < byDescription.count, byDescription[end].description == byDescription[index].description {
+                if !byDescription[index..<end].contains(where: { $0.source == byDescription[end].source }) { sources += 1 }
+                end += 1
             }
+            if sources > 1 {
+                shared.append((byDescription[index].description, byDescription[index].unit, Array(byDescription[index..<end])))
+            } else {
+                single += byDescription[index..<end]
+            }
+            index = end
         }
         single.sort { $0.id < $1.id }
+        func lookup(_ id: Int64) -> SampleReadings.Series? { series.first { $0.id == id } }
+        // Each shared series' place in the source priority, read only when a description is shared.
+        var ranks: [(series: Int64, rank: Int)] = []
+        if !shared.isEmpty {
+            if priority == nil { priority = try SourcePriority.load(db) }
+            let bySource = priority!.ranks(shared.flatMap { $0.series.map(\.source) })
+            ranks = shared.flatMap { $0.series.map { ($0.id, bySource[$0.source] ?? Int.max) } }
+        }
+        func rank(_ series: Int64) -> Int { ranks.first { $0.series == series }?.rank ?? Int.max }
         func sample(_ span: SampleReadings.Span) -> SourceOverlap.Sample {
-            SourceOverlap.Sample(rank: ranks[byID[span.seriesID]!.source] ?? Int.max, start: span.start, end: span.end, value: span.number)
+            SourceOverlap.Sample(rank: rank(span.seriesID), start: span.start, end: span.end, value: span.number)
         }
 
-        // Long samples the range begins inside: one at a time where one source writes the description,
-        // else kept for the day they start, to be weighed with it.
-        var carried: [Int: [Int64: [SourceOverlap.Sample]]] = [:]
-        var carriedDays: [Int64: (start: Int64, end: Int64, text: String)] = [:]
+        // Long samples the range begins inside (one statement for every series): one at a time where
+        // one source writes the description, else kept for the day they start, to be weighed with it.
+        var carried: [(group: Int, day: (start: Int64, end: Int64, text: String), sample: SourceOverlap.Sample)] = []
+        let overhanging = try readings.overhanging(series, from: from, to: to)
         for s in single {
-            for reading in try readings.overhanging(s, from: from, to: to) {
+            for reading in overhanging where reading.seriesID == s.id {
                 if let number = reading.number {
                     try body(Total(day: calendar.day(containing: reading.start), description: s.description, unit: s.unit, sum: number,
                                    first: (reading.start, reading.id)))
@@ -73,16 +94,23 @@ struct ActivityTotals {
         }
         for (index, group) in shared.enumerated() {
             for s in group.series {
-                for span in try readings.overhangingSpans(s, from: from, to: to) {
-                    let day = calendar.day(containing: span.start)
-                    carriedDays[day.start] = day
-                    carried[index, default: [:]][day.start, default: []].append(sample(span))
+                for reading in overhanging where reading.seriesID == s.id {
+                    guard let number = reading.number else { continue }
+                    carried.append((index, calendar.day(containing: reading.start),
+                                    SourceOverlap.Sample(rank: rank(s.id), start: reading.start, end: reading.end, value: number)))
                 }
             }
         }
 
-        // From the first reading to the last: an empty stretch of a long range costs nothing.
-        if let span = try readings.starts(of: series.map(\.id), from: from, to: to) {
+        // From the first reading to the last: an empty stretch of a long range costs nothing. A
+        // short range walks its few days instead.
+        let span: (first: Int64, last: Int64)?
+        if to - from <= Self.shortRangeSeconds {
+            span = from <= to ? (from, to) : nil
+        } else {
+            span = try readings.starts(of: series.map(\.id), from: from, to: to)
+        }
+        if let span {
             let singleIDs = single.map(\.id)
             var time = span.first
             while time <= span.last {
@@ -90,7 +118,7 @@ struct ActivityTotals {
                 let last = min(day.end - 1, to)
                 if !singleIDs.isEmpty {
                     for total in try readings.totals(of: singleIDs, startingFrom: time, to: last) {
-                        guard let s = byID[total.seriesID] else { continue }
+                        guard let s = lookup(total.seriesID) else { continue }
                         if let first = total.firstStart {
                             try body(Total(day: day, description: s.description, unit: s.unit, sum: total.sum, first: (first, Int64.max)))
                         }
@@ -105,7 +133,8 @@ struct ActivityTotals {
                 }
                 for (index, group) in shared.enumerated() {
                     var samples = try readings.spans(of: group.series.map(\.id), startingFrom: time, to: last).map(sample)
-                    if let early = carried[index]?.removeValue(forKey: day.start) { samples += early }
+                    samples += carried.lazy.filter { $0.group == index && $0.day.start == day.start }.map(\.sample)
+                    carried.removeAll { $0.group == index && $0.day.start == day.start }
                     guard let first = samples.map(\.start).min() else { continue }
                     try body(Total(day: day, description: group.description, unit: group.unit, sum: SourceOverlap.total(samples),
                                    first: (first, Int64.max)))
@@ -114,12 +143,16 @@ struct ActivityTotals {
                 time = day.end
             }
         }
-        // Long samples of days the loop did not reach (a range that begins at midnight).
-        for (index, days) in carried.sorted(by: { $0.key < $1.key }) {
-            for (start, samples) in days.sorted(by: { $0.key < $1.key }) where !samples.isEmpty {
-                try body(Total(day: carriedDays[start]!, description: shared[index].description, unit: shared[index].unit,
-                               sum: SourceOverlap.total(samples), first: (samples.map(\.start).min()!, Int64.max)))
-            }
+        // Long samples of days the loop did not reach (a range that begins at midnight), by group, then day.
+        carried.sort { ($0.group, $0.day.start) < ($1.group, $1.day.start) }
+        var next = 0
+        while next < carried.count {
+            var end = next + 1
+            while end < carried.count, carried[end].group == carried[next].group, carried[end].day.start == carried[next].day.start { end += 1 }
+            let samples = carried[next..<end].map(\.sample)
+            try body(Total(day: carried[next].day, description: shared[carried[next].group].description, unit: shared[carried[next].group].unit,
+                           sum: SourceOverlap.total(samples), first: (samples.map(\.start).min()!, Int64.max)))
+            next = end
         }
     }
 }

@@ -134,7 +134,7 @@ enum RecordApplets {
             return days.lastIndex(where: { $0.start <= time })
         }
         // Samples: each day counted once when a phone and a watch both counted it (ActivityTotals).
-        var activity = try ActivityTotals(db: context.db, zone: context.zone)
+        var activity = ActivityTotals(db: context.db, zone: context.zone)
         let series = try SampleReadings(context.db).series(patientID: id).filter { stepSeries.contains($0.id) }
         try activity.forEachTotal(of: series, from: first, to: end - 1) { total in
             if let index = index(of: total.first.0) { totals[index] += total.sum }

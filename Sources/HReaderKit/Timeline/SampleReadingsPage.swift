@@ -125,7 +125,7 @@ struct SampleReadingsPage {
     /// Adds the activity series' day totals to `days` (`ActivityTotals`: each day counted once
     /// when several sources wrote a description, in the vault's source priority).
     func addActivity(to days: inout ActivityDays, from: Int64, to: Int64, zone: DayZone, db: Database) throws {
-        var totals = try ActivityTotals(db: db, zone: zone)
+        var totals = ActivityTotals(db: db, zone: zone)
         try totals.forEachTotal(of: activitySeries, from: from, to: to) { total in
             days.add(total.sum, day: total.day, first: total.first, description: total.description, unit: total.unit)
         }

@@ -105,18 +105,6 @@ public struct SampleReadings {
         return spans
     }
 
-    /// The same for one series' readings that start before `from` and end in [from, to] (a long
-    /// sample the range begins inside).
-    public func overhangingSpans(_ series: Series, from: Int64, to: Int64) throws -> [Span] {
-        guard series.maxSpan > 0 else { return [] }
-        return try db.query("""
-            SELECT start_epoch, end_epoch, value FROM samples WHERE series_id = ? AND start_epoch BETWEEN ? - ? AND ? - 1
-              AND end_epoch BETWEEN ? AND ?
-            """, [series.id, from, series.maxSpan, from, from, to]) { s in
-            Self.number(s, 2).map { Span(seriesID: series.id, start: s.int64(0)!, end: s.int64(1)!, number: $0) }
-        }.compactMap { $0 }
-    }
-
     /// One series' readings whose start or end falls in [from, to] (the timeline's rule, as
     /// `SampleRepository.forEachSample` reads them), in (start, id) order.
     public func cursor(_ series: Series, from: Int64, to: Int64) throws -> Cursor {
@@ -213,14 +201,39 @@ public struct SampleReadings {
             """, [series, from, to]) { Reading(start: $0.int64(0)!, id: $0.int64(1)!, number: Self.number($0, 2)) }
     }
 
-    /// The readings of a series that start before `from` and end in [from, to] (a long sample the
-    /// range begins inside), in (start, id) order.
-    public func overhanging(_ series: Series, from: Int64, to: Int64) throws -> [Reading] {
-        guard series.maxSpan > 0 else { return [] }
-        return try db.query("""
-            SELECT start_epoch, id, value FROM samples WHERE series_id = ? AND start_epoch BETWEEN ? - ? AND ? - 1
-              AND end_epoch BETWEEN ? AND ? ORDER BY start_epoch, id
-            """, [series.id, from, series.maxSpan, from, from, to]) { Reading(start: $0.int64(0)!, id: $0.int64(1)!, number: Self.number($0, 2)) }
+    /// A long sample a range begins inside: it starts before the range and ends in it.
+    public struct Overhang: Sendable, Equatable {
+        public let seriesID: Int64
+        public let start: Int64
+        public let end: Int64
+        public let id: Int64
+        /// nil when the value is text that does not read as a number.
+        public let number: Double?
+    }
+
+    /// The readings of `series` that start before `from` and end in [from, to] (long samples the
+    /// range begins inside), in one statement, each series searched back its own longest sample; by
+    /// series, then (start, id).
+    public func overhanging(_ series: [Series], from: Int64, to: Int64) throws -> [Overhang] {
+        let long = series.filter { $0.maxSpan > 0 }
+        guard !long.isEmpty else { return [] }
+        let statement = try db.cachedStatement("""
+            SELECT s.series_id, s.start_epoch, s.end_epoch, s.id, s.value
+            FROM json_each(?1) AS j CROSS JOIN samples AS s
+              ON s.series_id = j.value ->> 0 AND s.start_epoch BETWEEN ?2 - (j.value ->> 1) AND ?2 - 1
+            WHERE s.end_epoch BETWEEN ?2 AND ?3 ORDER BY s.series_id, s.start_epoch, s.id
+            """)
+        defer { statement.reset() }
+        statement.bind(1, "[" + long.map { "[\($0.id),\($0.maxSpan)]" }.joined(separator: ",") + "]")
+        statement.bind(2, from)
+        statement.bind(3, to)
+        var found: [Overhang] = []
+        while try statement.step() {
+            found.append(Overhang(seriesID: sqlite3_column_int64(statement.handle, 0), start: sqlite3_column_int64(statement.handle, 1),
+                                  end: sqlite3_column_int64(statement.handle, 2), id: sqlite3_column_int64(statement.handle, 3),
+                                  number: Self.number(statement, 4)))
+        }
+        return found
     }
 
     /// A stored value as the entry's number: a REAL as it is, anything else as its text reads.

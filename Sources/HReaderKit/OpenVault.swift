@@ -44,10 +44,13 @@ public final class OpenVault: @unchecked Sendable {
         self.slotKey = slotKey ?? dataKey
     }
 
-    /// The connection, for code inside the door: a use case's `read` or `write` body (Kit's tests and
-    /// the bench, on one thread, use it bare, or through `inDatabase`). Not public: outside the package
-    /// only the use cases reach it, through the door.
-    package var db: Database { connection }
+    /// The connection, for code inside the door: a use case's `read` or `write` body, or an
+    /// `inDatabase` of the tests and the bench. Not public: outside the package only the use cases
+    /// reach it. A debug build stops at a use from outside the door, which no lock would serialise.
+    package var db: Database {
+        assert(door.isInside, "OpenVault.db used outside the vault's door (read, write, translatingErrors, exclusively, inDatabase)")
+        return connection
+    }
 
     /// Runs `body` inside the door with the connection (no error translated): for Kit's tests and
     /// the bench, which use the connection bare.
@@ -300,13 +303,28 @@ public final class OpenVault: @unchecked Sendable {
 }
 
 /// The lock of an `OpenVault`'s door: one thread inside at a time, and recursive, since a use case
-/// calls others inside its body.
-final class Door: Sendable {
+/// calls others inside its body. It knows whether the calling thread is inside (`OpenVault.db`
+/// checks it in debug builds).
+final class Door: @unchecked Sendable {
+    // @unchecked: `depth` is read and written only while `lock` is held.
     private let lock = NSRecursiveLock()
+    private var depth = 0
 
     func run<T>(_ body: () throws -> T) rethrows -> T {
         lock.lock()
-        defer { lock.unlock() }
+        depth += 1
+        defer {
+            depth -= 1
+            lock.unlock()
+        }
         return try body()
+    }
+
+    /// Whether the calling thread is inside: it holds the lock already and takes it again at once,
+    /// or it waits for the thread inside to leave and finds nobody inside.
+    var isInside: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return depth > 0
     }
 }

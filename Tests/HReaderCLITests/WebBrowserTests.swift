@@ -466,6 +466,69 @@ final class WebBrowserTests: CLITestCase {
         return (process, port)
     }
 
+    /// A busy server refuses a request at once with 503 and `Retry-After` (a standing line, docs/web.md);
+    /// the page asks again after it and loads, instead of showing the refusal (app.js `getJSON`). The
+    /// test's own clients keep the one reader busy until the browser has been refused at least once.
+    func testTheTimelineAsksAgainAfterABusyServersRetryAfterInHeadlessChromium() throws {
+        try seedFamily()
+        // A watch's ten years beside the family: its decade pages keep the reader busy for a while each.
+        let export = workDir.appendingPathComponent("watch.zip")
+        try HealthExportGenerator.write(export, records: 30_000, days: 3650)
+        try ok(withPassword(["import", "--apple-health", export.path, "--as", "me"]))
+        let served = try serve(env: ["HREADER_SERVE_READERS": "1", "HREADER_SERVE_LINE_MS": "1"])
+        defer { stop(served) }
+        let browser = try WebDriver.start(screenshotsDirectory: Self.screenshots)
+        defer { browser.quit() }
+        try browser.navigate(to: served.url)
+        _ = try browser.waitForElement(css: "ol.patients")
+        try browser.click(browser.findElement(css: "li.patient .patient-link"))
+        _ = try browser.waitForElement(css: "a.timeline-link")
+        try browser.click(browser.findElement(css: "a.timeline-link"))
+        try waitForLoad(browser, scope: "week")
+        let uuid = try XCTUnwrap(browser.executeScript("return document.getElementById('timeline').dataset.patient") as? String)
+
+        // The statuses of the page's own requests for its data, in the order they were made.
+        func statuses() throws -> [Int] {
+            try browser.executeScript("""
+                return performance.getEntriesByType('resource')
+                  .filter((e) => e.name.includes('/timeline.json?') || e.name.includes('/vitals?'))
+                  .map((e) => e.responseStatus)
+                """) as? [Int] ?? []
+        }
+        let busy = NSLock()
+        nonisolated(unsafe) var keepBusy = true
+        let clients = DispatchGroup()
+        for _ in 0..<4 {
+            clients.enter()
+            Thread.detachNewThread {
+                var patient = 0
+                while busy.withLock({ keepBusy }) {
+                    patient = patient % 3 + 1
+                    _ = try? served.bearer("/timeline.json?patient=\(patient)&page=decade")
+                }
+                clients.leave()
+            }
+        }
+        try browser.navigate(to: URL(string: "\(served.base)\(served.prefix)/patients/\(uuid)/timeline?page=month&at=\(Self.seededAt)")!)
+        do {
+            try browser.waitUntil(timeout: 20, "the page is refused with 503") { try statuses().contains(503) }
+        } catch {
+            busy.withLock { keepBusy = false }
+            clients.wait()
+            throw error
+        }
+        busy.withLock { keepBusy = false }
+        clients.wait()
+
+        try browser.waitUntil(timeout: 30, "the month loads after asking again") {
+            (try? browser.executeScript("return document.getElementById('timeline').dataset.loaded") as? String) == "month"
+        }
+        XCTAssertFalse(try browser.text(of: browser.findElement(css: "#status")).contains("Could not load"))
+        let seen = try statuses()
+        XCTAssertEqual(seen.last, 200, "\(seen)")
+        XCTAssertTrue(seen.contains(503), "\(seen)")
+    }
+
     /// The page marks the timeline root with the scope it has drawn.
     func waitForLoad(_ browser: WebDriver, scope: String, file: StaticString = #filePath, line: UInt = #line) throws {
         try browser.waitUntil(timeout: 15, "the \(scope) timeline loads") {

@@ -137,10 +137,10 @@ extension OpenVault {
                 if let number { try add(row, description, number) }
             }
         }
-        // The entries and the samples of every series but `skipped` over the whole range: over more
-        // than a day page, the samples as numbers merged with the entries by time, as rows would be.
+        // The entries and the samples of every series but `skipped` over the whole range: the samples
+        // as numbers merged with the entries by time, as rows would be.
         func addWholeRange(skipping skipped: Set<Int64>) throws {
-            guard readings, range.end - range.start > TimelineQuery.rowsOnlySeconds else {
+            guard readings else {
                 try entries.forEachTimelineRow(patientID: patient.id, from: range.start, to: range.end, type: .vitalSign,
                                                series: skipped.isEmpty ? nil : { !skipped.contains($0) }, add)
                 return

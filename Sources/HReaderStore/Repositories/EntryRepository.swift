@@ -400,7 +400,9 @@ extension EntryRepository {
                         unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
         }
         let samples = SampleRepository(db: db)
-        let series = try samples.series(patientID: patientID, withCodes: withCodes)
+        // Only the series the caller reads (a timeline page reads its vital signs and activity as
+        // numbers, and builds none of theirs here).
+        let series = try samples.series(patientID: patientID, withCodes: withCodes, keep: seriesFilter)
         var next = 0   // the next stored row; on equal (time, id) it goes first
         if !series.isEmpty {
             var words: [String: String] = [:]

@@ -59,18 +59,25 @@ struct SampleRepository {
 
     static func isSample(id: Int64) -> Bool { id >= SampleWriter.firstID }
 
-    func series(patientID: Int64?, withCodes: Bool = true) throws -> [Int64: Series] {
-        try series(patientID == nil ? "" : " WHERE patient_id = ?", patientID.map { [$0] } ?? [], withCodes: withCodes)
+    /// `keep`: the series to build (each reads its layout and strings); nil, all of them.
+    func series(patientID: Int64?, withCodes: Bool = true, keep: ((Int64) -> Bool)? = nil) throws -> [Int64: Series] {
+        try series(patientID == nil ? "" : " WHERE patient_id = ?", patientID.map { [$0] } ?? [], withCodes: withCodes, keep: keep)
     }
 
     func series(id: Int64) throws -> Series? {
         try series(" WHERE id = ?", [id])[id]
     }
 
-    private func series(_ condition: String, _ arguments: [DatabaseValueConvertible?], withCodes: Bool = true) throws -> [Int64: Series] {
+    private func series(_ condition: String, _ arguments: [DatabaseValueConvertible?], withCodes: Bool = true,
+                        keep: ((Int64) -> Bool)? = nil) throws -> [Int64: Series] {
         let sql = "SELECT id, patient_id, source_id, hk_type, source_name, source_version, device, unit, layout, type, description, codes, max_span FROM sample_series"
-        let rows = try db.query(sql + condition, arguments) { Series($0, withCodes: withCodes) }
-        return Dictionary(uniqueKeysWithValues: rows.map { ($0.id, $0) })
+        var found: [Int64: Series] = [:]
+        try db.forEachRow(sql + condition, arguments) { row in
+            if let keep, !keep(row.int64(0)!) { return }
+            let series = Series(row, withCodes: withCodes)
+            found[series.id] = series
+        }
+        return found
     }
 
     static let columns = "s.series_id, s.start_epoch, s.end_epoch, s.value, s.id, s.utc_offset, s.end_offset, s.creation_epoch, s.creation_offset, s.device_address, s.extras"

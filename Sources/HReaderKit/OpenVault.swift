@@ -4,10 +4,26 @@ import HReaderModel
 import HReaderStore
 
 /// An unlocked vault: the database connection and the use cases over patients and entries.
-/// One `OpenVault` belongs to one task at a time, as its connection does.
-public final class OpenVault {
+///
+/// It is the one door to its connection, as GRDB's `DatabaseQueue` is: the connection is its own,
+/// and every use of it goes through `read`, `write`, `translatingErrors` or `exclusively` (the tests'
+/// and the bench's through `inDatabase`), which run their body under the vault's one lock, so uses from several threads (the CLI's task, the
+/// web's lanes, credential renewals arriving on a host's queue) take turns instead of meeting on
+/// the connection. The lock is recursive, since use cases call one another inside those bodies, and
+/// it is never held across an `await` (the bodies are synchronous).
+///
+///     let patients = try open.allPatients()         // takes the door, runs, leaves it
+///
+/// Sendable because of that lock (see `door`); several connections read at once through several
+/// vaults (`reader()`), each its own door.
+public final class OpenVault: @unchecked Sendable {
+    // @unchecked Sendable: the stored values are immutable and Sendable, but for `connection` (a
+    // SQLite connection, not Sendable) and `keptCompanion` (mutable), which are touched only inside
+    // `door` (`read`, `write`, `translatingErrors`, `exclusively`, `inDatabase`, `companion()`), one
+    // thread at a time, and by `interrupt()`, which SQLite allows from any thread while it is open.
     public let vault: Vault
-    public let db: Database
+    private let connection: Database
+    private let door = Door()
     public let keyFile: KeyFile
     /// The slot whose secret opened the vault; nil when a session did.
     public let openedWith: KeySlot?
@@ -21,16 +37,32 @@ public final class OpenVault {
 
     init(vault: Vault, db: Database, keyFile: KeyFile, openedWith: KeySlot?, dataKey: SecretBytes, slotKey: SecretBytes? = nil) {
         self.vault = vault
-        self.db = db
+        self.connection = db
         self.keyFile = keyFile
         self.openedWith = openedWith
         self.dataKey = dataKey
         self.slotKey = slotKey ?? dataKey
     }
 
-    public var patients: PatientRepository { PatientRepository(db) }
-    public var entries: EntryRepository { EntryRepository(db) }
-    public var timelineItems: TimelineItemRepository { TimelineItemRepository(db) }
+    /// The connection, for code inside the door: a use case's `read` or `write` body, or an
+    /// `inDatabase` of the tests and the bench. Not public: outside the package only the use cases
+    /// reach it. A debug build stops at a use from outside the door, which no lock would serialise.
+    package var db: Database {
+        assert(door.isInside, "OpenVault.db used outside the vault's door (read, write, translatingErrors, exclusively, inDatabase)")
+        return connection
+    }
+
+    /// Runs `body` inside the door with the connection (no error translated): for Kit's tests and
+    /// the bench, which use the connection bare.
+    ///
+    ///     try open.inDatabase { db in try db.execute("VACUUM") }
+    package func inDatabase<T>(_ body: (Database) throws -> T) rethrows -> T {
+        try door.run { try body(connection) }
+    }
+
+    package var patients: PatientRepository { PatientRepository(db) }
+    package var entries: EntryRepository { EntryRepository(db) }
+    package var timelineItems: TimelineItemRepository { TimelineItemRepository(db) }
     var identities: PatientIdentityRepository { PatientIdentityRepository(db) }
     var pending: PendingResourceRepository { PendingResourceRepository(db) }
     var settings: SettingsRepository { SettingsRepository(db) }
@@ -40,18 +72,20 @@ public final class OpenVault {
     /// connections read at once (a WAL database has many readers and one writer), so a slow read
     /// never holds up another (`hreader serve`).
     public func reader() throws -> OpenVault {
-        let db = try translatingErrors { try vault.openDatabase(key: dataKey, migrator: .reconciling, besideOpenConnection: true) }
-        try db.execute("PRAGMA query_only = ON")
-        return OpenVault(vault: vault, db: db, keyFile: keyFile, openedWith: openedWith, dataKey: dataKey, slotKey: slotKey)
+        let opened = try translatingErrors { try vault.openDatabase(key: dataKey, migrator: .reconciling, besideOpenConnection: true) }
+        try opened.execute("PRAGMA query_only = ON")   // not yet shared: no door needed
+        return OpenVault(vault: vault, db: opened, keyFile: keyFile, openedWith: openedWith, dataKey: dataKey, slotKey: slotKey)
     }
 
     /// A reader kept beside this connection for the second half of a read that runs in two at once
     /// (`searchRecords`): opened the first time, then kept, so its page cache stays warm.
     func companion() throws -> OpenVault {
-        if let kept = keptCompanion { return kept }
-        let opened = try reader()
-        keptCompanion = opened
-        return opened
+        try door.run {
+            if let kept = keptCompanion { return kept }
+            let opened = try reader()
+            keptCompanion = opened
+            return opened
+        }
     }
     private var keptCompanion: OpenVault?
 
@@ -64,22 +98,30 @@ public final class OpenVault {
     }
 
     /// Stops what this vault's connection is running, from any thread (the use case fails, its
-    /// transaction rolled back): for a web request whose client has gone or whose time is up.
-    public func interrupt() { db.interrupt() }
+    /// transaction rolled back): for a web request whose client has gone or whose time is up. The one
+    /// use that does not wait at the door (it must reach a use that holds it), as SQLite allows.
+    public func interrupt() { connection.interrupt() }
 
-    /// Runs `body` in one transaction, translating errors for the user.
+    /// Runs `body` inside the door, in one transaction, translating errors for the user.
     func write<T>(_ body: () throws -> T) throws -> T {
         try translatingErrors { try db.transaction(body) }
     }
 
+    /// Runs `body` inside the door, translating errors for the user.
     func read<T>(_ body: () throws -> T) throws -> T { try translatingErrors(body) }
 
-    /// Runs `body`, turning what it throws into an `HReaderError` (a damaged database diagnosed
-    /// first). A use case that reacts to an error of its own inside a transaction runs
-    /// `db.transaction` within this, catching that error in between.
+    /// Runs `body` inside the door, turning what it throws into an `HReaderError` (a damaged
+    /// database diagnosed first). A use case that reacts to an error of its own inside a transaction
+    /// runs `db.transaction` within this, catching that error in between.
     func translatingErrors<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch { throw HReaderError.from(db.diagnose(error)) }
+        try door.run {
+            do { return try body() } catch { throw HReaderError.from(connection.diagnose(error)) }
+        }
     }
+
+    /// Runs `body` inside the door, errors as they are: for a use that spans several `read`s and
+    /// `write`s and must not be split by another thread's (a batch stored with a larger page cache).
+    func exclusively<T>(_ body: () throws -> T) rethrows -> T { try door.run(body) }
 
     // MARK: Patients
 
@@ -257,5 +299,32 @@ public final class OpenVault {
         if !damaged.isEmpty {
             throw HReaderError(.integrity, "\(damaged.count) document(s) failed their SHA-256 check (first: \(damaged[0])); restore the vault from a backup")
         }
+    }
+}
+
+/// The lock of an `OpenVault`'s door: one thread inside at a time, and recursive, since a use case
+/// calls others inside its body. It knows whether the calling thread is inside (`OpenVault.db`
+/// checks it in debug builds).
+final class Door: @unchecked Sendable {
+    // @unchecked: `depth` is read and written only while `lock` is held.
+    private let lock = NSRecursiveLock()
+    private var depth = 0
+
+    func run<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        depth += 1
+        defer {
+            depth -= 1
+            lock.unlock()
+        }
+        return try body()
+    }
+
+    /// Whether the calling thread is inside: it holds the lock already and takes it again at once,
+    /// or it waits for the thread inside to leave and finds nobody inside.
+    var isInside: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return depth > 0
     }
 }

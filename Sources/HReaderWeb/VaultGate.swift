@@ -3,9 +3,11 @@ import Foundation
 import HReaderKit
 import NIOConcurrencyHelpers
 
-/// The one way the web server touches the vault: every use runs on a *lane*, a connection of its own
-/// with a serial queue of its own, so a connection belongs to one thread at a time and SQLCipher's
-/// blocking calls (and applet plugins' child processes) stay off Swift's cooperative thread pool.
+/// The web server's admission control to the vault: every use runs on a *lane*, a connection of its
+/// own (an `OpenVault`, itself the door that serialises every use of its connection) with a serial
+/// queue of its own, so SQLCipher's blocking calls (and applet plugins' child processes) stay off
+/// Swift's cooperative thread pool, and a request waits for a lane here, in a bounded line, rather
+/// than at a connection's lock.
 ///
 /// - Reads run on a pool of read-only connections, side by side (a WAL database has many readers and
 ///   one writer): a slow read never holds up the others.
@@ -99,7 +101,7 @@ final class VaultGate: Sendable {
 /// A connection of its own that only asks whether the vault changed (`changesSeen`): a question
 /// answered from the WAL index in microseconds, so it needs no lane.
 private final class ChangeWatch: @unchecked Sendable {
-    // @unchecked: `open`, `seen` and `counted` are used only under `lock`.
+    // @unchecked: `seen` and `counted` are used only under `lock`.
     private let open: OpenVault
     private let lock = NIOLock()
     private var seen: Int64
@@ -119,10 +121,9 @@ private final class ChangeWatch: @unchecked Sendable {
     }
 }
 
-/// One connection and the serial queue its jobs run on.
-private final class Lane: @unchecked Sendable {
-    // @unchecked: `open` is used only by jobs on `queue` (serial), and `interrupt()`, which SQLite
-    // allows from any thread while the connection is open; the connection outlives the gate's use.
+/// One connection and the serial queue its jobs run on (`interrupt()` reaches a running job's
+/// statement from any thread; the connection outlives the gate's use).
+private final class Lane: Sendable {
     let open: OpenVault
     let queue: DispatchQueue
 

@@ -127,9 +127,10 @@ func directoryBytes(_ directory: URL, matching prefix: String) -> Int {
 /// with a session; and, for the largest export, over HTTP from `hreader serve`.
 func timelinePages(service: VaultService, token: String, hreader: URL, withServer: Bool) throws {
     let vault = try service.open(.session(token))
-    guard let patient = try vault.patients.all().first, let latest = try vault.entries.latestTime(patientID: patient.id) else { return }
-    try vault.db.transaction {
-        let entries = EntryRepository(vault.db)
+    guard let patient = try vault.allPatients().first,
+          let latest = try vault.inDatabase({ try EntryRepository($0).latestTime(patientID: patient.id) }) else { return }
+    try vault.inDatabase { db in try db.transaction {
+        let entries = EntryRepository(db)
         let kinds: [EntryType] = [.condition, .medication, .result, .encounter, .immunization, .allergy, .procedure]
         for i in 0..<10_000 {
             let type = kinds[i % kinds.count]
@@ -137,7 +138,7 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
                 type: type, description: "\(type.rawValue) \(i % 40)", date: ClinicalTime(epoch: latest - Int64(i) * 31_536), valueNumber: Double(i % 90),
                 unit: "u"), remoteID: "bench-clinical-\(i)")
         }
-    }
+    } }
     let zone = TimeZone(identifier: "UTC")!
     func page(_ range: TimelineRange) throws -> Int {
         var bytes = 0
@@ -147,10 +148,12 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
     }
     // Real exports have dense days (a watch, a phone and a scale at once) beside sparse ones: the
     // densest UTC day of the vault is measured too, the day a user waits longest for.
-    let densest = try vault.db.query("""
-        SELECT s.start_epoch / 86400 AS day, count(*) FROM samples s JOIN sample_series ss ON ss.id = s.series_id
-        WHERE ss.patient_id = ? GROUP BY day ORDER BY 2 DESC LIMIT 1
-        """, [patient.id]) { $0.int64(0) }.first.flatMap { $0 }.map { $0 * 86_400 } ?? (latest - 86_400)
+    let densest = try vault.inDatabase { db in
+        try db.query("""
+            SELECT s.start_epoch / 86400 AS day, count(*) FROM samples s JOIN sample_series ss ON ss.id = s.series_id
+            WHERE ss.patient_id = ? GROUP BY day ORDER BY 2 DESC LIMIT 1
+            """, [patient.id]) { $0.int64(0) }
+    }.first.flatMap { $0 }.map { $0 * 86_400 } ?? (latest - 86_400)
     let pages: [(name: String, start: Int64, end: Int64)] = [
         ("day", latest - 86_400, latest), ("densest day", densest, densest + 86_399),
         ("month", latest - 86_400 * 31, latest), ("decade", latest - 86_400 * 3653, latest),
@@ -163,10 +166,12 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
         let inProcess = median((0..<runs).map { _ in (try? seconds { bytes = try page(range) }) ?? 0 })
         var count = 0
         let bare = median((0..<runs).map { _ in (try? seconds {
-            count = try vault.db.query("""
-                SELECT s.start_epoch, s.value FROM sample_series ss JOIN samples s ON s.series_id = ss.id
-                WHERE ss.patient_id = ? AND s.start_epoch BETWEEN ? AND ?
-                """, [patient.id, range.start, range.end]) { ($0.int64(0), $0.double(1)) }.count
+            count = try vault.inDatabase { db in
+                try db.query("""
+                    SELECT s.start_epoch, s.value FROM sample_series ss JOIN samples s ON s.series_id = ss.id
+                    WHERE ss.patient_id = ? AND s.start_epoch BETWEEN ? AND ?
+                    """, [patient.id, range.start, range.end]) { ($0.int64(0), $0.double(1)) }.count
+            }
         }) ?? 0 })
         row("    timeline \(name) page, in process", ms(inProcess),
             String(format: "%d samples, %d bytes of JSON; bare SELECT %.2f ms, %.1fx", count, bytes, bare * 1000, inProcess / max(bare, 1e-9)))
@@ -181,10 +186,12 @@ func timelinePages(service: VaultService, token: String, hreader: URL, withServe
             }) ?? 0 })
             var days = 0
             let summed = median((0..<runs).map { _ in (try? seconds {
-                days = try vault.db.query("""
-                    SELECT s.start_epoch / 86400 AS day, ss.description, total(s.value) FROM sample_series ss JOIN samples s ON s.series_id = ss.id
-                    WHERE ss.patient_id = ? AND ss.type = 'activity' AND s.start_epoch BETWEEN ? AND ? GROUP BY day, ss.description
-                    """, [patient.id, range.start, range.end]) { $0.double(2) }.count
+                days = try vault.inDatabase { db in
+                    try db.query("""
+                        SELECT s.start_epoch / 86400 AS day, ss.description, total(s.value) FROM sample_series ss JOIN samples s ON s.series_id = ss.id
+                        WHERE ss.patient_id = ? AND ss.type = 'activity' AND s.start_epoch BETWEEN ? AND ? GROUP BY day, ss.description
+                        """, [patient.id, range.start, range.end]) { $0.double(2) }.count
+                }
             }) ?? 0 })
             row("      its activity alone (source priority)", ms(activity),
                 String(format: "%d day totals; SQLite's plain sums %.2f ms, %.1fx", days, summed * 1000, activity / max(summed, 1e-9)))

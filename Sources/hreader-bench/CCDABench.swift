@@ -57,22 +57,23 @@ func runCCDABenchmarks(scratch: URL, password: SecretBytes) throws {
         let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("ccda-bare-\(run)")))
         _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
         let open = try service.open(.password(password))
-        let source = try SourceRepository(open.db).findOrCreate(kind: .file, baseURL: "file:long-ccd.xml", displayName: "long-ccd.xml",
-                                                                 now: "2026-11-26T00:00:00Z")
+        let source = try open.inDatabase { db in
+            try SourceRepository(db).findOrCreate(kind: .file, baseURL: "file:long-ccd.xml", displayName: "long-ccd.xml", now: "2026-11-26T00:00:00Z")
+        }
         let now = Date()
         bare.append(try seconds {
             // With the page cache an import of records runs with (RecordImporter).
-            try open.db.withPageCache(kibibytes: 16 << 10) { try open.db.transaction {
-                let entries = EntryRepository(open.db)
+            try open.inDatabase { db in try db.withPageCache(kibibytes: 16 << 10) { try db.transaction {
+                let entries = EntryRepository(db)
                 bareRows = 0
                 for record in batch.records {
-                    let patient = try PatientRepository(open.db).add(record.patient.content)
+                    let patient = try PatientRepository(db).add(record.patient.content)
                     for entry in record.entries {
                         _ = try entries.insert(patientID: patient.id, content: entry.content, sourceID: source, remoteID: entry.remoteID, now: now)
                         bareRows += 1
                     }
                 }
-            } }
+            } } }
         })
         try? FileManager.default.removeItem(at: service.vault.root)
     }
@@ -87,7 +88,7 @@ func runCCDABenchmarks(scratch: URL, password: SecretBytes) throws {
         let service = VaultService(vault: Vault(root: scratch.appendingPathComponent("ccda-plain-\(run)")))
         _ = try service.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
         let open = try service.open(.password(password))
-        try open.db.execute("DROP INDEX entries_facts")
+        try open.inDatabase { try $0.execute("DROP INDEX entries_facts") }
         plain.append(try seconds { _ = try open.importFile(file) })
         try? FileManager.default.removeItem(at: service.vault.root)
     }

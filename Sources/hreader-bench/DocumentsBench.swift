@@ -95,8 +95,8 @@ func runDocumentImportBenchmark(scratch: URL, password: SecretBytes) throws {
     let target = try direct.open(.password(password))
     let patient = try target.addPatient(NewPatient(firstName: "Bench", lastName: "Mark"))
     let floor = try seconds {
-        try target.db.transaction {
-            let documents = DocumentRepository(target.db)
+        try target.inDatabase { db in try db.transaction {
+            let documents = DocumentRepository(db)
             let source = try documents.manualSourceID()
             for (n, text) in texts.enumerated() {
                 let id = try documents.insert(DocumentDraft(patientID: patient.id, sourceID: source, title: "Note \(n)",
@@ -105,7 +105,7 @@ func runDocumentImportBenchmark(scratch: URL, password: SecretBytes) throws {
                 _ = try documents.writeBytes(id: id) { given ? nil : { given = true; return text }() }
                 try documents.setText(id: id, String(decoding: text, as: UTF8.self))
             }
-        }
+        } }
     }
     row("  the same bytes written directly (floor)", ms(floor),
         String(format: "the import takes %.1fx its time (fetching %d Binaries, mapping, the rest of the record)", run.seconds / floor, texts.count))

@@ -53,7 +53,7 @@ func runHealthCardBenchmarks(scratch: URL, password: SecretBytes) throws {
     for file in files {
         importWalls.append(try seconds { _ = try open.importFile(file, into: patient) })
     }
-    let imported = try open.entries.count(patientID: patient.id)
+    let imported = try open.inDatabase { try EntryRepository($0).count(patientID: patient.id) }
     let total = importWalls.reduce(0, +)
 
     let key = try P256PublicKey(x: point[0..<32].map { $0 }, y: point[32..<64].map { $0 })

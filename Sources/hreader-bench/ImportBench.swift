@@ -72,12 +72,13 @@ func runImportBenchmarks(scratch: URL, password: SecretBytes) async throws {
     // mapping or upsert lookups).
     let batch = try FHIRMapper().mapNDJSON(try Data(contentsOf: file))
     let bareVault = try freshVault("ndjson-bare").open(.password(password))
-    let db = bareVault.db
     let bare = try seconds {
-        for record in batch.records {
-            try db.transaction {
-                let patient = try PatientRepository(db).add(record.patient.content)
-                for entry in record.entries { try EntryRepository(db).add(patientID: patient.id, content: entry.content) }
+        try bareVault.inDatabase { db in
+            for record in batch.records {
+                try db.transaction {
+                    let patient = try PatientRepository(db).add(record.patient.content)
+                    for entry in record.entries { try EntryRepository(db).add(patientID: patient.id, content: entry.content) }
+                }
             }
         }
     }

@@ -33,7 +33,7 @@ func runReconcileBenchmarks(scratch: URL, password: SecretBytes) throws {
     // regrouping), alternately, the best of three runs of each import.
     func importAll(_ name: String, reconciled: Bool, keepingIndex: Bool = false) throws -> (open: OpenVault, person: Patient, walls: [Measured]) {
         let open = try freshVault(name)
-        if !reconciled && !keepingIndex { try open.db.execute("DROP INDEX entries_facts") }
+        if !reconciled && !keepingIndex { try open.inDatabase { try $0.execute("DROP INDEX entries_facts") } }
         FactGrouping.skippedForBenchmark = !reconciled
         defer { FactGrouping.skippedForBenchmark = false }
         var person: Patient?
@@ -86,7 +86,9 @@ func runReconcileBenchmarks(scratch: URL, password: SecretBytes) throws {
     let shown = try open.entries(of: person).filter { !EntryRepository.isSample($0) }.count
     row("  entries stored / facts shown", "\(stored) / \(shown)")
     var regroup: [Double] = []
-    for _ in 0..<5 { regroup.append(try seconds { _ = try open.db.transaction { try FactGrouping(open.db).regroup(patientID: person.id) } }) }
+    for _ in 0..<5 {
+        regroup.append(try seconds { _ = try open.inDatabase { db in try db.transaction { try FactGrouping(db).regroup(patientID: person.id) } } })
+    }
     row("  one regroup of the person", ms(median(regroup)), "median of 5")
 
     // Two patients (the hospital's record; the GP's, the lab's and the watch's), then merged.

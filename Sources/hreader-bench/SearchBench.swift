@@ -44,21 +44,21 @@ func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
     }
     func sentence(_ words: Int) -> String { (0..<words).map { _ in word() }.joined(separator: " ") }
     let load = try seconds {
-        try open.db.transaction {
-            let entries = EntryRepository(open.db)
+        try open.inDatabase { db in try db.transaction {
+            let entries = EntryRepository(db)
             for i in 0..<entryCount {
                 try entries.insert(patientID: patient.id, content: EntryContent(
                     type: [.condition, .medication, .result, .procedure][i % 4], description: sentence(6),
                     date: ClinicalTime(epoch: 1_262_304_000 + Int64(i) * 15_000), codes: ["LOINC": ["\(1000 + i % 300)-\(i % 9)"]]))
             }
-            let documents = DocumentRepository(open.db)
+            let documents = DocumentRepository(db)
             let source = try documents.manualSourceID()
             for i in 0..<documentCount {
                 let id = try documents.insert(DocumentDraft(patientID: patient.id, sourceID: source, title: "Note \(i): " + sentence(4),
                                                             contentType: "text/plain", state: .fetched))
                 try documents.setText(id: id, sentence(1_500))   // about 10 kB of text each
             }
-        }
+        } }
     }
     row("  loading entries and documents", ms(load))
 
@@ -74,15 +74,17 @@ func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
         var entryWalls: [Double] = [], documentWalls: [Double] = []
         for _ in 0..<10 {
             entryWalls.append(try seconds { _ = try open.search(query, limit: 50) })
-            documentWalls.append(try seconds { _ = try SearchRepository(open.db).searchDocuments(SearchQuery(query), limit: 50) })
+            documentWalls.append(try seconds { _ = try open.inDatabase { try SearchRepository($0).searchDocuments(SearchQuery(query), limit: 50) } })
         }
         // Ranking alone (the index), and passages for the 50 shown (each reads and tokenizes its row again).
         var rankWalls: [Double] = [], rankEntryWalls: [Double] = [], rankDocumentWalls: [Double] = []
-        for _ in 0..<10 {
-            let index = SearchRepository(open.db)
-            rankEntryWalls.append(try seconds { _ = try index.rankEntries(SearchQuery(query), limit: 50) })
-            rankDocumentWalls.append(try seconds { _ = try index.rankDocuments(SearchQuery(query), limit: 50) })
-            rankWalls.append(rankEntryWalls.last! + rankDocumentWalls.last!)
+        try open.inDatabase { db in
+            for _ in 0..<10 {
+                let index = SearchRepository(db)
+                rankEntryWalls.append(try seconds { _ = try index.rankEntries(SearchQuery(query), limit: 50) })
+                rankDocumentWalls.append(try seconds { _ = try index.rankDocuments(SearchQuery(query), limit: 50) })
+                rankWalls.append(rankEntryWalls.last! + rankDocumentWalls.last!)
+            }
         }
         row("  in process: \"\(query)\"", ms(median(walls)), "\(try open.searchRecords(query).count) hits (limit 50); entries "
             + String(format: "%.1f ms, documents %.1f ms; ranking both alone %.1f ms (%.1f + %.1f)", median(entryWalls) * 1000,
@@ -93,7 +95,9 @@ func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
 
     // The floor: one indexed read of the same vault (the description of one entry by id).
     var bare: [Double] = []
-    for i in 0..<20 { bare.append(try seconds { _ = try open.db.scalarString("SELECT description FROM entries WHERE id = ?", [Int64(i + 1)]) }) }
+    try open.inDatabase { db in
+        for i in 0..<20 { bare.append(try seconds { _ = try db.scalarString("SELECT description FROM entries WHERE id = ?", [Int64(i + 1)]) }) }
+    }
     row("  bare SELECT by id (reference)", ms(median(bare)))
 
     let token = try service.startSession(.password(password), for: 3600).token
@@ -112,21 +116,24 @@ func runSearchBenchmarks(scratch: URL, password: SecretBytes) throws {
 
     // The index's share: the vault's size now, and again with both indexes emptied and the file
     // compacted (this SQLCipher has no dbstat to ask directly).
-    try open.db.execute("VACUUM")
-    _ = try open.db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-    let withIndex = directoryBytes(service.vault.root, matching: "vault.db")
-    try open.db.execute("""
-        INSERT INTO entries_search (entries_search) VALUES ('delete-all');
-        INSERT INTO documents_search (documents_search) VALUES ('delete-all');
-        VACUUM;
-        """)
-    _ = try open.db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
-    let withoutIndex = directoryBytes(service.vault.root, matching: "vault.db")
-    if keptScratch != nil {   // kept to be profiled by hand: searchable again
-        try open.db.execute("""
-            INSERT INTO entries_search (entries_search) VALUES ('rebuild');
-            INSERT INTO documents_search (documents_search) VALUES ('rebuild');
+    let (withIndex, withoutIndex) = try open.inDatabase { db in
+        try db.execute("VACUUM")
+        _ = try db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        let withIndex = directoryBytes(service.vault.root, matching: "vault.db")
+        try db.execute("""
+            INSERT INTO entries_search (entries_search) VALUES ('delete-all');
+            INSERT INTO documents_search (documents_search) VALUES ('delete-all');
+            VACUUM;
             """)
+        _ = try db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        let withoutIndex = directoryBytes(service.vault.root, matching: "vault.db")
+        if keptScratch != nil {   // kept to be profiled by hand: searchable again
+            try db.execute("""
+                INSERT INTO entries_search (entries_search) VALUES ('rebuild');
+                INSERT INTO documents_search (documents_search) VALUES ('rebuild');
+                """)
+        }
+        return (withIndex, withoutIndex)
     }
     row("  search index", String(format: "%8.1f MB", Double(withIndex - withoutIndex) / 1e6),
         String(format: "%.1f%% of the vault's %.0f MB (measured by emptying both indexes and compacting)",

@@ -127,7 +127,8 @@ func runServeOnGivenVault() throws {
     }
     let service = VaultService(vault: Vault(root: URL(fileURLWithPath: path)))
     let vault = try service.open(.session(token))
-    guard let patient = try vault.patients.all().first, let latest = try vault.entries.latestTime(patientID: patient.id) else { return }
+    guard let patient = try vault.allPatients().first,
+          let latest = try vault.inDatabase({ try EntryRepository($0).latestTime(patientID: patient.id) }) else { return }
     say("\n== The web view on \(path) ==")
     try runServeBenchmarks(hreader: hreader, vault: service.vault.root, session: token, patient: patient, end: latest, load: true) { range in
         try seconds {

@@ -132,7 +132,7 @@ func populate(_ db: Database) throws -> (insert: Double, read: Double, rangeRead
 }
 let encryptedService = VaultService(vault: Vault(root: scratch.appendingPathComponent("encrypted")))
 _ = try encryptedService.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
-let encrypted = try populate(encryptedService.open(.password(password)).db)
+let encrypted = try encryptedService.open(.password(password)).inDatabase { try populate($0) }
 let plainDB = try Database.open(path: scratch.appendingPathComponent("plain.db").path, key: nil, create: true)
 try Migrator().migrate(plainDB)
 let plain = try populate(plainDB)
@@ -147,14 +147,13 @@ say("\n== Timeline: \(timelineCount) entries for one patient over ten years ==")
 let timelineService = VaultService(vault: Vault(root: scratch.appendingPathComponent("timeline")))
 _ = try timelineService.create(password: password, kdf: .scrypt(n: 1024, r: 8, p: 1))
 let timelineVault = try timelineService.open(.password(password))
-let tdb = timelineVault.db
 let tenYearsAgo: Int64 = 1_420_070_400  // 2015-01-01
 let tenYears: Int64 = 10 * 365 * 86_400
 let patient = try timelineVault.addPatient(NewPatient(firstName: "Lifetime", lastName: "Patient"))
 let types: [EntryType] = [.vitalSign, .vitalSign, .vitalSign, .result, .result, .medication, .condition, .encounter, .activity, .symptom]
 let vitalNames = ["Heart Rate", "Systolic Blood Pressure", "Diastolic Blood Pressure", "Body Weight", "Respiratory Rate"]
 let generation = try seconds {
-    try tdb.transaction {
+    try timelineVault.inDatabase { tdb in try tdb.transaction {
         let entries = EntryRepository(tdb)
         var rng = SystemRandomNumberGenerator()
         for i in 0..<timelineCount {
@@ -165,7 +164,7 @@ let generation = try seconds {
                 type: type, description: description, date: ClinicalTime(epoch: t), valueNumber: Double(i % 120), unit: "u"),
                 remoteID: "bench-\(i)")
         }
-    }
+    } }
 }
 row("  generated in", ms(generation), String(format: "%.0f entries/s", Double(timelineCount) / generation))
 let tokenForCLI = try timelineService.startSession(.password(password), for: 3600).token
@@ -173,6 +172,10 @@ let hreaderBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastP
 
 /// The bare indexed SELECT of the same rows: the floor any timeline answer stands on.
 @MainActor func bareSelect(from: Int64, to: Int64) throws -> Int {
+    try timelineVault.inDatabase { tdb in try bareSelect(from: from, to: to, on: tdb) }
+}
+
+@MainActor func bareSelect(from: Int64, to: Int64, on tdb: Database) throws -> Int {
     let statement = try tdb.prepare("""
         SELECT id, coalesce(date_epoch, start_epoch, end_epoch), value_number FROM entries WHERE id IN (
             SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?

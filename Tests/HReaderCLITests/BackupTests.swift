@@ -61,14 +61,16 @@ final class BackupTests: CLITestCase {
     /// the schema version. Read in this process through HReaderKit with the password.
     func dump(_ vault: URL, password: String = CLITestCase.password) throws -> [String: [String]] {
         let open = try VaultService(vault: Vault(root: vault)).open(.password(SecretBytes(utf8: password)))
-        let tables = try open.db.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") { $0.string(0)! }
-        var out: [String: [String]] = ["user_version": ["\(try open.db.scalarInt("PRAGMA user_version") ?? -1)"]]
-        for table in tables {
-            let columns = try open.db.query("SELECT name FROM pragma_table_info(?)", [table]) { $0.string(0)! }
-            let row = columns.map { "quote(\"\($0)\")" }.joined(separator: " || '|' || ")
-            out[table] = try open.db.query("SELECT \(row) FROM \"\(table)\"") { $0.string(0) ?? "NULL" }.sorted()
+        return try open.inDatabase { db in
+            let tables = try db.query("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") { $0.string(0)! }
+            var out: [String: [String]] = ["user_version": ["\(try db.scalarInt("PRAGMA user_version") ?? -1)"]]
+            for table in tables {
+                let columns = try db.query("SELECT name FROM pragma_table_info(?)", [table]) { $0.string(0)! }
+                let row = columns.map { "quote(\"\($0)\")" }.joined(separator: " || '|' || ")
+                out[table] = try db.query("SELECT \(row) FROM \"\(table)\"") { $0.string(0) ?? "NULL" }.sorted()
+            }
+            return out
         }
-        return out
     }
 
     /// The files under `directory` whose bytes show a canary or SQLite's plaintext header.

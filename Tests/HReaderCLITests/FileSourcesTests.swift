@@ -94,15 +94,17 @@ final class FileSourcesTests: CLITestCase {
         // As the earlier version kept it.
         do {
             let open = try VaultService(vault: Vault(root: vaultDir)).open(.password(SecretBytes(utf8: Self.password)))
-            try open.db.execute("""
-                INSERT INTO sources (uuid, kind, base_url, display_name, created, updated)
-                VALUES ('00000000-0000-4000-8000-0000000000aa', 'file', 'file:', 'Imported files', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')
-                """)
-            let legacy = open.db.lastInsertRowID
-            for table in ["patients", "entries", "documents"] {
-                try open.db.execute("UPDATE \(table) SET source_id = ? WHERE source_id IN (SELECT id FROM sources WHERE kind = 'file' AND base_url <> 'file:')", [legacy])
+            try open.inDatabase { db in
+                try db.execute("""
+                    INSERT INTO sources (uuid, kind, base_url, display_name, created, updated)
+                    VALUES ('00000000-0000-4000-8000-0000000000aa', 'file', 'file:', 'Imported files', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')
+                    """)
+                let legacy = db.lastInsertRowID
+                for table in ["patients", "entries", "documents"] {
+                    try db.execute("UPDATE \(table) SET source_id = ? WHERE source_id IN (SELECT id FROM sources WHERE kind = 'file' AND base_url <> 'file:')", [legacy])
+                }
+                try db.execute("DELETE FROM sources WHERE kind = 'file' AND base_url <> 'file:'")
             }
-            try open.db.execute("DELETE FROM sources WHERE kind = 'file' AND base_url <> 'file:'")
         }
         XCTAssertEqual(try conditions().first.flatMap { ($0["sources"] as? [[String: Any]])?.first?["name"] as? String }, "Imported files")
         let again = try json(try ok(withPassword(["import", "--file", ccd, "--json"])))["summary"] as? [String: Any]

@@ -50,8 +50,8 @@ final class SampleReadingsTests: XCTestCase {
         try HealthExportGenerator.write(generated, records: 20_000, days: 40)
         let vault = try openVault()
         _ = try vault.importAppleHealth(generated, into: nil)
-        let patient = try XCTUnwrap(try vault.patients.all().first)
-        let latest = try XCTUnwrap(try vault.entries.latestTime(patientID: patient.id))
+        let patient = try XCTUnwrap(try vault.allPatients().first)
+        let latest = try XCTUnwrap(try vault.inDatabase { try EntryRepository($0).latestTime(patientID: patient.id) })
         let base = (latest / 86_400 - 12) * 86_400
 
         var records: [String] = []
@@ -87,8 +87,12 @@ final class SampleReadingsTests: XCTestCase {
         _ = try vault.importAppleHealth(extra, into: patient)
 
         // Entries of the strap's description, some at the very seconds of its readings.
-        let heart = try XCTUnwrap(try vault.db.query("SELECT description FROM sample_series WHERE source_name = 'Strap A'") { $0.string(0) }.first ?? nil)
-        let energy = try XCTUnwrap(try vault.db.query("SELECT description, unit FROM sample_series WHERE source_name = 'Ring A'") { ($0.string(0)!, $0.string(1)!) }.first)
+        let heart = try XCTUnwrap(try vault.inDatabase { db in
+            try db.query("SELECT description FROM sample_series WHERE source_name = 'Strap A'") { $0.string(0) }.first ?? nil
+        })
+        let energy = try XCTUnwrap(try vault.inDatabase { db in
+            try db.query("SELECT description, unit FROM sample_series WHERE source_name = 'Ring A'") { ($0.string(0)!, $0.string(1)!) }.first
+        })
         for i in 0..<20 {
             let t = base + Int64(i) * 7_200
             _ = try vault.addEntry(patient: patient, content: EntryContent(type: .vitalSign, description: heart, date: ClinicalTime(text: RFC3339.utc(t), epoch: t),
@@ -138,19 +142,23 @@ final class SampleReadingsTests: XCTestCase {
             for zone in zones {
                 for keys: Set<String>? in [nil, ["activity"], ["vitals", "results"]] {
                     let query = TimelineQuery(range: TimelineRange(start: start, end: end, zone: zone), keys: keys)
-                    let numbers = try query.payload(patientID: patient.id, db: vault.db, readings: true).jsonValue
-                    let rows = try query.payload(patientID: patient.id, db: vault.db, readings: false).jsonValue
+                    let numbers = try vault.inDatabase { try query.payload(patientID: patient.id, db: $0, readings: true) }.jsonValue
+                    let rows = try vault.inDatabase { try query.payload(patientID: patient.id, db: $0, readings: false) }.jsonValue
                     assertSamePage(numbers, rows, "\(name), \(zone), \(keys.map { $0.sorted() } ?? [])")
                     compared += 1
                 }
             }
         }
         // The pages hold what the test is about: both straps' ties, the entries, two units, the text number.
-        let page = try TimelineQuery(range: TimelineRange(start: base - day, end: base + 10 * day, zone: .fixed(secondsFromGMT: 0)))
-            .payload(patientID: patient.id, db: vault.db, readings: true).jsonValue
+        let page = try vault.inDatabase { db in
+            try TimelineQuery(range: TimelineRange(start: base - day, end: base + 10 * day, zone: .fixed(secondsFromGMT: 0)))
+                .payload(patientID: patient.id, db: db, readings: true)
+        }.jsonValue
         func member(_ value: JSONValue?, _ key: String) -> JSONValue? { value?.object?.members.first { $0.key == key }?.value }
         let vitals = member(page, "vitals")?.array ?? []
-        let heart = try vault.db.query("SELECT description FROM sample_series WHERE source_name = 'Strap A'") { $0.string(0)! }.first!
+        let heart = try vault.inDatabase { db in
+            try db.query("SELECT description FROM sample_series WHERE source_name = 'Strap A'") { $0.string(0)! }.first!
+        }
         let heartValues = member(vitals.first { member($0, "description")?.string == heart }, "values")?.array ?? []
         XCTAssertGreaterThan(heartValues.count, 400, "both straps and the entries in one group")
         XCTAssertTrue(vitals.contains { member($0, "description")?.string == "Systolic Blood Pressure" })
@@ -158,8 +166,8 @@ final class SampleReadingsTests: XCTestCase {
 
         // The vital charts of a month: the same readings, units and extremes either way.
         let month = TimelineRange(start: base - 20 * day, end: base + 10 * day, zone: .fixed(secondsFromGMT: 0))
-        let fromNumbers = try vault.vitalGroups(patient: patient, range: month, maximumPoints: 400, dayTotals: true, readings: true)
-        let fromRows = try vault.vitalGroups(patient: patient, range: month, maximumPoints: 400, dayTotals: true, readings: false)
+        let fromNumbers = try vault.read { try vault.vitalGroups(patient: patient, range: month, maximumPoints: 400, dayTotals: true, readings: true) }
+        let fromRows = try vault.read { try vault.vitalGroups(patient: patient, range: month, maximumPoints: 400, dayTotals: true, readings: false) }
         XCTAssertEqual(fromNumbers.keys.sorted(), fromRows.keys.sorted())
         for (description, group) in fromRows {
             let other = try XCTUnwrap(fromNumbers[description])
@@ -173,16 +181,18 @@ final class SampleReadingsTests: XCTestCase {
     /// A vital sign stored as a word: the page made from numbers gives way to the rows, whole.
     func testAVitalSignStoredAsTextGivesThePageToTheRows() throws {
         let (vault, patient, base) = try vaultWithSeries(textVital: true)
-        let texts = try vault.db.scalarInt("""
-            SELECT count(*) FROM samples s JOIN sample_series ss ON ss.id = s.series_id WHERE ss.type = 'vital_sign' AND typeof(s.value) = 'text'
-              AND s.value = 'unreadable'
-            """)
+        let texts = try vault.inDatabase { db in
+            try db.scalarInt("""
+                SELECT count(*) FROM samples s JOIN sample_series ss ON ss.id = s.series_id WHERE ss.type = 'vital_sign' AND typeof(s.value) = 'text'
+                  AND s.value = 'unreadable'
+                """)
+        }
         XCTAssertEqual(texts, 1, "the word is kept as a sample's value")
         let query = TimelineQuery(range: TimelineRange(start: base - 86_400, end: base + 9 * 86_400, zone: .fixed(secondsFromGMT: 0)))
-        XCTAssertThrowsError(try query.payload(patientID: patient.id, db: vault.db, readings: true)) { error in
+        XCTAssertThrowsError(try vault.inDatabase { try query.payload(patientID: patient.id, db: $0, readings: true) }) { error in
             guard case SampleReadingsPage.NeedsRows.vitalText = error else { return XCTFail("\(error)") }
         }
-        assertSamePage(try query.payload(patientID: patient.id, db: vault.db).jsonValue,
-                       try query.payload(patientID: patient.id, db: vault.db, readings: false).jsonValue, "with a word")
+        assertSamePage(try vault.inDatabase { try query.payload(patientID: patient.id, db: $0) }.jsonValue,
+                       try vault.inDatabase { try query.payload(patientID: patient.id, db: $0, readings: false) }.jsonValue, "with a word")
     }
 }

@@ -50,15 +50,17 @@ final class SamplesTests: XCTestCase {
             GROUP BY 1, 2 ORDER BY 1, 2
             """
         func rows(_ sql: String) throws -> [String] {
-            try vault.db.query(sql) { r in (0..<7).map { i in r.double(i).map { String(format: "%.6f", $0) } ?? "nil" }.joined(separator: " ") }
+            try vault.inDatabase { db in
+                try db.query(sql) { r in (0..<7).map { i in r.double(i).map { String(format: "%.6f", $0) } ?? "nil" }.joined(separator: " ") }
+            }
         }
         let expected = try rows(aggregate)
         XCTAssertGreaterThan(expected.count, 400, "a few vital-sign series over 420 days")
         let stored = "SELECT series_id, day, count, value_sum, second_sum, min_value, max_value FROM sample_days ORDER BY 1, 2"
         XCTAssertEqual(try rows(stored), expected)
 
-        let patient = try XCTUnwrap(try vault.patients.all().first)
-        let latest = try XCTUnwrap(try vault.entries.latestTime(patientID: patient.id))
+        let patient = try XCTUnwrap(try vault.allPatients().first)
+        let latest = try XCTUnwrap(try vault.inDatabase { try EntryRepository($0).latestTime(patientID: patient.id) })
         let lastMidnight = (latest / 86_400 + 1) * 86_400
         // 400 whole days in 100 buckets of 4 days: a day never straddles two buckets.
         let aligned = TimelineRange(start: lastMidnight - 400 * 86_400, end: lastMidnight, timeZone: TimeZone(identifier: "UTC")!)
@@ -85,22 +87,24 @@ final class SamplesTests: XCTestCase {
         XCTAssertTrue(partial.allSatisfy { $0.points.count <= 100 })
 
         // A vault from before schema 7 gets its totals when it is opened (the schemas after it taken out first).
-        try vault.db.execute("DROP INDEX entries_patient_source")   // schema 13
-        try vault.db.execute("DROP INDEX documents_text_pending")   // schema 12
-        for column in ["text_method", "text_confidence", "text_note", "text_languages"] {
-            try vault.db.execute("ALTER TABLE documents DROP COLUMN \(column)")
+        try vault.inDatabase { db in
+            try db.execute("DROP INDEX entries_patient_source")   // schema 13
+            try db.execute("DROP INDEX documents_text_pending")   // schema 12
+            for column in ["text_method", "text_confidence", "text_note", "text_languages"] {
+                try db.execute("ALTER TABLE documents DROP COLUMN \(column)")
+            }
+            for table in ["shares", "entry_verifications", "card_revocation_lists", "card_issuer_keys", "card_issuers"] {
+                try db.execute("DROP TABLE \(table)")   // schemas 11 and 10
+            }
+            try db.execute("DROP INDEX entries_patient_kind")
+            try db.execute("ALTER TABLE sample_series DROP COLUMN sample_count")
+            for table in ["documents", "sample_series"] {
+                try db.execute("DROP INDEX \(table == "documents" ? "documents_record" : "sample_series_record")")
+                try db.execute("ALTER TABLE \(table) DROP COLUMN source_patient_id")
+            }
+            try db.execute("DROP TABLE sample_days")
+            try db.execute("PRAGMA user_version = 6")
         }
-        for table in ["shares", "entry_verifications", "card_revocation_lists", "card_issuer_keys", "card_issuers"] {
-            try vault.db.execute("DROP TABLE \(table)")   // schemas 11 and 10
-        }
-        try vault.db.execute("DROP INDEX entries_patient_kind")
-        try vault.db.execute("ALTER TABLE sample_series DROP COLUMN sample_count")
-        for table in ["documents", "sample_series"] {
-            try vault.db.execute("DROP INDEX \(table == "documents" ? "documents_record" : "sample_series_record")")
-            try vault.db.execute("ALTER TABLE \(table) DROP COLUMN source_patient_id")
-        }
-        try vault.db.execute("DROP TABLE sample_days")
-        try vault.db.execute("PRAGMA user_version = 6")
         vault = try VaultService(vault: Vault(root: root.appendingPathComponent("vault")))
             .open(.password(SecretBytes(Array("Samples-Passw0rd".utf8))))
         XCTAssertEqual(try rows(stored), expected)
@@ -125,12 +129,12 @@ final class SamplesTests: XCTestCase {
         }
         XCTAssertGreaterThan(expected.count, 1000)
 
-        let patient = try XCTUnwrap(vault.patients.all().first)
+        let patient = try XCTUnwrap(vault.allPatients().first)
         var rebuilt = 0
         var withMetadata = 0
         do {
-            for entry in try vault.entries.list(patientID: patient.id) where EntryRepository.isSample(entry) {
-                let record = try XCTUnwrap(try vault.entries.appleHealthRecord(id: entry.id))
+            for entry in try vault.inDatabase({ try EntryRepository($0).list(patientID: patient.id) }) where EntryRepository.isSample(entry) {
+                let record = try XCTUnwrap(try vault.inDatabase { try EntryRepository($0).appleHealthRecord(id: entry.id) })
                 let want = try XCTUnwrap(expected[entry.remoteID], "a sample's remote id is the one the Record had as an entry")
                 XCTAssertEqual(record.attributes.map { "\($0.name)=\($0.value)" }, want.attributes.map { "\($0.name)=\($0.value)" })
                 XCTAssertEqual(record.metadata.map { "\($0.key)=\($0.value)" }, want.metadata.map { "\($0.key)=\($0.value)" })
@@ -157,9 +161,9 @@ final class SamplesTests: XCTestCase {
             let vault = try openVault()
             let summary = try vault.importAppleHealth(xml, into: nil, pendingLimit: limit, progress: { _ in })
             XCTAssertGreaterThan(summary.partOfCorrelation, 10, "the export repeats correlations' readings (limit \(limit))")
-            XCTAssertEqual(summary.imports.inserted, try vault.entries.list(patientID: try XCTUnwrap(vault.patients.all().first).id).count)
-            let patient = try XCTUnwrap(vault.patients.all().first)
-            contents.append(try vault.entries.list(patientID: patient.id).map { "\($0.remoteID) \($0.content.type) \($0.content.description) \($0.content.valueText ?? "") \($0.content.valueNumber ?? 0) \($0.content.raw ?? "")" }.sorted())
+            let patient = try XCTUnwrap(vault.allPatients().first)
+            XCTAssertEqual(summary.imports.inserted, try vault.inDatabase { try EntryRepository($0).list(patientID: patient.id) }.count)
+            contents.append(try vault.inDatabase { try EntryRepository($0).list(patientID: patient.id) }.map { "\($0.remoteID) \($0.content.type) \($0.content.description) \($0.content.valueText ?? "") \($0.content.valueNumber ?? 0) \($0.content.raw ?? "")" }.sorted())
             let again = try vault.importAppleHealth(xml, into: patient, pendingLimit: limit, progress: { _ in })
             XCTAssertEqual(again.imports.inserted, 0, "limit \(limit)")
             XCTAssertEqual(again.imports.updated, 0, "limit \(limit)")

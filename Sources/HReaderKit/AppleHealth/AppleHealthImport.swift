@@ -60,8 +60,11 @@ extension OpenVault {
     /// must see `FastPathDeclined` as it is.
     private func importAppleHealthOnce(_ url: URL, into patient: Patient?, pendingLimit: Int, fastPath: Bool,
                                        progress: (String) -> Void) throws -> AppleHealthSummary {
-        var run = try AppleHealthImportRun(vault: self, url: url, patient: patient, pendingLimit: pendingLimit, fastPath: fastPath)
-        return try run.importExport(progress: progress)
+        // One transaction on the connection throughout: in the vault's door (errors as they are).
+        try exclusively {
+            var run = try AppleHealthImportRun(vault: self, url: url, patient: patient, pendingLimit: pendingLimit, fastPath: fastPath)
+            return try run.importExport(progress: progress)
+        }
     }
 
     /// Top-level blood-pressure Records that may wait in memory for their correlation (about 200

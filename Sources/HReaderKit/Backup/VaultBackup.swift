@@ -87,16 +87,14 @@ extension OpenVault {
         do { snapshot = try BackupFile.temporaryPath(beside: url, suffix: ".db") } catch { throw HReaderError.from(error) }
         defer { unlink(snapshot) }
         let schemaVersion: Int
-        do {
-            schemaVersion = try db.writeSnapshot(to: snapshot, key: slotKey) { copied, total in
+        schemaVersion = try translatingErrors {
+            try db.writeSnapshot(to: snapshot, key: slotKey) { copied, total in
                 progress(0.5 * Double(copied) / Double(max(total, 1)))
             }
-        } catch {
-            throw HReaderError.from(db.diagnose(error))
         }
         do {
             let header = try BackupFile.write(to: url, vaultID: keyFile.vaultID, schemaVersion: schemaVersion,
-                                              sqlcipher: try db.cipherVersion() ?? "unknown", keyFile: keyFileBytes,
+                                              sqlcipher: try exclusively { try db.cipherVersion() } ?? "unknown", keyFile: keyFileBytes,
                                               database: snapshot, dataKey: slotKey) { written, total in
                 progress(0.5 + 0.5 * Double(written) / Double(max(total, 1)))
             }

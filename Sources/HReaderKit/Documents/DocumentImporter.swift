@@ -31,7 +31,7 @@ public struct DocumentImportCounts: Sendable, Equatable {
 /// version (asking with the stored ETag), else not at all while the url stays the same. A failed
 /// fetch never fails the import; it is counted and tried again next time.
 struct DocumentImporter {
-    let guarded: GuardedVault
+    let vault: OpenVault
     let sourceID: Int64
     let limits: DocumentLimits
     /// The source's FHIR server; nil for a file, whose urls are never fetched.
@@ -68,7 +68,7 @@ struct DocumentImporter {
                     if answer.notModified {
                         fetched.state = .fetched
                         fetched.etag = answer.etag
-                        try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing!.id, fetched) } }
+                        try vault.write { try vault.documentStore.update(id: existing!.id, fetched) }
                         counts.unchanged += 1
                         continue
                     }
@@ -93,17 +93,15 @@ struct DocumentImporter {
                     // Failed: kept (with what it had, if anything) and tried again at the next import or sync.
                     counts.failed += 1
                     counts.failures.append("\(draft.origin ?? "a document"): \(error.description)")
-                    try guarded.run { vault in
-                        try vault.write {
-                            if let existing, existing.state == .fetched {
-                                return   // the bytes it has stay; the declared size/hash left as before so it is asked again
-                            }
-                            var failed = draft
-                            failed.state = .failed
-                            failed.reason = error.description
-                            failed.attempts = (existing?.attempts ?? 0) + 1
-                            if let existing { try vault.documentStore.update(id: existing.id, failed) } else { _ = try vault.documentStore.insert(failed) }
+                    try vault.write {
+                        if let existing, existing.state == .fetched {
+                            return   // the bytes it has stay; the declared size/hash left as before so it is asked again
                         }
+                        var failed = draft
+                        failed.state = .failed
+                        failed.reason = error.description
+                        failed.attempts = (existing?.attempts ?? 0) + 1
+                        if let existing { try vault.documentStore.update(id: existing.id, failed) } else { _ = try vault.documentStore.insert(failed) }
                     }
                 }
             }
@@ -123,7 +121,7 @@ struct DocumentImporter {
         case .unchanged:
             counts.unchanged += 1
         case let .refresh(draft, existing):
-            try guarded.run { vault in try vault.write { try vault.documentStore.update(id: existing, draft) } }
+            try vault.write { try vault.documentStore.update(id: existing, draft) }
             counts.unchanged += 1
         case let .keep(draft, existing, bytes):
             try apply(draft, existing: existing, bytes: bytes, counts: &counts, budget: &budget)
@@ -142,13 +140,9 @@ struct DocumentImporter {
 
     func plan(_ attachment: FHIRAttachments.Attachment, filed: RecordImporter.Filed, budget: Int64) throws -> Step {
         if let legacy = takingOverFrom, legacy != sourceID {
-            try guarded.run { vault in
-                try vault.write { try vault.documentStore.move(patientID: filed.person, origin: attachment.origin, from: legacy, to: sourceID) }
-            }
+            try vault.write { try vault.documentStore.move(patientID: filed.person, origin: attachment.origin, from: legacy, to: sourceID) }
         }
-        let existing = try guarded.run { vault in
-            try vault.read { try vault.documentStore.find(patientID: filed.person, sourceID: sourceID, origin: attachment.origin) }
-        }
+        let existing = try vault.read { try vault.documentStore.find(patientID: filed.person, sourceID: sourceID, origin: attachment.origin) }
         // Kept only in its clean form; a type that is not one is refused below.
         var draft = DocumentDraft(patientID: filed.person, sourceID: sourceID, origin: attachment.origin, url: attachment.url,
                                   title: attachment.title, contentType: DocumentContentType.normalized(attachment.contentType),
@@ -250,43 +244,39 @@ struct DocumentImporter {
 
     /// Stores the draft (and its bytes, in chunks, with their readable text) in one transaction.
     func apply(_ draft: DocumentDraft, existing: Int64?, bytes: [UInt8]?, counts: inout DocumentImportCounts, budget: inout Int64) throws {
-        let storedID: Int64 = try guarded.run { vault in
-            try vault.write {
-                let store = vault.documentStore
-                let id: Int64
-                if let existing { try store.update(id: existing, draft); id = existing } else { id = try store.insert(draft) }
-                if let bytes {
-                    var offset = 0
-                    try store.writeBytes(id: id) {
-                        guard offset < bytes.count else { return nil }
-                        let end = min(bytes.count, offset + DocumentRepository.chunkSize)
-                        defer { offset = end }
-                        return Array(bytes[offset..<end])
-                    }
-                    if DocumentTextExtractor.needsHelper(draft.contentType) {
-                        try store.markPending(id: id)
-                    } else if let text = DocumentText.readable(bytes, contentType: draft.contentType) {
-                        try store.setText(id: id, DocumentTextResult(text: text, method: .text))
-                    } else {
-                        try store.setText(id: id, DocumentTextResult(text: nil, method: .none, note: DocumentContentType.hasReadableText(draft.contentType)
-                                                                     ? "no readable text" : "no readable text in this kind of document"))
-                    }
-                } else if draft.state == .reference {
-                    try store.removeBytes(id: id)
-                    try store.setText(id: id, nil)
+        let storedID: Int64 = try vault.write {
+            let store = vault.documentStore
+            let id: Int64
+            if let existing { try store.update(id: existing, draft); id = existing } else { id = try store.insert(draft) }
+            if let bytes {
+                var offset = 0
+                try store.writeBytes(id: id) {
+                    guard offset < bytes.count else { return nil }
+                    let end = min(bytes.count, offset + DocumentRepository.chunkSize)
+                    defer { offset = end }
+                    return Array(bytes[offset..<end])
                 }
-                return id
+                if DocumentTextExtractor.needsHelper(draft.contentType) {
+                    try store.markPending(id: id)
+                } else if let text = DocumentText.readable(bytes, contentType: draft.contentType) {
+                    try store.setText(id: id, DocumentTextResult(text: text, method: .text))
+                } else {
+                    try store.setText(id: id, DocumentTextResult(text: nil, method: .none, note: DocumentContentType.hasReadableText(draft.contentType)
+                                                                 ? "no readable text" : "no readable text in this kind of document"))
+                }
+            } else if draft.state == .reference {
+                try store.removeBytes(id: id)
+                try store.setText(id: id, nil)
             }
+            return id
         }
         // A PDF or an image is read by the helpers now, while this import's bound allows; the rest
         // wait for the next import or `documents reindex`.
         if draft.state == .fetched, let bytes, DocumentTextExtractor.needsHelper(draft.contentType), let extractor {
             if counts.extracted < limits.extractPerImport {
                 counts.extracted += 1
-                try guarded.run { vault in
-                    if let stored = try vault.read({ try vault.documentStore.get(id: storedID) }) {
-                        try vault.extractText(stored, bytes: bytes, extractor: extractor)
-                    }
+                if let stored = try vault.read({ try vault.documentStore.get(id: storedID) }) {
+                    try vault.extractText(stored, bytes: bytes, extractor: extractor)
                 }
             } else {
                 counts.queued += 1

@@ -70,8 +70,7 @@ extension OpenVault {
             throw DocumentPreview.Failure.notAPDF(document.contentType ?? "of no known type")
         }
         guard document.state == .fetched, document.sha256 != nil else { throw DocumentPreview.Failure.noBytes(document.state.rawValue) }
-        let bytes = DocumentBytes { [documentStore] in try documentStore.chunks(id: document.id) }
-        guard let whole = try bytes.whole(limit: limit) else { throw DocumentPreview.Failure.failed("the PDF is larger than \(limit >> 20) MiB") }
+        guard let whole = try storedBytes(of: document).whole(limit: limit) else { throw DocumentPreview.Failure.failed("the PDF is larger than \(limit >> 20) MiB") }
         return whole
     }
 }

@@ -44,8 +44,16 @@ extension OpenVault {
             return DocumentTextResult(text: nil, method: .none, note: "no bytes in the vault")
         }
         // Streamed from the vault to each helper, a chunk at a time: a 50 MB scan is never whole in memory.
-        let bytes = DocumentBytes { [documentStore] in try documentStore.chunks(id: document.id) }
-        return try extractText(document, bytes: bytes, extractor: extractor)
+        return try extractText(document, bytes: storedBytes(of: document), extractor: extractor)
+    }
+
+    /// A stored document's bytes as a stream of its chunks, each read through the vault's door (on
+    /// whichever thread reads it), the door left between them.
+    func storedBytes(of document: StoredDocument) -> DocumentBytes {
+        DocumentBytes { [self] in
+            let next = try exclusively { try documentStore.chunks(id: document.id) }
+            return { try self.exclusively { try next() } }
+        }
     }
 
     /// As above, with the document's bytes at hand (an import that has just stored them).

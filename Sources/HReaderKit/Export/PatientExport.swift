@@ -182,19 +182,16 @@ extension OpenVault {
     /// vault when the last one has gone.
     private func sendExport(_ planner: ExportPlanner, of patient: Patient, to server: ServerURL, batchSize: Int, withDocuments: Bool,
                             progress: (String) -> Void) async throws -> ExportSummary {
-        let guarded = GuardedVault(self)
         var summary = ExportSummary(destination: server.description)
         func record(_ outcome: String) {
-            try? guarded.run { vault in
-                try vault.write {
-                    try vault.audit.record("export", subject: server.description, detail: "patient \(patient.uuid): \(outcome), "
-                        + "\(summary.created) observations created, \(summary.existing) already there, in \(summary.bundles) bundles")
-                }
+            try? write {
+                try audit.record("export", subject: server.description, detail: "patient \(patient.uuid): \(outcome), "
+                    + "\(summary.created) observations created, \(summary.existing) already there, in \(summary.bundles) bundles")
             }
         }
         do {
             // The server's stored source (and credentials) when there is one; none is created.
-            let connection = try await resolveConnection(server: server, kind: .fhir, guarded: guarded, create: false)
+            let connection = try await resolveConnection(server: server, kind: .fhir, create: false)
             let client = try connection.fhir()
             progress("reading what \(server) supports")
             let statement = try await client.statement()
@@ -215,11 +212,11 @@ extension OpenVault {
             let (id, created) = try await serverPatient(patient, on: client, statement: statement)
             summary.serverPatient = "Patient/\(id)"
             summary.patientCreated = created
-            // The vault is read between sends, under the lock that credential renewals take.
-            var drafts = try guarded.run { vault in try vault.read { try ExportDrafts(vault.db, patient: patient, planner: planner) } }
+            // The vault is read between sends, through the door that credential renewals take too.
+            var drafts = try read { try ExportDrafts(db, patient: patient, planner: planner) }
             var plan = ExportPlan()
             while true {
-                let batch = try guarded.run { vault in try vault.read { try drafts.next(batchSize) } }
+                let batch = try read { try drafts.next(batchSize) }
                 plan = drafts.plan
                 guard !batch.isEmpty else { break }
                 progress("sending batch \(summary.bundles + 1) (\(summary.observations) observations sent)")
@@ -244,11 +241,11 @@ extension OpenVault {
                 case .unreadable:
                     documentSender = ResourceSender(client: client, mode: sender.mode, mayFallBack: true)
                 }
-                let documents = try guarded.run { vault in try vault.documents(patient: patient) }.filter { $0.state == .fetched }
+                let documents = try self.documents(patient: patient).filter { $0.state == .fetched }
                 for (number, document) in documents.enumerated() {
                     progress("sending document \(number + 1) of \(documents.count)")
                     var bytes: [UInt8] = []
-                    try guarded.run { vault in try vault.readDocumentBytes(document) { bytes += $0 } }
+                    try readDocumentBytes(document) { bytes += $0 }
                     try await documentSender.send([ExportResources.create(document, bytes: bytes, subject: "Patient/\(id)")])
                     summary.documents += 1
                     summary.documentsCreated = documentSender.created

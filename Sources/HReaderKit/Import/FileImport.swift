@@ -326,7 +326,7 @@ extension OpenVault {
                                                 takingOverFrom: sources.legacy)
             recordImporter.verifications = verifications
             let pair = (recordImporter,
-                        DocumentImporter(guarded: GuardedVault(self), sourceID: sourceID, limits: limits, server: nil,
+                        DocumentImporter(vault: self, sourceID: sourceID, limits: limits, server: nil,
                                          extractor: try textExtractor(), takingOverFrom: sources.legacy))
             made[sourceID] = pair
             return pair
@@ -355,8 +355,9 @@ extension OpenVault {
             }
         }
         // Who the input is about is decided before anything is written (a source is created when it stores).
-        let matcher = PatientMatcher(db: db, sourceID: try sources.existingSourceID(ofInput: records.first?.patient.input ?? 0, in: self) ?? -1,
-                                     scope: PatientMatcher.fileScope)
+        // (It is used inside `read`s only.)
+        let matchingSource = try sources.existingSourceID(ofInput: records.first?.patient.input ?? 0, in: self) ?? -1
+        let matcher = exclusively { PatientMatcher(db: db, sourceID: matchingSource, scope: PatientMatcher.fileScope) }
         if let patient {
             let batch = try read { try Self.batch(for: patient, records: records, loose: loose, matcher: matcher, name: name) }
             progress("\(batch.entries.count) entries")

@@ -41,21 +41,6 @@ struct SourceConnection: Sendable {
     func rhex() throws -> RHExClient { try RHExClient(base: server.url, auth: authenticator) }
 }
 
-/// The vault as network callbacks may touch it: every use under one lock, so credential renewals
-/// arriving on a host's queue never meet a write of the importing task on the same connection.
-final class GuardedVault: @unchecked Sendable {
-    private let vault: OpenVault
-    private let lock = NSLock()
-
-    init(_ vault: OpenVault) { self.vault = vault }
-
-    func run<T>(_ body: (OpenVault) throws -> T) throws -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(vault)
-    }
-}
-
 extension OpenVault {
     static func nowText() -> String { RFC3339.utc(Int64(Date().timeIntervalSince1970)) }
 
@@ -91,10 +76,9 @@ extension OpenVault {
     /// Stores credentials for a server (creating its source), checks them against the server unless
     /// told not to, and says what the server answered.
     public func login(server: ServerURL, kind: ServerKind, method: AuthMethod, check: Bool) async throws -> String {
-        let guarded = GuardedVault(self)
-        let sourceID = try guarded.run { try $0.storeCredential(method, server: server, kind: kind, how: "auth \(method.kindName)") }
+        let sourceID = try storeCredential(method, server: server, kind: kind, how: "auth \(method.kindName)")
         guard check else { return "credentials stored for \(server) (not checked)" }
-        let connection = try connection(sourceID: sourceID, guarded: guarded)
+        let connection = try connection(sourceID: sourceID)
         do {
             switch kind {
             case .fhir:
@@ -154,9 +138,10 @@ extension OpenVault {
         }
     }
 
-    /// The connection for a stored source; renewed credentials are written back at once.
-    func connection(sourceID: Int64, guarded: GuardedVault) throws -> SourceConnection {
-        let source = try guarded.run { vault in try vault.read { try SourceRepository(vault.db).stored(id: sourceID) } }
+    /// The connection for a stored source; renewed credentials are written back at once, through the
+    /// vault's door from whichever host's queue renews them.
+    func connection(sourceID: Int64) throws -> SourceConnection {
+        let source = try read { try SourceRepository(db).stored(id: sourceID) }
         guard let source, let base = source.baseURL, let kind = ServerKind(rawValue: source.kind.rawValue) else {
             throw HReaderError(.failure, "source \(sourceID) is not a server")
         }
@@ -165,21 +150,22 @@ extension OpenVault {
         if case let .oauth2(tokens) = method, tokens.smart == true {
             loginCommand += " --smart" + (tokens.clientID.map { $0 == SmartLoginRequest.defaultClientID ? "" : " --client-id \($0)" } ?? "")
         }
-        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, loginCommand: loginCommand, onChange: { renewed in
-            let (authKind, json) = StoredCredentials.encode(renewed)
-            try? guarded.run { vault in
-                try vault.write {
-                    try SourceRepository(vault.db).setCredentials(id: sourceID, authKind: authKind, credentials: json, now: OpenVault.nowText())
-                }
-            }
+        let authenticator = Authenticator(method, placement: kind == .rhex ? .query : .header, loginCommand: loginCommand, onChange: { [self] renewed in
+            try? storeRenewal(renewed, sourceID: sourceID)
         })
         return SourceConnection(kind: kind, server: try ServerURL(base), authenticator: authenticator)
     }
 
+    /// Keeps a source's renewed credential: what its `Authenticator` calls on the host's queue, at
+    /// any time during an import, through the vault's door like every other use.
+    func storeRenewal(_ renewed: AuthMethod, sourceID: Int64) throws {
+        let (authKind, json) = StoredCredentials.encode(renewed)
+        try write { try SourceRepository(db).setCredentials(id: sourceID, authKind: authKind, credentials: json, now: Self.nowText()) }
+    }
+
     /// The patients a server holds. A stored source's credentials are used when there is one.
     public func remotePatients(server: ServerURL, kind: ServerKind?, family: String?) async throws -> (kind: ServerKind, patients: [RemotePatient]) {
-        let guarded = GuardedVault(self)
-        let connection = try await resolveConnection(server: server, kind: kind, guarded: guarded, create: false)
+        let connection = try await resolveConnection(server: server, kind: kind, create: false)
         do {
             switch connection.kind {
             case .fhir:
@@ -207,11 +193,10 @@ extension OpenVault {
     /// The connection to a server named on the command line: its stored source when there is one
     /// (credentials included), else an anonymous one. The kind, when not given, is the stored
     /// source's, else found by asking for a FHIR CapabilityStatement.
-    func resolveConnection(server: ServerURL, kind: ServerKind?, guarded: GuardedVault, create: Bool,
+    func resolveConnection(server: ServerURL, kind: ServerKind?, create: Bool,
                            override: AuthMethod? = nil) async throws -> SourceConnection {
-        let stored = try guarded.run { vault in
-            try vault.read { try SourceRepository(vault.db).stored(baseURL: server.description) }
-        }.filter { kind == nil || $0.kind == kind!.sourceKind }
+        let stored = try read { try SourceRepository(db).stored(baseURL: server.description) }
+            .filter { kind == nil || $0.kind == kind!.sourceKind }
         var resolvedKind = kind ?? stored.first.flatMap { ServerKind(rawValue: $0.kind.rawValue) }
         if resolvedKind == nil {
             resolvedKind = await Self.probeKind(server)
@@ -219,20 +204,16 @@ extension OpenVault {
         let finalKind = resolvedKind!
         var sourceID = stored.first(where: { $0.kind == finalKind.sourceKind })?.id
         if sourceID == nil && (create || override != nil) {
-            sourceID = try guarded.run { vault in
-                try vault.write {
-                    try SourceRepository(vault.db).findOrCreate(kind: finalKind.sourceKind, baseURL: server.description,
-                                                                displayName: server.displayName, now: Self.nowText())
-                }
+            sourceID = try write {
+                try SourceRepository(db).findOrCreate(kind: finalKind.sourceKind, baseURL: server.description,
+                                                      displayName: server.displayName, now: Self.nowText())
             }
         }
         if let override, let id = sourceID {
             let (authKind, json) = StoredCredentials.encode(override)
-            try guarded.run { vault in
-                try vault.write { try SourceRepository(vault.db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText()) }
-            }
+            try write { try SourceRepository(db).setCredentials(id: id, authKind: authKind, credentials: json, now: Self.nowText()) }
         }
-        if let id = sourceID { return try connection(sourceID: id, guarded: guarded) }
+        if let id = sourceID { return try connection(sourceID: id) }
         return SourceConnection(kind: finalKind, server: server, authenticator: Authenticator(.none, placement: finalKind == .rhex ? .query : .header))
     }
 

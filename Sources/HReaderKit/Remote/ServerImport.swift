@@ -91,7 +91,6 @@ extension OpenVault {
     public func importFromServer(_ server: ServerURL, kind: ServerKind?, patients selection: RemotePatientSelection, relationship: Relationship?,
                                  credential: AuthMethod? = nil, progress: @escaping (String) -> Void = { _ in })
         async throws -> (kind: ServerKind, summary: ImportSummary, resources: Int) {
-        let guarded = GuardedVault(self)
         var summary = ImportSummary()
         var resources = 0
         // Before anything is created: the patient chosen at the SMART login to this server.
@@ -106,11 +105,9 @@ extension OpenVault {
             }
         }
         do {
-            let connection = try await resolveConnection(server: server, kind: kind, guarded: guarded, create: true, override: credential)
-            let sourceID = try guarded.run { vault in
-                try vault.read { try SourceRepository(vault.db).stored(kind: connection.kind.sourceKind, baseURL: server.description)!.id }
-            }
-            if connection.kind == .rhex { connection.rhexRecords.remember(try guarded.run { try $0.rhexIdentities(sourceID: sourceID) }) }
+            let connection = try await resolveConnection(server: server, kind: kind, create: true, override: credential)
+            let sourceID = try read { try SourceRepository(db).stored(kind: connection.kind.sourceKind, baseURL: server.description)!.id }
+            if connection.kind == .rhex { connection.rhexRecords.remember(try rhexIdentities(sourceID: sourceID)) }
             let ids: [String]
             switch selection {
             case .all: ids = try await connection.allPatientIDs()
@@ -118,9 +115,9 @@ extension OpenVault {
             case .loggedIn: ids = [loggedIn!]
             }
             let importer = RecordImporter(vault: self, sourceID: sourceID, scope: server.description, isSnapshot: true)
-            let documents = DocumentImporter(guarded: guarded, sourceID: sourceID, limits: try DocumentLimits.fromEnvironment(),
+            let documents = DocumentImporter(vault: self, sourceID: sourceID, limits: try DocumentLimits.fromEnvironment(),
                                              server: connection.kind == .fhir ? try connection.fhir() : nil,
-                                             extractor: try guarded.run { try $0.textExtractor() })
+                                             extractor: try textExtractor())
             var budget = documents.limits.perImport
             for (index, id) in ids.enumerated() {
                 progress("patient \(index + 1) of \(ids.count) (\(id))")
@@ -128,17 +125,13 @@ extension OpenVault {
                 resources += fetched.resources
                 for note in fetched.notes where !summary.notes.contains(note) { summary.notes.append(note) }
                 summary.rejected += fetched.rejected
-                let filed = try guarded.run { _ in
-                    try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
-                }
+                let filed = try importer.store(RecordImporter.Batch(fetched.record), relationship: relationship, summary: &summary)
                 if let filed {
                     try await documents.run(entries: fetched.record.entries, filed: filed, counts: &summary.documents, budget: &budget)
                 }
             }
-            try guarded.run { vault in
-                try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
-            }
-            try guarded.run { try $0.readWaitingDocuments(&summary.documents, limits: documents.limits) }
+            try write { try SourceRepository(db).touchLastSync(id: sourceID, now: Self.nowText()) }
+            try readWaitingDocuments(&summary.documents, limits: documents.limits)
             return (connection.kind, summary, resources)
         } catch let error as NetError {
             throw HReaderError.from(network: error)
@@ -149,7 +142,6 @@ extension OpenVault {
     /// across hosts. Updates in place, keeps the user's fields, marks what the server no longer has.
     /// A failing patient is reported and the others go on; each patient commits on its own.
     public func sync(patient only: Patient? = nil, progress: @escaping (String) -> Void = { _ in }) async throws -> SyncSummary {
-        let guarded = GuardedVault(self)
         // Remote patients by source.
         let targets: [(source: StoredSource, remoteIDs: [String])] = try read {
             let sources = try SourceRepository(db).allStored().filter { $0.kind == .fhir || $0.kind == .rhex }
@@ -174,7 +166,7 @@ extension OpenVault {
         var lanes: [Origin: [(connection: SourceConnection, sourceID: Int64, remoteID: String)]] = [:]
         var connections: [Int64: SourceConnection] = [:]
         for (source, ids) in targets {
-            let connection = try connection(sourceID: source.id, guarded: guarded)
+            let connection = try connection(sourceID: source.id)
             if connection.kind == .rhex { connection.rhexRecords.remember(try rhexIdentities(sourceID: source.id)) }
             connections[source.id] = connection
             let origin = Origin(connection.server.url)!
@@ -218,14 +210,12 @@ extension OpenVault {
                 summary.imports.rejected += fetched.rejected
                 let importer = RecordImporter(vault: self, sourceID: fetched.sourceID, scope: scope, isSnapshot: true)
                 do {
-                    let filed = try guarded.run { _ in
-                        try importer.store(RecordImporter.Batch(fetched.record), relationship: nil, summary: &summary.imports)
-                    }
+                    let filed = try importer.store(RecordImporter.Batch(fetched.record), relationship: nil, summary: &summary.imports)
                     synced.insert(fetched.sourceID)
                     if let filed, let connection = connections[fetched.sourceID] {
-                        let documents = DocumentImporter(guarded: guarded, sourceID: fetched.sourceID, limits: limits,
+                        let documents = DocumentImporter(vault: self, sourceID: fetched.sourceID, limits: limits,
                                                          server: connection.kind == .fhir ? try connection.fhir() : nil,
-                                                         extractor: try guarded.run { try $0.textExtractor() })
+                                                         extractor: try textExtractor())
                         try await documents.run(entries: fetched.record.entries, filed: filed,
                                                 counts: &summary.imports.documents, budget: &budget)
                     }
@@ -238,11 +228,9 @@ extension OpenVault {
         }
         await producer.value
         for sourceID in synced {
-            try guarded.run { vault in
-                try vault.write { try SourceRepository(vault.db).touchLastSync(id: sourceID, now: Self.nowText()) }
-            }
+            try write { try SourceRepository(db).touchLastSync(id: sourceID, now: Self.nowText()) }
         }
-        try guarded.run { try $0.readWaitingDocuments(&summary.imports.documents, limits: limits) }
+        try readWaitingDocuments(&summary.imports.documents, limits: limits)
         return summary
     }
 }

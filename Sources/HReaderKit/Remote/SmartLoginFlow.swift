@@ -95,9 +95,7 @@ extension OpenVault {
     /// patient chosen at login: only once the person said the identity is theirs.
     public func storeSmartLogin(_ authorized: SmartLoginAuthorized) throws -> SmartLoginOutcome {
         let latest = authorized.tokens
-        _ = try GuardedVault(self).run {
-            try $0.storeCredential(.oauth2(latest), server: authorized.server, kind: .fhir, how: "auth oauth2 (SMART App Launch)")
-        }
+        _ = try storeCredential(.oauth2(latest), server: authorized.server, kind: .fhir, how: "auth oauth2 (SMART App Launch)")
         return SmartLoginOutcome(server: authorized.server.description, patient: latest.patient, patientName: authorized.identity.patientName,
                                  scope: authorized.grantedScope, expiresAt: latest.expiresAt, refreshable: !latest.refreshToken.isEmpty,
                                  checked: authorized.checked)

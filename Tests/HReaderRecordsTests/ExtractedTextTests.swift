@@ -30,7 +30,7 @@ final class ExtractedTextTests: XCTestCase {
         XCTAssertFalse(ExtractedText.hasText(pages[1]), "a page number alone is a scan")
     }
 
-    /// Pages are tidied straight from pdftotext's bytes, each line written into the result once: the
+    /// Pages are tidied straight from pdftotext's bytes, as they come, each line written into the result once: the
     /// same text as decoding each page and tidying it line by line, as hreader did before (kept here as
     /// the reference), for bytes of every kind: controls, format characters, blank runs, trailing
     /// spaces, stray and truncated UTF-8.
@@ -78,6 +78,15 @@ final class ExtractedTextTests: XCTestCase {
             var expected = bytes.split(separator: 0x0C, omittingEmptySubsequences: false).map { reference(String(decoding: $0, as: UTF8.self)) }
             if expected.count > 1 { expected.removeLast() }
             XCTAssertEqual(ExtractedText.pages(ofPDFText: bytes), expected, "\(bytes)")
+            // The same, as pdftotext's output comes: in pieces cut anywhere.
+            var pages = ExtractedText.PDFPages()
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                let piece = rest.prefix(Int.random(in: 1...8, using: &generator))
+                Array(piece).withUnsafeBufferPointer { pages.append($0) }
+                rest = rest.dropFirst(piece.count)
+            }
+            XCTAssertEqual(pages.finish(), expected, "\(bytes) in pieces")
             XCTAssertEqual(ExtractedText.tidy(String(decoding: bytes, as: UTF8.self)), reference(String(decoding: bytes, as: UTF8.self)), "\(bytes)")
         }
     }

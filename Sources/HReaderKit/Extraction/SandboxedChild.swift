@@ -69,14 +69,16 @@ public struct SandboxedChild: Sendable {
 
     /// Runs the helper with stdin fed from `pulling` piece by piece (nil: the end). A byte written to
     /// the pipe whose read end is `stop` kills it (for a run on another thread whose answer is not wanted).
-    public func run(_ arguments: [String], pulling: () -> [UInt8]?, stop: Int32 = -1) throws -> Outcome {
+    /// With `output`, its stdout goes there piece by piece as it comes, and `Outcome.stdout` is empty.
+    public func run(_ arguments: [String], pulling: () -> [UInt8]?, stop: Int32 = -1,
+                    output: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil) throws -> Outcome {
         let name = (executable as NSString).lastPathComponent
         let sandbox = ChildProcess.Sandbox(limits: hreader_child_limits(address_space: limits.memoryBytes, cpu_seconds: limits.cpuSeconds,
                                                                         open_files: limits.openFiles),
                                            seccompOnly: seccompOnly)
         let result = ChildProcess.run(executable: executable, arguments: arguments, environment: Self.environment, workingDirectory: nil,
                                       pulling: pulling, timeout: limits.timeout, outputLimit: limits.outputBytes, sandbox: sandbox,
-                                      stop: stop)
+                                      stop: stop, output: output)
         switch result.ending {
         case .exited(0):
             return Outcome(stdout: result.stdout, isolation: result.isolation ?? .seccomp)

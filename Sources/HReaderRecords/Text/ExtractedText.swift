@@ -11,13 +11,44 @@ public enum ExtractedText {
 
     /// `pdftotext`'s output split into pages (it ends each page with a form feed).
     public static func pages(ofPDFText bytes: [UInt8]) -> [String] {
-        // Each page tidied straight from its bytes (a text layer of 200 pages is half a megabyte).
-        var pages = bytes.withUnsafeBufferPointer { all in
-            all.split(separator: 0x0c, omittingEmptySubsequences: false).map { tidy(utf8: UnsafeBufferPointer(rebasing: $0)) }
+        var pages = PDFPages()
+        bytes.withUnsafeBufferPointer { pages.append($0) }
+        return pages.finish()
+    }
+
+    /// `pages(ofPDFText:)` while `pdftotext` is still writing: each page is tidied (straight from its
+    /// bytes) as soon as its form feed has come, so only the last is left when the helper ends.
+    ///
+    ///     var pages = ExtractedText.PDFPages()
+    ///     pages.append(piece)             // as many times as pieces come
+    ///     let text = pages.finish()
+    public struct PDFPages: Sendable {
+        private var pages: [String] = []
+        /// The bytes of the page being written.
+        private var partial: [UInt8] = []
+
+        public init() {}
+
+        public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            var start = 0
+            for end in bytes.indices where bytes[end] == 0x0C {
+                if partial.isEmpty {
+                    pages.append(tidy(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end])))
+                } else {
+                    partial += bytes[start..<end]
+                    pages.append(partial.withUnsafeBufferPointer { tidy(utf8: $0) })
+                    partial.removeAll(keepingCapacity: true)
+                }
+                start = end + 1
+            }
+            partial += bytes[start...]
         }
-        // The form feed ends a page, so the piece after the last one is not a page.
-        if pages.count > 1 { pages.removeLast() }
-        return pages
+
+        /// The pages, once the output has ended. The form feed ends a page, so the piece after the last
+        /// one is not a page; output without any is one page.
+        public func finish() -> [String] {
+            pages.isEmpty ? [partial.withUnsafeBufferPointer { tidy(utf8: $0) }] : pages
+        }
     }
 
     /// Whether a page's text layer holds enough to be read without OCR.

@@ -56,6 +56,7 @@ extension OpenVault {
 
     /// As above; `layer`: the PDF's text layer read already (`PDFTextLayerRun`), so only its scanned
     /// pages are read from `bytes`.
+    @discardableResult
     func extractText(_ document: StoredDocument, bytes: DocumentBytes, extractor: DocumentTextExtractor,
                      layer: Result<[String], Error>? = nil) throws -> DocumentTextResult {
         guard let sha256 = document.sha256 else { return DocumentTextResult(text: nil, method: .none, note: "no bytes in the vault") }

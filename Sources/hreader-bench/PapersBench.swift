@@ -6,8 +6,9 @@ import HReaderStore
 
 /// Papers become text (issue 39), end to end through the binary, each against the helpers run by
 /// hand on the same file in the same run:
-/// - a 10-page scanned PDF (no text layer): `hreader documents add` (pdftotext, then per page
-///   pdftoppm at 300 dpi and Tesseract, each in its sandbox, the PDF streamed from the vault) against
+/// - a 10-page scanned PDF (no text layer): `hreader documents add` (pdftotext fed from the file while
+///   it is stored, then per page pdftoppm at 300 dpi and Tesseract, each in its sandbox, the PDF
+///   streamed from the vault) against
 ///   `pdftoppm -r 300 -f N -l N -gray -png scan.pdf | tesseract stdin stdout --psm 1 -l eng tsv` for
 ///   the same pages (goal ≤ 1.2×), and hreader's peak memory against `documents list` (goal: flat);
 /// - a 200-page PDF with a text layer: `documents add` against `pdftotext scan.pdf -` (goal ≤ +10%).

@@ -122,12 +122,15 @@ struct DocumentsCommand: ParsableCommand {
 
         func run() throws {
             let limits = try DocumentLimits.fromEnvironment()
+            // A PDF's text layer is read from now on: pdftotext parses while the vault opens.
+            let textLayer = PDFTextLayerRun.start(adding: URL(fileURLWithPath: file), contentType: contentType, limits: limits)
+            defer { textLayer?.cancel() }
             let open = try global.open()
             let p = try open.patient(patient)
             let extractor = try DocumentsCommand.extractor(open, languages: ocrLang, global: global)
             defer { DocumentsCommand.endProgress(extractor) }
             let d = try open.addDocument(file: URL(fileURLWithPath: file), patient: p, title: title, date: date?.time,
-                                         contentType: contentType, limits: limits, extractor: extractor)
+                                         contentType: contentType, limits: limits, extractor: extractor, textLayer: textLayer)
             DocumentsCommand.endProgress(extractor)
             if global.json { Output.json(.object([("document", d.jsonObject.json)])); return }
             let text = d.textSummary.isEmpty ? "" : "; text: \(d.textSummary)"

@@ -107,6 +107,32 @@ final class CrashTortureTests: CLITestCase {
                              }))
     }
 
+    /// `documents add` of a PDF with a text layer killed anywhere (pdftotext reading the file beside the
+    /// storing, the one commit of the bytes and their text): the vault checks out and holds the document
+    /// whole with its text, or not at all; adding it once more (when it is not there) gives the same.
+    func testADocumentAddKilledAnywhereLeavesTheDocumentWholeOrAbsent() throws {
+        let lines = (1...200).map { n in (1...30).map { "Page \(n) line \($0): the Heatherwick clinic letter" } }
+        let pdf = workDir.appendingPathComponent("long.pdf")
+        try DocumentTextExtractionTests.textPDF(lines).write(to: pdf)
+        func documents(_ vault: String) throws -> [[String: Any]] {
+            try json(try ok(withPassword(["documents", "list", "--json", "--vault", vault])))["documents"] as? [[String: Any]] ?? []
+        }
+        try torture(Scenario(name: "documents-add",
+                             prepare: { try self.ok(self.withPassword(["patients", "add", "--first", "Ada", "--last", "Byron", "--vault", $0])) },
+                             command: { ["documents", "add", pdf.path, "--patient", "1", "--vault", $0, "--password-file", self.passwordFile] },
+                             converge: { vault in
+                                 let found = try documents(vault)
+                                 // Whole, or absent: never bytes without their text, nor a text waiting for them.
+                                 XCTAssertTrue(found.allSatisfy { $0["text_method"] as? String == "pdf-text" && $0["sha256"] is String }, "\(found)")
+                                 if found.isEmpty { try self.ok(self.withPassword(["documents", "add", pdf.path, "--patient", "1", "--vault", vault])) }
+                             },
+                             fingerprint: { vault in
+                                 let found = try documents(vault)
+                                 let hits = try self.json(try self.ok(self.withPassword(["search", "heatherwick", "--json", "--vault", vault])))["hits"] as? [Any]
+                                 return found.map { "\($0["sha256"] ?? "-") \($0["text_method"] ?? "-")" }.joined(separator: ", ") + "; hits \(hits?.count ?? -1)"
+                             }))
+    }
+
     /// `rekey` (with a password change) killed anywhere: in the key derivations, between its two
     /// key-file writes, in the database export or around the rename. Every vault opens with the old or
     /// the new password, passes check (which rolls a pending rekey forward), and holds the same data.

@@ -1,5 +1,7 @@
 import Foundation
+import HReaderCrypto
 import HReaderKit
+import HReaderStore
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -407,5 +409,110 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertEqual(Set(entries.compactMap { $0["description"] as? String }), ["Haemoglobin", "Potassium"])
         let shown = try ok(withPassword(["entries", "show", "\(entries.first { $0["description"] as? String == "Potassium" }!["id"]!)"])).stdout
         XCTAssertTrue(shown.contains("From document \(id) (labs), line 5: Potassium 5.9 mmol/L 3.5 - 5.1 H"), "provenance: \(shown)")
+    }
+
+    // MARK: A text layer is kept with its bytes
+
+    /// The commits in the vault's write-ahead log since it was last emptied: its commit frames (each
+    /// frame's header is outside the encryption: page number, the database's size after a commit, the
+    /// log's salts). `open` must stay open meanwhile: the last connection to close empties the log.
+    func commitsInTheLog() throws -> Int {
+        let wal = [UInt8](try Data(contentsOf: vaultDir.appendingPathComponent("vault.db-wal")))
+        guard wal.count >= 32 else { return 0 }
+        func be32(_ i: Int) -> UInt32 { wal[i..<(i + 4)].reduce(0) { $0 << 8 | UInt32($1) } }
+        let pageSize = Int(be32(8)), salts = (be32(16), be32(20))
+        var commits = 0
+        var frame = 32
+        while frame + 24 + pageSize <= wal.count, be32(frame + 8) == salts.0, be32(frame + 12) == salts.1 {
+            if be32(frame + 4) != 0 { commits += 1 }
+            frame += 24 + pageSize
+        }
+        return commits
+    }
+
+    /// A PDF with a text layer is stored with its text in one transaction (the text read by pdftotext
+    /// from the file while the bytes are stored), found by search at once; so is the reason when
+    /// pdftotext refuses a file. Crash safety: a kill can never leave the bytes without their text.
+    func testATextPDFIsStoredWithItsTextInOneCommit() throws {
+        let open = try VaultService(vault: Vault(root: vaultDir)).open(.password(SecretBytes(utf8: Self.password)))
+        _ = try open.db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        XCTAssertEqual(try commitsInTheLog(), 0)
+        let pages = (1...40).map { n in (1...30).map { "Page \(n) line \($0) of the Gorseberry referral, seen in clinic" } }
+        let pdf = Self.textPDF(pages)
+        let letter = try add(try write("letter.pdf", pdf))
+        XCTAssertEqual(letter["text_method"] as? String, "pdf-text")
+        XCTAssertEqual(try commitsInTheLog(), 1, "the bytes and their text in one commit")
+        XCTAssertEqual(try searchTitles("gorseberry"), ["letter"])
+        let id = String(try XCTUnwrap(letter["id"] as? Int))
+        XCTAssertTrue(try ok(withPassword(["documents", "show", id])).stdout.contains("Page 40 line 30 of the Gorseberry referral"))
+        XCTAssertEqual(try ok(withPassword(["documents", "get", id, "--out", "-"])).stdout, String(decoding: pdf, as: UTF8.self))
+
+        // A file pdftotext refuses: stored whole, with the reason, in one commit too.
+        _ = try open.db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        let corrupt = Data("%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 9 0 R >> endobj\n".utf8) + Data(repeating: 0x41, count: 4096)
+        let broken = try add(try write("broken.pdf", corrupt))
+        XCTAssertEqual(try commitsInTheLog(), 1)
+        XCTAssertEqual(broken["text_method"] as? String, "none")
+        XCTAssertTrue((broken["text_note"] as? String ?? "").hasPrefix("not read: pdftotext refused the file (exit "), "\(broken)")
+        XCTAssertEqual(broken["sha256"] as? String, DocumentRepository.hex(SHA256.hash([UInt8](corrupt))))
+        try ok(withPassword(["check"]))
+        XCTAssertTrue(try ok(withPassword(["documents", "list"])).stdout.contains("pdf-text"))
+    }
+
+    /// The text layer read by the helper beside the storing, when it comes too late for the transaction
+    /// of the bytes or has more than the helper may give: the document is stored all the same, its
+    /// text (or the reason it has none) kept, nothing lost.
+    func testALateOrOversizedTextLayerStillLeavesTheDocumentWhole() throws {
+        let open = try VaultService(vault: Vault(root: vaultDir)).open(.password(SecretBytes(utf8: Self.password)))
+        let patient = try open.patient("1")
+        let pages = (1...50).map { n in (1...30).map { "Page \(n) line \($0): the Hawthornia clinic letter goes on and on" } }
+        let url = URL(fileURLWithPath: try write("long.pdf", Self.textPDF(pages)))
+        let bytes = [UInt8](try Data(contentsOf: url))
+
+        // Not waited for at all: the bytes are committed first, the text in a second transaction.
+        var late = try open.textExtractor()
+        late.textLayerWait = 0
+        let first = try open.addDocument(file: url, patient: patient, title: "late", extractor: late)
+        XCTAssertEqual(first.textMethod, .pdfText)
+        XCTAssertTrue(try XCTUnwrap(try open.documentText(first)).contains("Page 50 line 30: the Hawthornia clinic letter"))
+
+        // pdftotext gives more than it may (64 KiB here; the text is about 90 KiB): no text, the reason, the bytes whole.
+        var small = try open.textExtractor()
+        small.limits.outputBytes = 64 << 10
+        let second = try open.addDocument(file: url, patient: patient, title: "oversized", extractor: small)
+        XCTAssertEqual(second.textMethod, DocumentTextMethod.none)
+        XCTAssertEqual(second.textNote, "not read: pdftotext gave more than 64 KiB and was stopped")
+        XCTAssertNil(try open.documentText(second))
+        XCTAssertEqual(second.sha256, DocumentRepository.hex(SHA256.hash(bytes)))
+        var stored: [UInt8] = []
+        try open.readDocumentBytes(second) { stored += $0 }
+        XCTAssertEqual(stored, bytes)
+        XCTAssertEqual(try open.damagedDocuments(), [])
+        XCTAssertEqual(try searchTitles("hawthornia"), ["late"])
+        XCTAssertEqual(try searchTitles("oversized"), ["oversized"], "found by its title")
+    }
+
+    /// A PDF of a typed page and a scanned one: the typed page's text is read once (beside the
+    /// storing), only the scanned page by OCR, from the vault, after the bytes are committed.
+    func testAPDFOfATypedAndAScannedPageIsReadByLayerAndOCR() throws {
+        let scanned = try Self.render(Self.textPDF([["Operation note about Bramblethorpe", "The wound was closed in layers"]]), format: "jpeg", dpi: 150)
+        let (width, height, components) = try XCTUnwrap(Self.jpegSize(scanned))
+        let w = Double(width) * 72 / 150, h = Double(height) * 72 / 150
+        let typed = "BT /F1 14 Tf 50 700 Td 20 TL (Typed cover letter about Larkspurian care) ' ET"
+        let drawn = "q \(w) 0 0 \(h) 0 0 cm /Im0 Do Q"
+        let pdf = Self.pdf([Data("<< /Type /Catalog /Pages 2 0 R >>".utf8), Data("<< /Type /Pages /Kids [4 0 R 6 0 R] /Count 2 >>".utf8),
+                            Data("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".utf8),
+                            Data("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>".utf8),
+                            Data("<< /Length \(typed.utf8.count) >>\nstream\n\(typed)\nendstream".utf8),
+                            Data("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 \(w) \(h)] /Resources << /XObject << /Im0 8 0 R >> >> /Contents 7 0 R >>".utf8),
+                            Data("<< /Length \(drawn.utf8.count) >>\nstream\n\(drawn)\nendstream".utf8),
+                            Data("<< /Type /XObject /Subtype /Image /Width \(width) /Height \(height) /ColorSpace /\(components == 1 ? "DeviceGray" : "DeviceRGB") /BitsPerComponent 8 /Filter /DCTDecode /Length \(scanned.count) >>\nstream\n".utf8)
+                                + scanned + Data("\nendstream".utf8)])
+        let document = try add(try write("mixed.pdf", pdf))
+        XCTAssertEqual(document["text_method"] as? String, "ocr")
+        XCTAssertEqual(document["text_note"] as? String, "1 of 2 pages from the text layer")
+        XCTAssertEqual(try searchTitles("larkspurian"), ["mixed"])
+        XCTAssertEqual(try searchTitles("bramblethorpe"), ["mixed"])
+        assertNoPlaintext(["Larkspurian", "Bramblethorpe"])
     }
 }

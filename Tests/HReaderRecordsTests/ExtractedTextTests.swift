@@ -30,6 +30,67 @@ final class ExtractedTextTests: XCTestCase {
         XCTAssertFalse(ExtractedText.hasText(pages[1]), "a page number alone is a scan")
     }
 
+    /// Pages are tidied straight from pdftotext's bytes, as they come, each line written into the result once: the
+    /// same text as decoding each page and tidying it line by line, as hreader did before (kept here as
+    /// the reference), for bytes of every kind: controls, format characters, blank runs, trailing
+    /// spaces, stray and truncated UTF-8.
+    func testPagesTidiedFromBytesReadAsTheDecodedTextTidiedLineByLine() {
+        func reference(_ text: String) -> String {
+            var out: [UInt8] = []
+            var blankRun = 0
+            var count = 0
+            var line: [UInt8] = []
+            for raw in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
+                line.removeAll(keepingCapacity: true)
+                var characters = 0
+                if raw.allSatisfy({ $0 < 0x80 }) {
+                    for byte in raw where byte >= 0x20 && byte != 0x7F || byte == 0x09 { line.append(byte) }
+                    characters = line.count
+                } else {
+                    for scalar in String(decoding: raw, as: UTF8.self).unicodeScalars {
+                        if scalar.value < 0x80 {
+                            guard scalar.value >= 0x20 && scalar.value != 0x7F || scalar == "\t" else { continue }
+                        } else {
+                            let category = scalar.properties.generalCategory
+                            guard category != .control, category != .format || scalar == "\u{200D}" else { continue }
+                        }
+                        line.append(contentsOf: String(scalar).utf8)
+                        characters += 1
+                    }
+                }
+                while let last = line.last, last == 0x20 || last == 0x09 { line.removeLast(); characters -= 1 }
+                if line.isEmpty { blankRun += 1; if blankRun > 1 || out.isEmpty { continue } } else { blankRun = 0 }
+                if count + characters + 1 > ExtractedText.maxCharacters { break }
+                if !out.isEmpty { out.append(0x0A) }
+                out += line
+                count += characters + 1
+            }
+            while out.last == 0x0A { out.removeLast() }
+            return String(decoding: out, as: UTF8.self)
+        }
+        let pieces: [[UInt8]] = [Array("Word".utf8), Array(" ".utf8), [0x09], [0x0A], [0x0A, 0x0A, 0x0A], [0x0C], [0x0D], [0x00], [0x1B], [0x7F],
+                                 Array("é".utf8), Array("\u{202E}".utf8), Array("\u{200D}".utf8), Array("\u{85}".utf8), Array("日本".utf8),
+                                 [0x80], [0xE2], [0xE2, 0x80], [0xFF], [0xF0, 0x9F, 0x98]]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...40, using: &generator) { bytes += pieces.randomElement(using: &generator)! }
+            var expected = bytes.split(separator: 0x0C, omittingEmptySubsequences: false).map { reference(String(decoding: $0, as: UTF8.self)) }
+            if expected.count > 1 { expected.removeLast() }
+            XCTAssertEqual(ExtractedText.pages(ofPDFText: bytes), expected, "\(bytes)")
+            // The same, as pdftotext's output comes: in pieces cut anywhere.
+            var pages = ExtractedText.PDFPages()
+            var rest = bytes[...]
+            while !rest.isEmpty {
+                let piece = rest.prefix(Int.random(in: 1...8, using: &generator))
+                Array(piece).withUnsafeBufferPointer { pages.append($0) }
+                rest = rest.dropFirst(piece.count)
+            }
+            XCTAssertEqual(pages.finish(), expected, "\(bytes) in pieces")
+            XCTAssertEqual(ExtractedText.tidy(String(decoding: bytes, as: UTF8.self)), reference(String(decoding: bytes, as: UTF8.self)), "\(bytes)")
+        }
+    }
+
     func testLabLinesReadAsResultsAndOtherLinesDoNot() throws {
         let text = """
             City Lab report 2024

@@ -20,6 +20,8 @@ struct ChildProcess {
         case signaled(Int32)
         case timedOut
         case outputTooLarge
+        /// Stopped by the caller (a byte written to the `stop` pipe): its answer is no longer wanted.
+        case stopped
         case couldNotStart(String)
     }
 
@@ -49,9 +51,13 @@ struct ChildProcess {
     }
 
     /// As above, stdin fed from `pulling` piece by piece as the child reads (nil: the end), so a large
-    /// input never needs to be whole in memory.
+    /// input never needs to be whole in memory. When `stop` (the read end of a pipe) becomes readable,
+    /// the child is killed and the run ends `.stopped` (a run on another thread whose answer is not wanted).
+    /// With `output`, stdout is handed to it piece by piece as it comes (within `outputLimit` in all)
+    /// instead of being collected: the caller reads the answer while the child still writes it.
     static func run(executable: String, arguments: [String] = [], environment: [String: String], workingDirectory: String?,
-                    pulling: () -> [UInt8]?, timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil) -> Result {
+                    pulling: () -> [UInt8]?, timeout: TimeInterval, outputLimit: Int, sandbox: Sandbox? = nil,
+                    stop: Int32 = -1, output: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil) -> Result {
         // A child that exits before reading all of stdin must not kill hreader with SIGPIPE.
         let previousSIGPIPE = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previousSIGPIPE) }
@@ -83,6 +89,7 @@ struct ChildProcess {
         }
 
         var stdout: [UInt8] = [], stderr: [UInt8] = []
+        var stdoutCount = 0
         var written = 0
         var ending: Ending?
         // The piece being written, the next one pulled when it is done.
@@ -105,9 +112,11 @@ struct ChildProcess {
             var fds: [pollfd] = []
             if parentEnds[0] >= 0 { fds.append(pollfd(fd: parentEnds[0], events: Int16(POLLOUT), revents: 0)) }
             for index in 1...2 where parentEnds[index] >= 0 { fds.append(pollfd(fd: parentEnds[index], events: Int16(POLLIN), revents: 0)) }
+            if stop >= 0 { fds.append(pollfd(fd: stop, events: Int16(POLLIN), revents: 0)) }
             let ready = poll(&fds, nfds_t(fds.count), wait)
             if ready < 0 && errno != EINTR { ending = .couldNotStart("poll failed: \(String(cString: strerror(errno)))"); break }
             if ready <= 0 { continue }
+            if stop >= 0, fds.last!.revents != 0 { ending = .stopped; break }
             for polled in fds where polled.revents != 0 {
                 if polled.fd == parentEnds[0] {
                     let n = input.withUnsafeBytes { bytes in
@@ -123,8 +132,10 @@ struct ChildProcess {
                 let n = read(polled.fd, &buffer, buffer.count)
                 if n > 0 {
                     if index == 1 {
-                        if stdout.count + n > outputLimit { ending = .outputTooLarge; break pumping }
-                        stdout.append(contentsOf: buffer[0..<n])
+                        if stdoutCount + n > outputLimit { ending = .outputTooLarge; break pumping }
+                        stdoutCount += n
+                        if let output { buffer.withUnsafeBufferPointer { output(UnsafeBufferPointer(rebasing: $0[0..<n])) } }
+                        else { stdout.append(contentsOf: buffer[0..<n]) }
                     } else if stderr.count < stderrLimit {
                         stderr.append(contentsOf: buffer[0..<min(n, stderrLimit - stderr.count)])
                     }

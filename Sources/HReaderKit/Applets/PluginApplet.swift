@@ -118,6 +118,8 @@ struct PluginApplet {
             return Answer(tile: failure("the plugin did not answer within \(TileFormat.number(specification.timeout)) s and was stopped"), dataChanges: [])
         case .outputTooLarge:
             return Answer(tile: failure("the plugin wrote more than \(specification.maxOutputBytes) bytes and was stopped"), dataChanges: [])
+        case .stopped:   // never asked for here (no stop pipe), but a stop is a stop
+            return Answer(tile: failure("the plugin was stopped"), dataChanges: [])
         case let .signaled(signal):
             return Answer(tile: failure("the plugin crashed (signal \(signal))"), dataChanges: [])
         case let .exited(status) where status != 0:

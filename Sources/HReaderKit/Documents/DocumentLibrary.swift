@@ -146,12 +146,21 @@ extension OpenVault {
 
     /// `hreader documents add`: the file's bytes read and stored in chunks (a file of any size within
     /// the limit never sits whole in memory), under the manual source ("added by you"), its readable
-    /// text extracted when it is text, HTML or RTF. One transaction: a failure leaves nothing. A PDF or
-    /// an image is then read by `extractor`'s helpers, out of process, before this returns (without
-    /// one, it is left waiting for `documents reindex`).
+    /// text extracted when it is text, HTML or RTF. One transaction: a failure leaves nothing.
+    ///
+    /// A PDF's text layer is read by `pdftotext` (`extractor`'s, in its sandbox) from the file itself
+    /// while the bytes are stored (`PDFTextLayerRun`), and kept in the same transaction when it is the
+    /// whole answer (no page left for OCR), has come within `extractor.textLayerWait`, and was read from
+    /// the very bytes stored (their SHA-256). Otherwise the document is committed `pending` and read
+    /// before this returns, its scanned pages by OCR (or all of it again from the vault, when the file
+    /// changed meanwhile), in a transaction of its own; so is an image. Without `extractor` a PDF or an
+    /// image is left waiting for `documents reindex`. `textLayer`: that reading, started by the caller
+    /// before it opened the vault (`PDFTextLayerRun.start(adding:…)`); used, or stopped.
     public func addDocument(file url: URL, patient: Patient, title: String? = nil, date: ClinicalTime? = nil,
                             contentType given: String? = nil, limits: DocumentLimits = DocumentLimits(),
-                            extractor: DocumentTextExtractor? = nil) throws -> StoredDocument {
+                            extractor: DocumentTextExtractor? = nil, textLayer started: PDFTextLayerRun? = nil) throws -> StoredDocument {
+        // Whatever way this ends, a reading started by the caller ends with it (a no-op once it has answered).
+        defer { started?.cancel() }
         guard let handle = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
         defer { try? handle.close() }
         let pieceSize = DocumentRepository.chunkSize
@@ -166,6 +175,15 @@ extension OpenVault {
             throw HReaderError.badInput("\(url.lastPathComponent): \(DocumentContentType.refusal(contentType))")
         }
         let readsText = DocumentContentType.hasReadableText(contentType)
+        let isPDF = DocumentContentType.mediaType(contentType) == "application/pdf"
+        // Started before the transaction (by the caller, or here): pdftotext parses on the other core while
+        // the bytes are encrypted.
+        let textLayer = isPDF ? extractor.flatMap { extractor in
+            started ?? extractor.tools.pdftotext.flatMap { PDFTextLayerRun.start(file: url, pdftotext: $0, limits: extractor.limits, maxBytes: limits.perDocument) }
+        } : nil
+        // Stopped (and its thread ended) on any way out; a no-op once it has answered.
+        defer { textLayer?.cancel() }
+        var textRead = false
         var textBytes: [UInt8]? = readsText ? [] : nil
         let id: Int64 = try write {
             let draft = DocumentDraft(patientID: patient.id, sourceID: try documentStore.manualSourceID(),
@@ -173,8 +191,9 @@ extension OpenVault {
                                       date: date ?? ClinicalTime(epoch: Int64(Date().timeIntervalSince1970)), state: .fetched)
             let id = try documentStore.insert(draft)
             var pending: [UInt8]? = first
+            let stored: (size: Int64, sha256: String)
             do {
-                try documentStore.writeBytes(id: id, limit: limits.perDocument) {
+                stored = try documentStore.writeBytes(id: id, limit: limits.perDocument) {
                     let piece: [UInt8]
                     if let waiting = pending { piece = waiting; pending = nil } else { piece = [UInt8](handle.readData(ofLength: pieceSize)) }
                     if piece.isEmpty { return nil }
@@ -191,6 +210,10 @@ extension OpenVault {
                 let text = textBytes.flatMap { DocumentText.readable($0, contentType: contentType) }
                 try documentStore.setText(id: id, text.map { DocumentTextResult(text: $0, method: .text) }
                     ?? DocumentTextResult(text: nil, method: .none, note: textBytes == nil ? "too large to read as text" : "no readable text"))
+            } else if isPDF, let extractor, let result = Self.textLayerInTime(textLayer, of: stored.sha256, extractor: extractor) {
+                try documentStore.setText(id: id, result)
+                try audit.record("document.text", subject: try documentStore.get(id: id)?.uuid, detail: result.method.rawValue)
+                textRead = true
             } else if DocumentTextExtractor.needsHelper(contentType) {
                 try documentStore.markPending(id: id)
             } else {
@@ -199,10 +222,25 @@ extension OpenVault {
             try audit.record("document.add", subject: patient.uuid)
             return id
         }
-        if let extractor, DocumentTextExtractor.needsHelper(contentType), let stored = try read({ try documentStore.get(id: id) }) {
-            try extractText(stored, extractor: extractor)
+        if !textRead, let extractor, DocumentTextExtractor.needsHelper(contentType), let stored = try read({ try documentStore.get(id: id) }) {
+            if let layer = textLayer?.wait(), layer.sha256 == stored.sha256 {
+                // Read in time for OCR only, or late: only the scanned pages (if any) are read again, from the vault.
+                try extractText(stored, bytes: DocumentBytes { [documentStore] in try documentStore.chunks(id: id) }, extractor: extractor,
+                                layer: layer.pages)
+            } else {
+                try extractText(stored, extractor: extractor)
+            }
         }
         return try read { try documentStore.get(id: id)! }
+    }
+
+    /// A PDF's text to keep in the transaction of its bytes: known at once without `pdftotext`, else the
+    /// text layer `run` read when it has answered within `extractor.textLayerWait`, from bytes whose
+    /// SHA-256 is `sha256`, and needs no OCR. Nil: read after the commit.
+    private static func textLayerInTime(_ run: PDFTextLayerRun?, of sha256: String, extractor: DocumentTextExtractor) -> DocumentTextResult? {
+        guard extractor.tools.pdftotext != nil else { return extractor.pdfWithoutOCR(.success([])) }
+        guard let run, let layer = run.wait(until: .now() + extractor.textLayerWait), layer.sha256 == sha256 else { return nil }
+        return extractor.pdfWithoutOCR(layer.pages)
     }
 
     /// `hreader documents remove`: the document, its bytes and its text.

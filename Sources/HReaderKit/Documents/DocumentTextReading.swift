@@ -62,9 +62,13 @@ extension OpenVault {
         try extractText(document, bytes: .inMemory(bytes), extractor: extractor)
     }
 
-    func extractText(_ document: StoredDocument, bytes: DocumentBytes, extractor: DocumentTextExtractor) throws -> DocumentTextResult {
+    /// As above; `layer`: the PDF's text layer read already (`PDFTextLayerRun`), so only its scanned
+    /// pages are read from `bytes`.
+    @discardableResult
+    func extractText(_ document: StoredDocument, bytes: DocumentBytes, extractor: DocumentTextExtractor,
+                     layer: Result<[String], Error>? = nil) throws -> DocumentTextResult {
         guard let sha256 = document.sha256 else { return DocumentTextResult(text: nil, method: .none, note: "no bytes in the vault") }
-        let result = extractor.extract(bytes, contentType: document.contentType)
+        let result = layer.map { extractor.pdf(bytes, layer: $0) } ?? extractor.extract(bytes, contentType: document.contentType)
         try write {
             // Replaced or removed meanwhile (another process): its own extraction will do.
             guard try documentStore.get(id: document.id)?.sha256 == sha256 else { return }

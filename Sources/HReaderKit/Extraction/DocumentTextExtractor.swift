@@ -20,6 +20,10 @@ public struct DocumentTextExtractor: Sendable {
     /// At most this many pages of one PDF are read by OCR (the rest are noted).
     public var maxOCRPages = 200
     public var limits = SandboxedChild.Limits()
+    /// How long `documents add` waits, its transaction open, for a PDF's text layer once the bytes are
+    /// stored (to keep both in one commit); a slower text is kept in a transaction of its own.
+    /// Well within another writer's `busy_timeout` (10 s).
+    public var textLayerWait: TimeInterval = 2
     /// Called before each page is read by OCR (page, of pages): progress on a terminal.
     public var progress: (@Sendable (Int, Int) -> Void)? = nil
 
@@ -79,45 +83,69 @@ public struct DocumentTextExtractor: Sendable {
         }
     }
 
-    func pdf(_ bytes: DocumentBytes) -> DocumentTextResult {
+    /// How `pdftotext` is asked for a PDF's text layer: the PDF on stdin, UTF-8 text on stdout, a form
+    /// feed after each page.
+    static let pdftotextArguments = ["-q", "-enc", "UTF-8", "fd://0", "-"]
+
+    /// As `extract`, for a PDF whose text layer was read already (`PDFTextLayerRun`): `bytes` are only
+    /// read again to render the pages without one for OCR.
+    func pdf(_ bytes: DocumentBytes, layer: Result<[String], Error>? = nil) -> DocumentTextResult {
         guard let pdftotext = tools.pdftotext else { return DocumentTextResult(text: nil, method: .none, note: Self.installPoppler) }
-        let pages: [String]
-        do {
-            pages = ExtractedText.pages(ofPDFText: try bytes.feed(SandboxedChild(executable: pdftotext, limits: limits),
-                                                                  ["-q", "-enc", "UTF-8", "fd://0", "-"]).stdout)
-        } catch {
-            return DocumentTextResult(text: nil, method: .none, note: "not read: \(error)")
+        let layer = layer ?? Result {
+            ExtractedText.pages(ofPDFText: try bytes.feed(SandboxedChild(executable: pdftotext, limits: limits), Self.pdftotextArguments).stdout)
         }
+        return pdfWithoutOCR(layer) ?? pdfWithOCR(bytes, pages: (try? layer.get()) ?? [])
+    }
+
+    /// A PDF's text when its text layer is the whole answer: every page has one, or OCR is off or its
+    /// tools are missing, or `pdftotext` failed (the reason). Nil when pages without a text layer are to
+    /// be read by OCR. Nothing runs here: `documents add` stores this in the transaction of the bytes.
+    func pdfWithoutOCR(_ layer: Result<[String], Error>) -> DocumentTextResult? {
+        guard tools.pdftotext != nil else { return DocumentTextResult(text: nil, method: .none, note: Self.installPoppler) }
+        let pages: [String]
+        switch layer {
+        case let .success(read): pages = read
+        case let .failure(error): return DocumentTextResult(text: nil, method: .none, note: "not read: \(error)")
+        }
+        let missing = pages.indices.filter { !ExtractedText.hasText(pages[$0]) }
+        guard missing.isEmpty || !ocr || tools.tesseract == nil || tools.pdftoppm == nil else { return nil }
+        var notes: [String] = []
+        if !missing.isEmpty {
+            notes.append(!ocr ? "\(missing.count) of \(pages.count) pages without a text layer (not read: OCR was turned off)"
+                         : "\(missing.count) of \(pages.count) pages without a text layer: install " + (tools.pdftoppm == nil ? "poppler-utils" : "tesseract-ocr"))
+        }
+        return pdfResult(pages, texts: pages, missing: missing, notes: notes, confidences: [])
+    }
+
+    /// The pages without a text layer rendered at `dpi` by `pdftoppm` (fed `bytes` again for each) and
+    /// read by Tesseract, at most `maxOCRPages` of them.
+    func pdfWithOCR(_ bytes: DocumentBytes, pages: [String]) -> DocumentTextResult {
         let missing = pages.indices.filter { !ExtractedText.hasText(pages[$0]) }
         var texts = pages
         var notes: [String] = []
         var confidences: [(Double, Int)] = []
-        if !missing.isEmpty {
-            if !ocr {
-                notes.append("\(missing.count) of \(pages.count) pages without a text layer (not read: OCR was turned off)")
-            } else if tools.tesseract == nil || tools.pdftoppm == nil {
-                notes.append("\(missing.count) of \(pages.count) pages without a text layer: install "
-                             + (tools.pdftoppm == nil ? "poppler-utils" : "tesseract-ocr"))
-            } else {
-                var failed: [String] = []
-                for (done, index) in missing.prefix(maxOCRPages).enumerated() {
-                    progress?(done + 1, min(missing.count, maxOCRPages))
-                    do {
-                        // Grey PGM: no compression to spend time on (a letter page at 300 dpi is 8.4 MB, held
-                        // once; PNG took 2.5 times as long to render here).
-                        let image = try bytes.feed(SandboxedChild(executable: tools.pdftoppm!, limits: limits),
-                                                   ["-r", String(dpi), "-f", String(index + 1), "-l", String(index + 1), "-gray", "fd://0"]).stdout
-                        let page = try recognize(.inMemory(image))
-                        texts[index] = page.text
-                        if let confidence = page.confidence { confidences.append((confidence, page.words)) }
-                    } catch {
-                        failed.append("page \(index + 1): \(error)")
-                    }
-                }
-                if missing.count > maxOCRPages { notes.append("\(missing.count - maxOCRPages) pages beyond the first \(maxOCRPages) scanned ones not read") }
-                if let first = failed.first { notes.append(failed.count == 1 ? "not read: \(first)" : "\(failed.count) pages not read (\(first))") }
+        var failed: [String] = []
+        for (done, index) in missing.prefix(maxOCRPages).enumerated() {
+            progress?(done + 1, min(missing.count, maxOCRPages))
+            do {
+                // Grey PGM: no compression to spend time on (a letter page at 300 dpi is 8.4 MB, held
+                // once; PNG took 2.5 times as long to render here).
+                let image = try bytes.feed(SandboxedChild(executable: tools.pdftoppm!, limits: limits),
+                                           ["-r", String(dpi), "-f", String(index + 1), "-l", String(index + 1), "-gray", "fd://0"]).stdout
+                let page = try recognize(.inMemory(image))
+                texts[index] = page.text
+                if let confidence = page.confidence { confidences.append((confidence, page.words)) }
+            } catch {
+                failed.append("page \(index + 1): \(error)")
             }
         }
+        if missing.count > maxOCRPages { notes.append("\(missing.count - maxOCRPages) pages beyond the first \(maxOCRPages) scanned ones not read") }
+        if let first = failed.first { notes.append(failed.count == 1 ? "not read: \(first)" : "\(failed.count) pages not read (\(first))") }
+        return pdfResult(pages, texts: texts, missing: missing, notes: notes, confidences: confidences)
+    }
+
+    /// The pages' texts (the layer's, and OCR's where it read) joined into the document's.
+    private func pdfResult(_ pages: [String], texts: [String], missing: [Int], notes: [String], confidences: [(Double, Int)]) -> DocumentTextResult {
         // Each page is tidy already; joined, only the whole's length is left to bound.
         var text = texts.filter { !$0.isEmpty }.joined(separator: "\n\n")
         if text.utf8.count > ExtractedText.maxCharacters { text = ExtractedText.tidy(text) }

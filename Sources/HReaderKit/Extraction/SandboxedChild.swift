@@ -67,14 +67,18 @@ public struct SandboxedChild: Sendable {
         return try run(arguments, pulling: { defer { given = nil }; return given })
     }
 
-    /// Runs the helper with stdin fed from `pulling` piece by piece (nil: the end).
-    public func run(_ arguments: [String], pulling: () -> [UInt8]?) throws -> Outcome {
+    /// Runs the helper with stdin fed from `pulling` piece by piece (nil: the end). A byte written to
+    /// the pipe whose read end is `stop` kills it (for a run on another thread whose answer is not wanted).
+    /// With `output`, its stdout goes there piece by piece as it comes, and `Outcome.stdout` is empty.
+    public func run(_ arguments: [String], pulling: () -> [UInt8]?, stop: Int32 = -1,
+                    output: ((UnsafeBufferPointer<UInt8>) -> Void)? = nil) throws -> Outcome {
         let name = (executable as NSString).lastPathComponent
         let sandbox = ChildProcess.Sandbox(limits: hreader_child_limits(address_space: limits.memoryBytes, cpu_seconds: limits.cpuSeconds,
                                                                         open_files: limits.openFiles),
                                            seccompOnly: seccompOnly)
         let result = ChildProcess.run(executable: executable, arguments: arguments, environment: Self.environment, workingDirectory: nil,
-                                      pulling: pulling, timeout: limits.timeout, outputLimit: limits.outputBytes, sandbox: sandbox)
+                                      pulling: pulling, timeout: limits.timeout, outputLimit: limits.outputBytes, sandbox: sandbox,
+                                      stop: stop, output: output)
         switch result.ending {
         case .exited(0):
             return Outcome(stdout: result.stdout, isolation: result.isolation ?? .seccomp)
@@ -87,7 +91,9 @@ public struct SandboxedChild: Sendable {
         case .timedOut:
             throw Failure(description: "\(name) took longer than \(Int(limits.timeout)) s and was stopped")
         case .outputTooLarge:
-            throw Failure(description: "\(name) gave more than \(limits.outputBytes >> 20) MiB and was stopped")
+            throw Failure(description: "\(name) gave more than \(DocumentLimits.describe(Int64(limits.outputBytes))) and was stopped")
+        case .stopped:
+            throw Failure(description: "\(name) was stopped: its answer was no longer wanted")
         case let .couldNotStart(message):
             throw Failure(description: message)
         }

@@ -11,10 +11,44 @@ public enum ExtractedText {
 
     /// `pdftotext`'s output split into pages (it ends each page with a form feed).
     public static func pages(ofPDFText bytes: [UInt8]) -> [String] {
-        var pages = bytes.split(separator: 0x0c, omittingEmptySubsequences: false).map { tidy(String(decoding: $0, as: UTF8.self)) }
-        // The form feed ends a page, so the piece after the last one is not a page.
-        if pages.count > 1 { pages.removeLast() }
-        return pages
+        var pages = PDFPages()
+        bytes.withUnsafeBufferPointer { pages.append($0) }
+        return pages.finish()
+    }
+
+    /// `pages(ofPDFText:)` while `pdftotext` is still writing: each page is tidied (straight from its
+    /// bytes) as soon as its form feed has come, so only the last is left when the helper ends.
+    ///
+    ///     var pages = ExtractedText.PDFPages()
+    ///     pages.append(piece)             // as many times as pieces come
+    ///     let text = pages.finish()
+    public struct PDFPages: Sendable {
+        private var pages: [String] = []
+        /// The bytes of the page being written.
+        private var partial: [UInt8] = []
+
+        public init() {}
+
+        public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+            var start = 0
+            for end in bytes.indices where bytes[end] == 0x0C {
+                if partial.isEmpty {
+                    pages.append(tidy(utf8: UnsafeBufferPointer(rebasing: bytes[start..<end])))
+                } else {
+                    partial += bytes[start..<end]
+                    pages.append(partial.withUnsafeBufferPointer { tidy(utf8: $0) })
+                    partial.removeAll(keepingCapacity: true)
+                }
+                start = end + 1
+            }
+            partial += bytes[start...]
+        }
+
+        /// The pages, once the output has ended. The form feed ends a page, so the piece after the last
+        /// one is not a page; output without any is one page.
+        public func finish() -> [String] {
+            pages.isEmpty ? [partial.withUnsafeBufferPointer { tidy(utf8: $0) }] : pages
+        }
     }
 
     /// Whether a page's text layer holds enough to be read without OCR.
@@ -70,34 +104,57 @@ public enum ExtractedText {
     /// lines made one, cut at `maxCharacters`. One pass over the UTF-8 bytes; only lines with
     /// non-ASCII text look at Unicode properties (format characters such as bidi overrides go too).
     public static func tidy(_ text: String) -> String {
+        var text = text
+        return text.withUTF8 { tidy(utf8: $0) }
+    }
+
+    /// As above, over UTF-8 bytes as a helper wrote them: what is not UTF-8 becomes U+FFFD, as
+    /// `String(decoding:as:)` makes it (a line break never falls inside a UTF-8 sequence, so each line
+    /// decodes alone). Each line is written straight into the result, and taken back when it is dropped.
+    static func tidy(utf8 bytes: UnsafeBufferPointer<UInt8>) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(min(text.utf8.count, maxCharacters))
+        out.reserveCapacity(min(bytes.count, maxCharacters))
         var blankRun = 0
         var count = 0
-        var line: [UInt8] = []
-        for raw in text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false) {
-            line.removeAll(keepingCapacity: true)
+        var start = 0
+        while start <= bytes.count {
+            var end = start
+            var ascii = true
+            while end < bytes.count, bytes[end] != 0x0A {
+                if bytes[end] >= 0x80 { ascii = false }
+                end += 1
+            }
+            defer { start = end + 1 }
+            let before = out.count
+            if before > 0 { out.append(0x0A) }
+            let body = out.count
             var characters = 0
-            if raw.allSatisfy({ $0 < 0x80 }) {
-                for byte in raw where byte >= 0x20 && byte != 0x7F || byte == 0x09 { line.append(byte) }
-                characters = line.count
+            if ascii {
+                for i in start..<end {
+                    let byte = bytes[i]
+                    if byte >= 0x20 && byte != 0x7F || byte == 0x09 { out.append(byte) }
+                }
+                characters = out.count - body
             } else {
-                for scalar in String(decoding: raw, as: UTF8.self).unicodeScalars {
+                for scalar in String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self).unicodeScalars {
                     if scalar.value < 0x80 {
                         guard scalar.value >= 0x20 && scalar.value != 0x7F || scalar == "\t" else { continue }
                     } else {
                         let category = scalar.properties.generalCategory
                         guard category != .control, category != .format || scalar == "\u{200D}" else { continue }
                     }
-                    line.append(contentsOf: String(scalar).utf8)
+                    UTF8.encode(scalar) { out.append($0) }
                     characters += 1
                 }
             }
-            while let last = line.last, last == 0x20 || last == 0x09 { line.removeLast(); characters -= 1 }
-            if line.isEmpty { blankRun += 1; if blankRun > 1 || out.isEmpty { continue } } else { blankRun = 0 }
-            if count + characters + 1 > maxCharacters { break }
-            if !out.isEmpty { out.append(0x0A) }
-            out += line
+            while out.count > body, out[out.count - 1] == 0x20 || out[out.count - 1] == 0x09 { out.removeLast(); characters -= 1 }
+            if out.count == body {
+                blankRun += 1
+                if blankRun > 1 || before == 0 { out.removeSubrange(before...); continue }
+            } else {
+                blankRun = 0
+            }
+            if count + characters + 1 > maxCharacters { out.removeSubrange(before...); break }
             count += characters + 1
         }
         while out.last == 0x0A { out.removeLast() }

@@ -435,7 +435,7 @@ final class DocumentTextExtractionTests: CLITestCase {
     /// pdftotext refuses a file. Crash safety: a kill can never leave the bytes without their text.
     func testATextPDFIsStoredWithItsTextInOneCommit() throws {
         let open = try VaultService(vault: Vault(root: vaultDir)).open(.password(SecretBytes(utf8: Self.password)))
-        _ = try open.db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        _ = try open.inDatabase { try $0.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)") }
         XCTAssertEqual(try commitsInTheLog(), 0)
         let pages = (1...40).map { n in (1...30).map { "Page \(n) line \($0) of the Gorseberry referral, seen in clinic" } }
         let pdf = Self.textPDF(pages)
@@ -448,7 +448,7 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertEqual(try ok(withPassword(["documents", "get", id, "--out", "-"])).stdout, String(decoding: pdf, as: UTF8.self))
 
         // A file pdftotext refuses: stored whole, with the reason, in one commit too.
-        _ = try open.db.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)")
+        _ = try open.inDatabase { try $0.scalarInt("PRAGMA wal_checkpoint(TRUNCATE)") }
         let corrupt = Data("%PDF-1.7\n1 0 obj << /Type /Catalog /Pages 9 0 R >> endobj\n".utf8) + Data(repeating: 0x41, count: 4096)
         let broken = try add(try write("broken.pdf", corrupt))
         XCTAssertEqual(try commitsInTheLog(), 1)

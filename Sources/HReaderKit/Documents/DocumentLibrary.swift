@@ -225,7 +225,7 @@ extension OpenVault {
         if !textRead, let extractor, DocumentTextExtractor.needsHelper(contentType), let stored = try read({ try documentStore.get(id: id) }) {
             if let layer = textLayer?.wait(), layer.sha256 == stored.sha256 {
                 // Read in time for OCR only, or late: only the scanned pages (if any) are read again, from the vault.
-                try extractText(stored, bytes: DocumentBytes { [documentStore] in try documentStore.chunks(id: id) }, extractor: extractor,
+                try extractText(stored, bytes: storedBytes(of: stored), extractor: extractor,
                                 layer: layer.pages)
             } else {
                 try extractText(stored, extractor: extractor)

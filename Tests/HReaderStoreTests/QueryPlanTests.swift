@@ -17,8 +17,8 @@ final class QueryPlanTests: XCTestCase {
         if let root { try? FileManager.default.removeItem(at: root) }
     }
 
-    private func plan(_ db: Database, _ sql: String) throws -> [String] {
-        try db.query("EXPLAIN QUERY PLAN " + sql, [Int64(1)]) { $0.string(3) ?? "" }
+    private func plan(_ db: Database, _ sql: String, _ arguments: [DatabaseValueConvertible?] = [Int64(1)]) throws -> [String] {
+        try db.query("EXPLAIN QUERY PLAN " + sql, arguments) { $0.string(3) ?? "" }
     }
 
     /// The summary's "Health cards" line and the timeline's badges start from the cards' few entries
@@ -32,5 +32,17 @@ final class QueryPlanTests: XCTestCase {
             XCTAssertEqual(steps.first, "SCAN v", "\(steps)")
             XCTAssertTrue(steps.contains { $0.hasPrefix("SEARCH e USING INTEGER PRIMARY KEY") }, "\(steps)")
         }
+    }
+
+    /// The long samples a timeline page begins inside, for every activity series in one statement:
+    /// each series is a range of the samples' primary key (series, start), never a walk of the table
+    /// (ten million rows) or of a series.
+    func testTheOverhangsOfEverySeriesAreRangesOfThePrimaryKey() throws {
+        let db = try Database.open(path: root.appendingPathComponent("v.db").path, key: try SecretBytes.random(count: 32), create: true)
+        try Migrator().migrate(db)
+        let steps = try plan(db, SampleReadings.overhangingSQL, ["[[1,3600],[2,60]]", Int64(1_700_000_000), Int64(1_700_086_400)])
+        XCTAssertTrue(steps.contains { $0.hasPrefix("SCAN j") }, "\(steps)")
+        XCTAssertTrue(steps.contains { $0 == "SEARCH s USING PRIMARY KEY (series_id=? AND start_epoch>? AND start_epoch<?)" }, "\(steps)")
+        XCTAssertFalse(steps.contains { $0.hasPrefix("SCAN s") }, "\(steps)")
     }
 }

@@ -211,18 +211,21 @@ public struct SampleReadings {
         public let number: Double?
     }
 
+    /// Each series of ?1 (`[[id, longest span], …]`) searched in its own stretch of the primary key.
+    static let overhangingSQL = """
+        SELECT s.series_id, s.start_epoch, s.end_epoch, s.id, s.value
+        FROM json_each(?1) AS j CROSS JOIN samples AS s
+          ON s.series_id = j.value ->> 0 AND s.start_epoch BETWEEN ?2 - (j.value ->> 1) AND ?2 - 1
+        WHERE s.end_epoch BETWEEN ?2 AND ?3 ORDER BY s.series_id, s.start_epoch, s.id
+        """
+
     /// The readings of `series` that start before `from` and end in [from, to] (long samples the
     /// range begins inside), in one statement, each series searched back its own longest sample; by
     /// series, then (start, id).
     public func overhanging(_ series: [Series], from: Int64, to: Int64) throws -> [Overhang] {
         let long = series.filter { $0.maxSpan > 0 }
         guard !long.isEmpty else { return [] }
-        let statement = try db.cachedStatement("""
-            SELECT s.series_id, s.start_epoch, s.end_epoch, s.id, s.value
-            FROM json_each(?1) AS j CROSS JOIN samples AS s
-              ON s.series_id = j.value ->> 0 AND s.start_epoch BETWEEN ?2 - (j.value ->> 1) AND ?2 - 1
-            WHERE s.end_epoch BETWEEN ?2 AND ?3 ORDER BY s.series_id, s.start_epoch, s.id
-            """)
+        let statement = try db.cachedStatement(Self.overhangingSQL)
         defer { statement.reset() }
         statement.bind(1, "[" + long.map { "[\($0.id),\($0.maxSpan)]" }.joined(separator: ",") + "]")
         statement.bind(2, from)

@@ -6,8 +6,8 @@ import HReaderModel
 import HReaderStore
 import XCTest
 
-/// Timeline pages and vital charts longer than a day page read vital-sign and activity samples as
-/// numbers (`SampleReadings`, `SampleReadingsPage`) instead of as rows: the page must be the one
+/// Timeline pages of every length and vital charts longer than a day page read vital-sign and
+/// activity samples as numbers (`SampleReadings`, `SampleReadingsPage`) instead of as rows: the page must be the one
 /// the rows make, across series of one description (their readings merged by time, ties by id),
 /// entries of the same description, long samples the range begins inside, values stored as text,
 /// series of one description in two units, and day boundaries in zones with summer time.
@@ -133,6 +133,9 @@ final class SampleReadingsTests: XCTestCase {
             ("a month around the series", base - 20 * day, base + 10 * day),
             ("a fortnight from inside days", base - 3 * day + 1_234, base + 12 * day + 777),
             ("just over a day page", base + 1_800, base + 2 * day + 1),
+            // Day pages read as numbers too (since 2026-12-02): a whole day, and one from inside a day.
+            ("a day page", base + day, base + 2 * day - 1),
+            ("a day page from mid-morning", base + 3 * day + 36_000, base + 4 * day + 35_999),
             ("beginning inside the long sample", base + 2 * 3_600, base + 9 * day),
             ("the whole export", base - 40 * day, base + 13 * day),
         ]
@@ -162,7 +165,7 @@ final class SampleReadingsTests: XCTestCase {
         let heartValues = member(vitals.first { member($0, "description")?.string == heart }, "values")?.array ?? []
         XCTAssertGreaterThan(heartValues.count, 400, "both straps and the entries in one group")
         XCTAssertTrue(vitals.contains { member($0, "description")?.string == "Systolic Blood Pressure" })
-        XCTAssertEqual(compared, 45)
+        XCTAssertEqual(compared, 63)
 
         // The vital charts of a month: the same readings, units and extremes either way.
         let month = TimelineRange(start: base - 20 * day, end: base + 10 * day, zone: .fixed(secondsFromGMT: 0))

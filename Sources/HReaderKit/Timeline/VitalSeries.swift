@@ -110,7 +110,7 @@ extension OpenVault {
     }
 
     /// The groups of `vitalSeries`. `readings`: samples are read as numbers (`SampleReadingsPage`),
-    /// not as rows, over ranges longer than a day page's.
+    /// not as rows (false: the rows, for a vital sign stored as a word).
     func vitalGroups(patient: Patient, range: TimelineRange, maximumPoints: Int, dayTotals useDayTotals: Bool,
                      readings: Bool) throws -> [String: VitalGroup] {
         typealias Group = VitalGroup

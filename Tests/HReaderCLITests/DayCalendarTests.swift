@@ -41,9 +41,9 @@ final class DayCalendarTests: XCTestCase {
                                    skipping: (TimelinePage, Int64) -> Bool = { _, _ in false }) {
         for page in TimelinePage.allCases {
             let end = Date(timeIntervalSince1970: TimeInterval(epoch))
-            let expected = Int64(calendar.date(byAdding: page.span, to: end)!.timeIntervalSince1970.rounded(.down))
+            let expected = Int64(calendar.date(byAdding: page.span.dateComponents, to: end)!.timeIntervalSince1970.rounded(.down))
             if skipping(page, expected) { continue }
-            XCTAssertEqual(ours.start(of: page, endingAt: epoch), expected, "\(page) page ending at \(epoch), \(zone)")
+            XCTAssertEqual(ours.start(of: page.span, endingAt: epoch), expected, "\(page) page ending at \(epoch), \(zone)")
         }
         let dayStart = calendar.startOfDay(for: Date(timeIntervalSince1970: TimeInterval(epoch)))
         let parts = calendar.dateComponents([.year, .month, .day], from: dayStart)

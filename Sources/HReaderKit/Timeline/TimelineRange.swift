@@ -8,13 +8,14 @@ public enum TimelinePage: String, CaseIterable, Sendable {
 
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
-    var span: DateComponents {
+    /// The calendar a page spans, back from its end (DayCalendar counts it).
+    var span: DayCalendar.Span {
         switch self {
-        case .day: return DateComponents(day: -1)
-        case .week: return DateComponents(day: -7)
-        case .month: return DateComponents(month: -1)
-        case .year: return DateComponents(year: -1)
-        case .decade: return DateComponents(year: -10)
+        case .day: return .days(1)
+        case .week: return .days(7)
+        case .month: return .months(1)
+        case .year: return .years(1)
+        case .decade: return .years(10)
         }
     }
 }
@@ -52,7 +53,7 @@ public struct TimelineRange: Equatable, Sendable {
         let zone = at.map { dayZone(of: $0.text) } ?? .local
         let end = at?.epoch ?? Int64(now.timeIntervalSince1970.rounded(.down))
         var calendar = DayCalendar(zone)
-        return TimelineRange(start: calendar.start(of: page, endingAt: end), end: end, zone: zone)
+        return TimelineRange(start: calendar.start(of: page.span, endingAt: end), end: end, zone: zone)
     }
 
     /// The range from `from` to `to` (`--from`/`--to`). Its days are counted in the offset both times

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// The process's local time zone as the C library reads it (TZ, else /etc/localtime: tzdata, what `date`
-/// shows), for the timeline's local days and pages. Foundation's `TimeZone.current` would load ICU's
+/// shows), for the local days and hours DayCalendar counts. Foundation's `TimeZone.current` would load ICU's
 /// zone data and build a Calendar first, about a millisecond of a short command.
 ///
 /// Wall-clock times that happen twice (summer time ending) or never (it starting) are resolved as

@@ -1,7 +1,7 @@
 import Foundation
-import HReaderModel
 
-/// The zone a timeline counts its days and pages in.
+/// The zone local days and hours are counted in: the timeline's days and pages, the export's
+/// hours and days (`--group`), the tiles' days and a person's age.
 ///
 /// An RFC 3339 time states a fixed offset from UTC, and the timeline's times mostly do (`--at` with an
 /// offset). For a fixed offset the calendar arithmetic is done here. Foundation's Calendar would first
@@ -25,15 +25,39 @@ public enum DayZone: Equatable, Sendable {
     }
 }
 
-/// Days and page starts in a DayZone, with Foundation's Calendar made only when it is needed.
-struct DayCalendar {
-    let zone: DayZone
+/// The one calendar: days, hours and page starts in a DayZone, with Foundation's Calendar made only
+/// when it is needed. Every "local day" of hreader is counted here.
+///
+/// ```swift
+/// var calendar = DayCalendar(.fixed(secondsFromGMT: 3600))
+/// calendar.day(containing: 1_335_830_400).text               // "2012-05-01"
+/// calendar.start(of: .months(1), endingAt: 1_335_830_400)    // 2012-04-01 at the same time of day
+/// ```
+public struct DayCalendar {
+    /// A length of calendar a page spans, counted back from its end as Calendar's
+    /// `date(byAdding:)` counts it: days, or months, or years.
+    public enum Span: Equatable, Sendable {
+        case days(Int)
+        case months(Int)
+        case years(Int)
+
+        /// The span backwards, as Foundation's `DateComponents`.
+        public var dateComponents: DateComponents {
+            switch self {
+            case let .days(n): return DateComponents(day: -n)
+            case let .months(n): return DateComponents(month: -n)
+            case let .years(n): return DateComponents(year: -n)
+            }
+        }
+    }
+
+    public let zone: DayZone
     private var foundation: Calendar?
 
-    init(_ zone: DayZone) { self.zone = zone }
+    public init(_ zone: DayZone) { self.zone = zone }
 
     /// The day holding `epoch`: its first second, the first second of the next day, and its date ("2012-05-01").
-    mutating func day(containing epoch: Int64) -> (start: Int64, end: Int64, text: String) {
+    public mutating func day(containing epoch: Int64) -> (start: Int64, end: Int64, text: String) {
         if let clock = WallClock(zone), let wall = clock.wall(at: epoch) {
             let day = Self.floorDivide(wall, 86_400)
             let civil = CivilDays.date(Int(day))
@@ -52,7 +76,7 @@ struct DayCalendar {
 
     /// The hour holding `epoch`, in real seconds: the clock's reading at `epoch` less its minutes and
     /// seconds, an hour long (the second 01:00 of a night the clocks go back is its own hour).
-    mutating func hour(containing epoch: Int64) -> (start: Int64, end: Int64) {
+    public mutating func hour(containing epoch: Int64) -> (start: Int64, end: Int64) {
         if let clock = WallClock(zone), let wall = clock.wall(at: epoch) {
             let start = epoch - (wall - Self.floorDivide(wall, 3600) * 3600)
             return (start, start + 3600)
@@ -63,41 +87,44 @@ struct DayCalendar {
     }
 
     /// The zone's offset from UTC at `epoch`, in seconds east.
-    static func offset(of zone: DayZone, at epoch: Int64) -> Int64 {
+    public static func offset(of zone: DayZone, at epoch: Int64) -> Int64 {
         if let clock = WallClock(zone), let wall = clock.wall(at: epoch) { return wall - epoch }
         return Int64(zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))))
     }
 
-    /// Where a page ending at `epoch` starts: one day, 7 days, one month, one year or ten years earlier,
-    /// as Calendar's `date(byAdding:)` counts (the same time of day; the 31st a month earlier is the
-    /// month's last day).
-    mutating func start(of page: TimelinePage, endingAt epoch: Int64) -> Int64 {
+    /// Where a page of `span` ending at `epoch` starts: one day, 7 days, one month, one year or ten
+    /// years earlier, as Calendar's `date(byAdding:)` counts (the same time of day; the 31st a month
+    /// earlier is the month's last day).
+    public mutating func start(of span: Span, endingAt epoch: Int64) -> Int64 {
         if let clock = WallClock(zone), let wall = clock.wall(at: epoch) {
             let day = Self.floorDivide(wall, 86_400)
-            if let earlier = Self.day(day, before: page),
+            if let earlier = Self.day(day, before: span),
                let start = clock.instant(ofWall: earlier * 86_400 + (wall - day * 86_400), adding: true) {
                 return start
             }
         }
         let calendar = self.calendar()
         let end = Date(timeIntervalSince1970: TimeInterval(epoch))
-        let start = calendar.date(byAdding: page.span, to: end) ?? end
+        let start = calendar.date(byAdding: span.dateComponents, to: end) ?? end
         return Int64(start.timeIntervalSince1970.rounded(.down))
     }
 
-    /// The day (days since 1970-01-01) a page ending on `day` starts on; nil when that is before 1583.
-    static func day(_ day: Int64, before page: TimelinePage) -> Int64? {
+    /// The day (days since 1970-01-01) a page of `span` ending on `day` starts on; nil when that is
+    /// before 1583.
+    static func day(_ day: Int64, before span: Span) -> Int64? {
         let civil = CivilDays.date(Int(day))
         var year = civil.year, month = civil.month
         let earlier: Int64
-        switch page {
-        case .day: earlier = day - 1
-        case .week: earlier = day - 7
-        case .month, .year, .decade:
-            switch page {
-            case .month: if month == 1 { year -= 1; month = 12 } else { month -= 1 }
-            case .year: year -= 1
-            default: year -= 10
+        switch span {
+        case let .days(n):
+            earlier = day - Int64(n)
+        case let .months(n), let .years(n):
+            if case .months = span {
+                let months = year * 12 + (month - 1) - n
+                year = Int(floorDivide(Int64(months), 12))
+                month = months - year * 12 + 1
+            } else {
+                year -= n
             }
             // The 31st a month earlier is the month's last day.
             earlier = Int64(CivilDays.days(year, month, min(civil.day, CivilDays.daysIn(month: month, of: year))))

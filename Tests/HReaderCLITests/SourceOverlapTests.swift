@@ -1,4 +1,5 @@
 @testable import HReaderKit
+import HReaderModel
 import XCTest
 
 /// The weighing rules of "one day, counted once" (`SourceOverlap`) and the default order of the

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderJSON
+import HReaderModel
 import HReaderRecords
 import HReaderStore
 

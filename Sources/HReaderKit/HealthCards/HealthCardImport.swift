@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 import HReaderRecords
 import HReaderStore
 

@@ -1,4 +1,5 @@
 import Foundation
+import HReaderModel
 
 /// The SMART Health Card side of the vault (migration 10, docs/sharing.md): the issuers the user
 /// trusts, issuers' keys and revocation lists kept from their last fetch, and how each entry a
@@ -162,29 +163,5 @@ public struct HealthCardRepository {
             }
         }
         return found
-    }
-}
-
-/// How an entry brought by a SMART Health Card was checked (`entries list --json`'s `verification`).
-public struct EntryVerification: Equatable, Sendable {
-    public enum Status: String, Sendable {
-        /// The signature verifies with the issuer's key, and the issuer is among the trusted ones.
-        case verified
-        /// The signature verifies, but the issuer is not among the trusted ones.
-        case untrustedIssuer = "untrusted-issuer"
-        /// Imported with `--unverified`: the issuer's keys could not be had, nothing was checked.
-        case unverified
-    }
-
-    public let status: Status
-    public let iss: String
-    /// The trusted issuer's name.
-    public let issuer: String?
-    public let kid: String?
-    /// RFC 3339, UTC.
-    public let verifiedAt: String
-
-    public init(status: Status, iss: String, issuer: String?, kid: String?, verifiedAt: String) {
-        self.status = status; self.iss = iss; self.issuer = issuer; self.kid = kid; self.verifiedAt = verifiedAt
     }
 }

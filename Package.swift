@@ -112,7 +112,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "hreader",
-            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CShims",
+            dependencies: ["HReaderWeb", "HReaderKit", "HReaderNet", "HReaderRecords", "HReaderStore", "HReaderModel", "HReaderCrypto", "HReaderJSON", "CShims",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // `make bench`: figures with ratios to baselines measured in the same run.

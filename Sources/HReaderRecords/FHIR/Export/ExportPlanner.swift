@@ -1,44 +1,18 @@
 import Foundation
 import HReaderModel
-import HReaderRecords
-import HReaderStore
-
-/// `--group`: whether high-frequency samples (steps, energy) are summed per local hour or day.
-public enum ExportGrouping: String, CaseIterable, Sendable {
-    case none, hour, day
-}
-
-/// What to export of a patient's record.
-public struct ExportOptions: Sendable {
-    /// The entry types `export` sends by default, and those it can send at all (as Observations).
-    public static let defaultTypes: Set<EntryType> = [.vitalSign, .activity, .result]
-    public static let exportableTypes: [EntryType] = [.vitalSign, .activity, .result, .symptom, .observation]
-
-    public var types: Set<EntryType>
-    /// Only entries whose time is at or after this instant.
-    public var since: ClinicalTime?
-    public var grouping: ExportGrouping
-    /// Observations per transaction Bundle.
-    public var batchSize: Int
-    /// Also the patient's documents, as DocumentReferences with their bytes inline (`--out` only).
-    public var withDocuments: Bool
-
-    public init(types: Set<EntryType> = ExportOptions.defaultTypes, since: ClinicalTime? = nil, grouping: ExportGrouping = .none,
-                batchSize: Int = 100, withDocuments: Bool = false) {
-        self.types = types; self.since = since; self.grouping = grouping; self.batchSize = batchSize; self.withDocuments = withDocuments
-    }
-}
 
 /// What one export sends, counted as it goes, and the entries it leaves out with the reason.
-struct ExportPlan: Sendable {
+package struct ExportPlan: Sendable {
     /// Observations handed out to be written or sent.
-    var observations = 0
+    package var observations = 0
     /// Vault entries they stand for.
-    var entries = 0
+    package var entries = 0
     /// … of which summed into hourly or daily Observations.
-    var groupedEntries = 0
+    package var groupedEntries = 0
     /// Reason → number of entries not sent.
-    var skipped: [String: Int] = [:]
+    package var skipped: [String: Int] = [:]
+
+    package init() {}
 
     static let noLOINC = "without a LOINC code"
     static let struck = "struck through"
@@ -46,65 +20,21 @@ struct ExportPlan: Sendable {
     static let bucketOpen = "in an hour or day not over yet (a later export sends them)"
 }
 
-/// An export's Observation drafts in the order they are written, read from the vault as they are
-/// asked for: one pass over the patient's entries (`EntryCursor`, samples without their raw JSON,
-/// which no draft reads) through `ExportPlanner.Pass`.
-struct ExportDrafts {
-    private var cursor: EntryCursor
-    private var pass: ExportPlanner.Pass
-    /// Each sample series' place in the source priority (`SourcePriority`), for the summed buckets.
-    private let sourceRanks: [Int64: Int]
-    private var ready: [ObservationDraft] = []
-    private var finished = false
-
-    init(_ db: Database, patient: Patient, planner: ExportPlanner) throws {
-        pass = ExportPlanner.Pass(planner)
-        cursor = try EntryCursor(db, patientID: patient.id, types: planner.options.types, from: pass.earliestNeeded, raw: false)
-        if planner.options.grouping == .none {
-            sourceRanks = [:]
-        } else {
-            let series = try SampleReadings(db).series(patientID: patient.id)
-            let ranks = try SourcePriority.load(db).ranks(series.map(\.source))
-            sourceRanks = Dictionary(uniqueKeysWithValues: series.map { ($0.id, ranks[$0.source] ?? Int.max) })
-        }
-    }
-
-    /// What was sent and left out so far (all of it once `next` has returned nothing).
-    var plan: ExportPlan { pass.plan }
-
-    /// The next `count` drafts; fewer only at the end, none once all were handed out.
-    mutating func next(_ count: Int) throws -> [ObservationDraft] {
-        var out: [ObservationDraft] = []
-        while ready.count < count, !finished {
-            if let entry = try cursor.next() {
-                pass.add(entry, sourceRank: cursor.lastSeriesID.flatMap { sourceRanks[$0] }) { out += $0 }
-            } else {
-                pass.finish { out += $0 }
-                finished = true
-            }
-            ready += out
-            out.removeAll(keepingCapacity: true)
-        }
-        out = Array(ready.prefix(count))
-        ready.removeFirst(out.count)
-        return out
-    }
-}
-
 /// Turns entries into Observation drafts: the entry-by-entry mapping (codes, value and unit,
-/// time, identifier) and the sums per hour or day. Pure: no vault, no network.
-struct ExportPlanner {
-    let patientUUID: String
-    let options: ExportOptions
+/// time, identifier) and the sums per hour or day. Pure: no vault, no network (Kit's `ExportDrafts`
+/// reads the entries and the source priority for it).
+package struct ExportPlanner {
+    package let patientUUID: String
+    package let options: ExportOptions
     /// Each source's kind, to tell Apple Health entries apart.
-    let sourceKinds: [Int64: SourceKind]
-    let now: Date
-    /// Where its hours and days are counted: the local zone, read as the timeline reads it (DayCalendar).
-    let zone: DayZone
+    package let sourceKinds: [Int64: SourceKind]
+    package let now: Date
+    /// Where its hours and days are counted: the local zone, as the timeline counts it (DayCalendar).
+    package let zone: DayZone
     let catalog = ObservationCatalog.standard
     private let dateTimePattern: NSRegularExpression
 
-    init(patientUUID: String, options: ExportOptions, sourceKinds: [Int64: SourceKind], now: Date, zone: DayZone = .local) {
+    package init(patientUUID: String, options: ExportOptions, sourceKinds: [Int64: SourceKind], now: Date, zone: DayZone = .local) {
         self.patientUUID = patientUUID
         self.options = options
         self.sourceKinds = sourceKinds
@@ -146,9 +76,9 @@ struct ExportPlanner {
     /// An identifier names one time (an entry's uuid; an Apple Health id hashes the sample's dates; a
     /// group's names its bucket), so two drafts with the same one are out together and the second is
     /// counted as a duplicate there.
-    struct Pass {
+    package struct Pass {
         let planner: ExportPlanner
-        private(set) var plan = ExportPlan()
+        package private(set) var plan = ExportPlan()
         private var calendar: DayCalendar
         /// Buckets that may still get samples, and the earliest end among them.
         private var open: [BucketKey: Bucket] = [:]
@@ -161,21 +91,21 @@ struct ExportPlanner {
         /// The local hour or day of the last time asked about.
         private var interval: (start: Int64, end: Int64)?
 
-        init(_ planner: ExportPlanner) {
+        package init(_ planner: ExportPlanner) {
             self.planner = planner
             calendar = DayCalendar(planner.zone)
         }
 
         /// Reads entries before this time only to sum them into a bucket that ends after `--since`: an
         /// export need not read anything older.
-        var earliestNeeded: Int64? {
+        package var earliestNeeded: Int64? {
             guard let since = planner.options.since?.epoch else { return nil }
             return planner.options.grouping == .none ? since : since - 2 * 86_400
         }
 
         /// Takes the next entry (in time order); `emit` gets the drafts that are now final, in order.
         /// `sourceRank`: a sample's source's place in the priority (nil: an entry, summed as it is).
-        mutating func add(_ entry: Entry, sourceRank: Int? = nil, emit: ([ObservationDraft]) throws -> Void) rethrows {
+        package mutating func add(_ entry: Entry, sourceRank: Int? = nil, emit: ([ObservationDraft]) throws -> Void) rethrows {
             let options = planner.options
             guard options.types.contains(entry.content.type) else { return }
             let time = entry.content.effectiveTime
@@ -214,7 +144,7 @@ struct ExportPlanner {
         }
 
         /// After the last entry: every bucket closes, every draft goes out.
-        mutating func finish(emit: ([ObservationDraft]) throws -> Void) rethrows {
+        package mutating func finish(emit: ([ObservationDraft]) throws -> Void) rethrows {
             for (key, bucket) in open { close(key, bucket) }
             open = [:]
             try flush(before: Int64.max, emit: emit)
@@ -290,7 +220,7 @@ struct ExportPlanner {
 
     /// The Observation for one entry; nil when the entry has no LOINC code, unless `withoutLOINC`
     /// (the clinician summary, which names such an entry by its own codes): then `loinc` is empty.
-    func draft(for entry: Entry, withoutLOINC: Bool = false) -> ObservationDraft? {
+    package func draft(for entry: Entry, withoutLOINC: Bool = false) -> ObservationDraft? {
         let content = entry.content
         guard let loinc = primaryLOINC(content.codes) ?? (withoutLOINC ? "" : nil) else { return nil }
         let healthKitType = content.codes[ObservationDraft.healthKitSystem]?.first
@@ -388,7 +318,7 @@ struct ExportPlanner {
 
     /// The time as the source wrote it when that is a valid FHIR dateTime (keeping its precision
     /// and offset), else the instant in UTC.
-    func fhirDateTime(_ time: ClinicalTime) -> String {
+    package func fhirDateTime(_ time: ClinicalTime) -> String {
         if let valid = Self.isPlainDateTime(time.text) { return valid ? time.text : RFC3339.utc(time.epoch) }
         let range = NSRange(time.text.startIndex..., in: time.text)
         return dateTimePattern.firstMatch(in: time.text, range: range) != nil ? time.text : RFC3339.utc(time.epoch)

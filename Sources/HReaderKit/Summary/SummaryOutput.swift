@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderModel
+import HReaderRecords
 
 /// `hreader summary --format`: the applet-tile summary on a terminal (`text`), or a summary for a
 /// clinician as an IPS document Bundle (`ips`) or a printable page (`html`).
@@ -11,7 +12,8 @@ public enum SummaryFormat: String, CaseIterable, Sendable {
 extension ClinicalSummary {
     /// The International Patient Summary document Bundle, as pretty JSON text ending in a newline.
     public func ipsJSON() throws -> String {
-        try IPSDocument(summary: self).bundle().serialized(pretty: true) + "\n"
+        let rows = Dictionary(uniqueKeysWithValues: SummarySection.allCases.map { ($0, self.rows($0)) })
+        return try IPSDocument(summary: self, rows: rows).bundle().serialized(pretty: true) + "\n"
     }
 
     public var html: String { SummaryPage.html(self) }

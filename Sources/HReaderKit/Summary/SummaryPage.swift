@@ -1,6 +1,7 @@
 import Foundation
 import HReaderCrypto
 import HReaderModel
+import HReaderRecords
 
 /// A clinician summary as one printable HTML page: no script, no external asset (its style is
 /// inside it), every value from the vault HTML-escaped. It prints on A4 and Letter alike (the page

@@ -2,8 +2,6 @@ import Foundation
 import HReaderCrypto
 import HReaderJSON
 import HReaderModel
-import HReaderRecords
-import HReaderStore
 
 /// A clinician summary as an International Patient Summary: a FHIR R4 `document` Bundle whose first
 /// entry is the Composition (LOINC 60591-5), then the Patient, then the resources its sections list
@@ -13,9 +11,12 @@ import HReaderStore
 /// An entry that came from FHIR is its raw resource as the source sent it (members, order and number
 /// literals kept), with its references rewritten; any other entry is mapped: measurements by the
 /// export's mapping (`ExportPlanner`, `ExportResources`), problems, allergies, medications and
-/// immunizations by the small mappings below.
-struct IPSDocument {
+/// immunizations by the small mappings below. The narratives quote the summary's lines as a person
+/// reads them (`SummaryRow`, made by Kit's `ClinicalSummary.rows`, as the printable page shows them).
+package struct IPSDocument {
     let summary: ClinicalSummary
+    /// Each section's lines.
+    let rows: [SummarySection: [SummaryRow]]
     /// The Bundle's identifier and the Composition's id: new for every document.
     let documentID: String
     let compositionID: String
@@ -29,8 +30,9 @@ struct IPSDocument {
         "active", "completed", "entered-in-error", "intended", "stopped", "on-hold", "unknown", "not-taken",
     ]
 
-    init(summary: ClinicalSummary) throws {
+    package init(summary: ClinicalSummary, rows: [SummarySection: [SummaryRow]]) throws {
         self.summary = summary
+        self.rows = rows
         documentID = try Self.randomUUID()
         compositionID = try Self.randomUUID()
     }
@@ -45,7 +47,7 @@ struct IPSDocument {
         let raw: FHIRResourceText?
     }
 
-    func bundle() -> JSONValue {
+    package func bundle() -> JSONValue {
         let planner = summary.planner
         var items: [Item] = []
         for section in SummarySection.allCases {
@@ -75,7 +77,7 @@ struct IPSDocument {
         // to the entry's line of its section, as the section's own narrative has it.
         var lines: [String: String] = [:]
         for section in SummarySection.allCases {
-            for row in summary.rows(section) { lines[row.entry.uuid] = Self.narrativeLine(row) }
+            for row in rows[section] ?? [] { lines[row.entry.uuid] = Self.narrativeLine(row) }
         }
 
         var resources: [(fullURL: String, resource: JSONValue)] = []
@@ -119,7 +121,7 @@ struct IPSDocument {
         var sections: [JSONValue] = []
         for section in SummarySection.allCases {
             var references = sectionEntries[section] ?? []
-            var rows = summary.rows(section).map { Self.narrativeLine($0) }
+            var rows = (self.rows[section] ?? []).map { Self.narrativeLine($0) }
             if references.isEmpty {
                 guard let absent = section.noInformation else { continue }  // recommended sections are left out when empty
                 let (fullURL, resource) = noInformation(section, absent)
@@ -315,7 +317,7 @@ struct IPSDocument {
         return escape(line)
     }
 
-    static func escape(_ text: String) -> String { SummaryPage.escape(text) }
+    static func escape(_ text: String) -> String { HTMLText.escape(text) }
 
     // MARK: The verified badge
 

@@ -47,14 +47,4 @@ extension Entry {
         if !patientComments.isEmpty { o.members.append((key: "patient_comments", value: .object(patientComments))) }
         return o
     }
-
-    /// The value with its unit as a person reads it ("120 mm[Hg]", "99 %" for Apple Health's 0.99,
-    /// "positive"); numbers go through `ReadableUnits`, text is shown as recorded.
-    public var displayValue: String? {
-        ReadableUnits.text(number: content.valueNumber, text: content.valueText, unit: content.unit, codes: content.codes,
-                           description: content.description)
-    }
-
-    /// The numeric value in the units people read (nil for text values).
-    public var readableQuantity: ReadableQuantity? { ReadableUnits.quantity(of: content) }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HReaderJSON
 import HReaderKit
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 struct PatientsCommand: ParsableCommand {

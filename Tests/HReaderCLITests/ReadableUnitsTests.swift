@@ -1,4 +1,5 @@
 import HReaderKit
+import HReaderRecords
 import XCTest
 
 /// UCUM as people write it, and lab flags in words (ReadableUnits, ResultFlag).

@@ -1,5 +1,6 @@
 import Foundation
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// The list tiles: medications, the latest encounter, immunizations, functional status, symptoms

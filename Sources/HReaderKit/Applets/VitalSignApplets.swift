@@ -1,5 +1,6 @@
 import Foundation
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// One measured number at a time, from one entry.

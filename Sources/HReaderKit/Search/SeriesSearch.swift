@@ -1,5 +1,6 @@
 import Foundation
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// A measurement series a search found by its name or code (a watch's heart rate, a meter's blood

@@ -12,8 +12,7 @@ public enum SummaryFormat: String, CaseIterable, Sendable {
 extension ClinicalSummary {
     /// The International Patient Summary document Bundle, as pretty JSON text ending in a newline.
     public func ipsJSON() throws -> String {
-        let rows = Dictionary(uniqueKeysWithValues: SummarySection.allCases.map { ($0, self.rows($0)) })
-        return try IPSDocument(summary: self, rows: rows).bundle().serialized(pretty: true) + "\n"
+        try IPSDocument(summary: self).bundle().serialized(pretty: true) + "\n"
     }
 
     public var html: String { SummaryPage.html(self) }

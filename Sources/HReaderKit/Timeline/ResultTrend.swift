@@ -1,6 +1,7 @@
 import Foundation
 import HReaderJSON
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// One lab result code over time: what the web view's lab trends chart (cholesterol, HbA1c, creatinine).

@@ -1,6 +1,7 @@
 import Foundation
 import HReaderJSON
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// Builds hReader's timeline JSON (DESIGN.md §5) for one patient and range.

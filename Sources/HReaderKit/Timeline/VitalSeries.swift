@@ -1,6 +1,7 @@
 import Foundation
 import HReaderJSON
 import HReaderModel
+import HReaderRecords
 import HReaderStore
 
 /// One vital sign over a range, with the time of every reading: what a chart needs and the timeline's

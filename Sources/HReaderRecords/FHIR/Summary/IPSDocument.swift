@@ -12,7 +12,7 @@ import HReaderModel
 /// literals kept), with its references rewritten; any other entry is mapped: measurements by the
 /// export's mapping (`ExportPlanner`, `ExportResources`), problems, allergies, medications and
 /// immunizations by the small mappings below. The narratives quote the summary's lines as a person
-/// reads them (`SummaryRow`, made by Kit's `ClinicalSummary.rows`, as the printable page shows them).
+/// reads them (`ClinicalSummary.rows`, as the printable page shows them).
 package struct IPSDocument {
     let summary: ClinicalSummary
     /// Each section's lines.
@@ -30,9 +30,9 @@ package struct IPSDocument {
         "active", "completed", "entered-in-error", "intended", "stopped", "on-hold", "unknown", "not-taken",
     ]
 
-    package init(summary: ClinicalSummary, rows: [SummarySection: [SummaryRow]]) throws {
+    package init(summary: ClinicalSummary) throws {
         self.summary = summary
-        self.rows = rows
+        rows = Dictionary(uniqueKeysWithValues: SummarySection.allCases.map { ($0, summary.rows($0)) })
         documentID = try Self.randomUUID()
         compositionID = try Self.randomUUID()
     }

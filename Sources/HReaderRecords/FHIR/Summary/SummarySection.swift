@@ -53,7 +53,7 @@ public enum SummarySection: String, CaseIterable, Sendable {
     }
 }
 
-/// One line of a section as a person reads it: what, a detail (value, dose, reaction), when. Kit's
+/// One line of a section as a person reads it: what, a detail (value, dose, reaction), when.
 /// `ClinicalSummary.rows` makes them, with values in the units every view shows (`ReadableUnits`).
 public struct SummaryRow: Sendable, Equatable {
     public let entry: Entry

@@ -1,7 +1,6 @@
 import Foundation
 import HReaderJSON
 import HReaderModel
-import HReaderRecords
 
 /// The summary's lines as a person reads them, for the printable page and the IPS document's
 /// narratives: measurements through the export's mapping, a single number in the units every view

@@ -1,6 +1,5 @@
 import Foundation
 import HReaderModel
-import HReaderRecords
 
 /// A measured value in the units people read: what every view shows (charts, lists, tiles, the
 /// trends, `hreader entries list`). The vault keeps what the source recorded; only the showing changes.
@@ -162,8 +161,20 @@ public enum ReadableUnits {
     }
 
     /// 0.99 × 100 is 98.99999999999999 in binary: kept to the millionth, as the export rounds.
-    static func rounded(_ value: Double) -> Double {
+    package static func rounded(_ value: Double) -> Double {
         guard abs(value) < 1e12 else { return value }
         return (value * 1_000_000).rounded() / 1_000_000
     }
+}
+
+extension Entry {
+    /// The value with its unit as a person reads it ("120 mm[Hg]", "99 %" for Apple Health's 0.99,
+    /// "positive"); numbers go through `ReadableUnits`, text is shown as recorded.
+    public var displayValue: String? {
+        ReadableUnits.text(number: content.valueNumber, text: content.valueText, unit: content.unit, codes: content.codes,
+                           description: content.description)
+    }
+
+    /// The numeric value in the units people read (nil for text values).
+    public var readableQuantity: ReadableQuantity? { ReadableUnits.quantity(of: content) }
 }

@@ -692,7 +692,7 @@ extension RecordsFuzzChecks {
         for metric in FitbitTakeoutReader.Metric.allCases {
             var samples: [SampleRecord] = []
             do {
-                _ = try FitbitTakeoutReader(timeZone: TimeZone(identifier: "America/New_York")!, kilogramsPerWeightUnit: 0.45359237)
+                _ = try FitbitTakeoutReader(zone: .named(TimeZone(identifier: "America/New_York")!), kilogramsPerWeightUnit: 0.45359237)
                     .read(bytes, metric: metric, name: "fuzz.json", sample: { samples.append($0) })
             } catch is FitbitTakeoutReader.Failure {
                 continue

@@ -373,10 +373,10 @@ extension OpenVault {
                 var files = 0
                 try takeout.read(profile: { text in
                     let stated: (timeZone: TimeZone?, kilogramsPerWeightUnit: Double?) = text.map(FitbitTakeoutReader.profile) ?? (nil, nil)
-                    if let zone = stated.timeZone { reader.timeZone = zone }
+                    if let zone = stated.timeZone { reader.zone = .named(zone) }
                     reader.kilogramsPerWeightUnit = stated.kilogramsPerWeightUnit
                     summary.notes.append(stated.timeZone.map { "times placed in the account's zone, \($0.identifier) (Profile.csv)" }
-                                         ?? "the export states no zone (no timezone in Profile.csv): times placed in \(reader.timeZone.identifier)")
+                                         ?? "the export states no zone (no timezone in Profile.csv): times placed in \(reader.zone.timeZone.identifier)")
                 }) { metric, file, bytes in
                     files += 1
                     if files % 100 == 0 { progress("\(files) of \(takeout.count) files") }

@@ -92,6 +92,25 @@ public struct DayCalendar {
         return Int64(zone.timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))))
     }
 
+    /// The instant the zone's clock shows `wall` (seconds since that clock's 1970-01-01T00:00), and
+    /// the zone's offset from UTC then: for a time recorded without a zone (a wearable's wall clock).
+    /// A time the clock shows twice (summer time ending) is the first of the two; a time it skips
+    /// (summer time starting) is read under the offset before the change, so 02:30 on the night
+    /// 02:00 became 03:00 is 03:30 of the new offset. Both as Foundation's Calendar reads a wall
+    /// time (`date(from:)`); FitbitTakeoutReaderTests hold the two to the same answers.
+    ///
+    /// ```swift
+    /// let berlin = DayCalendar(.named(TimeZone(identifier: "Europe/Berlin")!))
+    /// berlin.instant(ofWall: 1_774_751_400)   // 2026-03-29T02:30, which Berlin skipped:
+    ///                                         // (epoch: 1_774_747_800, offset: 7200), 03:30+02:00
+    /// ```
+    public func instant(ofWall wall: Int64) -> (epoch: Int64, offset: Int64) {
+        let zone = self.zone
+        func offset(_ epoch: Int64) -> Int64 { Self.offset(of: zone, at: epoch) }
+        let epoch = LocalClock.instant(ofWall: wall, offset: offset) ?? wall - offset(wall)
+        return (epoch, offset(epoch))
+    }
+
     /// Where a page of `span` ending at `epoch` starts: one day, 7 days, one month, one year or ten
     /// years earlier, as Calendar's `date(byAdding:)` counts (the same time of day; the 31st a month
     /// earlier is the month's last day).

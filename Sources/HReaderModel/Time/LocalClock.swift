@@ -34,10 +34,16 @@ enum LocalClock {
     /// `date(byAdding:)` finds a page's start: the second of two, and a time in a whole skipped day
     /// (Samoa, 30 December 2011) the same time the day before.
     static func instant(ofWall wall: Int64, adding: Bool = false) -> Int64? {
+        instant(ofWall: wall, adding: adding, offset: offset(at:))
+    }
+
+    /// `instant(ofWall:adding:)` for the clock whose offset from UTC at an instant is `offset`: the
+    /// local zone's, or a named zone's (DayCalendar's `instant(ofWall:)`).
+    static func instant(ofWall wall: Int64, adding: Bool = false, offset: (Int64) -> Int64?) -> Int64? {
         // The offsets well before and after: a clock changes at most once in that span where it matters.
-        guard let before = offset(at: wall - 86_400 - 14 * 3600), let after = offset(at: wall + 86_400 + 14 * 3600) else { return nil }
+        guard let before = offset(wall - 86_400 - 14 * 3600), let after = offset(wall + 86_400 + 14 * 3600) else { return nil }
         var shown: [Int64] = []
-        for candidate in [wall - before, wall - after] where self.wall(at: candidate) == wall {
+        for candidate in [wall - before, wall - after] where offset(candidate).map({ candidate + $0 }) == wall {
             shown.append(candidate)
         }
         if let first = shown.min(), let last = shown.max() { return adding ? last : first }

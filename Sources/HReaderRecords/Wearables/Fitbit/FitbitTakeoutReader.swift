@@ -9,13 +9,14 @@ import HReaderModel
 /// (`timezone` in the profile), else the local zone. Weights are in the account's unit
 /// (`weight_unit`: pounds or kilograms); a weight whose unit the export does not state is skipped.
 public struct FitbitTakeoutReader {
-    public var timeZone: TimeZone
+    /// The zone the files' wall times are in: the account's, else the local zone.
+    public var zone: DayZone
     /// Kilograms per the files' weight unit; nil when the profile does not say.
     public var kilogramsPerWeightUnit: Double?
     public var sourceName = "Fitbit"
 
-    public init(timeZone: TimeZone = .current, kilogramsPerWeightUnit: Double? = nil) {
-        self.timeZone = timeZone
+    public init(zone: DayZone = .local, kilogramsPerWeightUnit: Double? = nil) {
+        self.zone = zone
         self.kilogramsPerWeightUnit = kilogramsPerWeightUnit
     }
 
@@ -84,7 +85,7 @@ public struct FitbitTakeoutReader {
         guard let items = value.array else { throw Failure.malformed("\(name): not a JSON array, as Fitbit's files are") }
         var skipped: [String: Int] = [:]
         var series: [String: SampleSeriesStrings] = [:]
-        var local = LocalClock(timeZone: timeZone)
+        var local = WallTimes(zone: zone)
         func strings(_ kind: (String, String), device: String = "") -> SampleSeriesStrings {
             let key = kind.0 + "\u{1F}" + device
             if let found = series[key] { return found }
@@ -159,12 +160,15 @@ public struct FitbitTakeoutReader {
         return skipped
     }
 
-    /// Local times without a zone → instants in `timeZone`, the offset looked up once an hour.
-    struct LocalClock {
-        let timeZone: TimeZone
-        var offsets: [Int64: Int] = [:]
+    /// Wall times without a zone → instants in `zone`, through Model's one calendar (`DayCalendar`),
+    /// a day without a change of offset looked up once.
+    struct WallTimes {
+        let calendar: DayCalendar
+        /// The last day (days since 1970-01-01 of the zone's clock) found without a change of offset,
+        /// and the offset the whole day has.
+        var plainDay: (day: Int64, offset: Int64)?
 
-        init(timeZone: TimeZone) { self.timeZone = timeZone }
+        init(zone: DayZone) { calendar = DayCalendar(zone) }
 
         /// "MM/DD/YY HH:MM:SS" (years 2000–2099).
         mutating func time(usDateTime text: String) -> SampleRecord.Time? {
@@ -184,8 +188,8 @@ public struct FitbitTakeoutReader {
             return local(year: y1 * 100 + y2, month: month, day: day, hour: hour, minute: minute, second: second)
         }
 
-        mutating func time(epoch: Int64) -> SampleRecord.Time {
-            SampleRecord.Time(epoch: epoch, offsetMinutes: timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))) / 60)
+        func time(epoch: Int64) -> SampleRecord.Time {
+            SampleRecord.Time(epoch: epoch, offsetMinutes: Int(DayCalendar.offset(of: calendar.zone, at: epoch) / 60))
         }
 
         private func digits(_ b: [UInt8], _ i: Int) -> Int? {
@@ -196,26 +200,14 @@ public struct FitbitTakeoutReader {
 
         private mutating func local(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> SampleRecord.Time? {
             guard (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
-            // Days from civil (proleptic Gregorian), then the zone's offset at that wall time.
-            let y = Int64(month <= 2 ? year - 1 : year)
-            let era = (y >= 0 ? y : y - 399) / 400
-            let yoe = y - era * 400
-            let mp = Int64((month + 9) % 12)
-            let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-            let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-            let days = era * 146_097 + doe - 719_468
+            let days = Int64(CivilDays.days(year, month, day))
             let wall = days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
-            func offset(_ at: Int64) -> Int {
-                let hourKey = at / 3600
-                if let known = offsets[hourKey] { return known }
-                let seconds = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(at)))
-                if offsets.count > 100_000 { offsets = [:] }
-                offsets[hourKey] = seconds
-                return seconds
+            if plainDay?.day != days {
+                let start = calendar.instant(ofWall: days * 86_400), end = calendar.instant(ofWall: (days + 1) * 86_400)
+                plainDay = end.epoch - start.epoch == 86_400 && start.offset == end.offset ? (days, start.offset) : nil
             }
-            let first = offset(wall)
-            let utc = wall - Int64(offset(wall - Int64(first)))
-            return SampleRecord.Time(epoch: utc, offsetMinutes: offset(utc) / 60)
+            let found = plainDay.map { (epoch: wall - $0.offset, offset: $0.offset) } ?? calendar.instant(ofWall: wall)
+            return SampleRecord.Time(epoch: found.epoch, offsetMinutes: Int(found.offset / 60))
         }
     }
 }

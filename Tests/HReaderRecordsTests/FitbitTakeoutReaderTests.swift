@@ -1,0 +1,81 @@
+import Foundation
+import HReaderModel
+@testable import HReaderRecords
+import XCTest
+
+/// Fitbit's wall times (no zone in the files) placed in the account's zone through Model's calendar,
+/// on the nights the clocks change, east and west of Greenwich.
+final class FitbitTakeoutReaderTests: XCTestCase {
+    /// The steps of one file, as (epoch, offset in minutes) of each sample's start.
+    private func steps(_ times: [String], in zone: String) throws -> [Int64: Int] {
+        let reader = FitbitTakeoutReader(zone: .named(try XCTUnwrap(TimeZone(identifier: zone))))
+        let lines = times.map { #"{"dateTime":"\#($0)","value":"10"}"# }.joined(separator: ",")
+        var found: [Int64: Int] = [:]
+        let skipped = try reader.read(Array("[\(lines)]".utf8), metric: .steps, name: "steps-2026-01-01.json") { sample in
+            found[sample.start.epoch] = sample.start.offsetMinutes
+        }
+        XCTAssertEqual(skipped, [:])
+        XCTAssertEqual(found.count, times.count, "each time its own instant")
+        return found
+    }
+
+    /// Berlin: 2026-03-29 02:00 CET became 03:00 CEST, 2026-10-25 03:00 CEST became 02:00 CET.
+    func testBerlinsChangesKeepEachOffsetAndReadASkippedTimeAsCalendarDoes() throws {
+        let found = try steps(["03/29/26 01:59:00", "03/29/26 02:30:00", "03/29/26 03:00:00", "10/25/26 02:30:00", "10/25/26 03:00:00",
+                               "10/26/26 12:00:00"],
+                              in: "Europe/Berlin")
+        XCTAssertEqual(found, [
+            1_774_745_940: 60,    // 01:59+01:00
+            1_774_747_800: 120,   // 02:30 never was: 03:30+02:00, read under the offset before
+            1_774_746_000: 120,   // 03:00+02:00
+            1_792_888_200: 120,   // 02:30 was twice: the first, 02:30+02:00
+            1_792_893_600: 60,    // 03:00+01:00
+            1_793_012_400: 60,    // the day after, 12:00+01:00
+        ])
+    }
+
+    /// New York: 2026-03-08 02:00 EST became 03:00 EDT, 2026-11-01 02:00 EDT became 01:00 EST.
+    func testNewYorksChangesKeepEachOffsetAndReadASkippedTimeAsCalendarDoes() throws {
+        let found = try steps(["03/08/26 01:59:00", "03/08/26 02:30:00", "03/08/26 03:00:00", "11/01/26 01:30:00", "11/01/26 02:00:00"],
+                              in: "America/New_York")
+        XCTAssertEqual(found, [
+            1_772_953_140: -300,   // 01:59-05:00
+            1_772_955_000: -240,   // 02:30 never was: 03:30-04:00
+            1_772_953_200: -240,   // 03:00-04:00
+            1_793_511_000: -240,   // 01:30 was twice: the first, 01:30-04:00
+            1_793_516_400: -300,   // 02:00-05:00
+        ])
+    }
+
+    /// Every quarter hour of the days around each change from 2000 to 2040, in zones with summer
+    /// time, half-hour changes and a skipped day, as the reader reads them (a day without a change
+    /// looked up once, a day with one through DayCalendar's `instant(ofWall:)`): the instant
+    /// Foundation's Calendar finds for the wall time (`date(from:)`), at the offset the zone had then.
+    func testWallTimesAreFoundationsAroundEveryChange() throws {
+        var compared = 0
+        for name in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "America/Santiago", "Pacific/Apia", "Asia/Kathmandu"] {
+            guard let zone = TimeZone(identifier: name) else { continue }
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            var utc = Calendar(identifier: .gregorian)
+            utc.timeZone = TimeZone(identifier: "UTC")!
+            var ours = FitbitTakeoutReader.WallTimes(zone: .named(zone))
+            var date = Date(timeIntervalSince1970: 946_684_800)
+            while let change = zone.nextDaylightSavingTimeTransition(after: date), change.timeIntervalSince1970 < 2_208_988_800 {
+                let at = Int64(change.timeIntervalSince1970)
+                for wall in stride(from: at - 36 * 3600, through: at + 36 * 3600, by: 900) {
+                    let parts = utc.dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: TimeInterval(wall)))
+                    let expected = try XCTUnwrap(calendar.date(from: parts))
+                    let epoch = Int64(expected.timeIntervalSince1970)
+                    let text = String(format: "%04d-%02d-%02dT%02d:%02d:00", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!)
+                    let found = try XCTUnwrap(ours.time(isoLocal: text))
+                    XCTAssertEqual(found.epoch, epoch, "\(name) \(text)")
+                    XCTAssertEqual(found.offsetMinutes, zone.secondsFromGMT(for: expected) / 60, "\(name) \(text)")
+                    compared += 1
+                }
+                date = change.addingTimeInterval(1)
+            }
+        }
+        if compared == 0 { throw XCTSkip("no zone data on this machine") }
+    }
+}

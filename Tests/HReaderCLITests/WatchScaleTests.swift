@@ -222,17 +222,16 @@ final class WatchScaleTests: CLITestCase {
         // The file is one Bundle: read back a piece at a time, its Observations counted.
         let handle = try FileHandle(forReadingFrom: out)
         defer { try? handle.close() }
-        let marker = Array(#""resourceType": "Observation""#.utf8)
-        var found = 0, carried: [UInt8] = [], first: [UInt8] = [], last: [UInt8] = []
+        // Foundation's search (built optimized), not a byte loop of this debug-built test.
+        let marker = Data(#""resourceType": "Observation""#.utf8)
+        var found = 0, carried = Data(), first = Data(), last = Data()
         while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            let bytes = carried + Array(chunk)
-            if first.isEmpty { first = Array(bytes.prefix(80)) }
-            var i = 0
-            while i + marker.count <= bytes.count {
-                if bytes[i] == marker[0], Array(bytes[i..<(i + marker.count)]) == marker { found += 1; i += marker.count } else { i += 1 }
-            }
-            carried = Array(bytes.suffix(marker.count - 1))
-            last = Array((last + bytes).suffix(16))
+            let bytes = carried + chunk
+            if first.isEmpty { first = Data(bytes.prefix(80)) }
+            var from = bytes.startIndex
+            while let range = bytes.range(of: marker, in: from..<bytes.endIndex) { found += 1; from = range.upperBound }
+            carried = Data(bytes.suffix(marker.count - 1))
+            last = Data((last + bytes).suffix(16))
         }
         XCTAssertEqual(found, observations)
         XCTAssertTrue(String(decoding: first, as: UTF8.self).hasPrefix("{\n  \"resourceType\": \"Bundle\",\n  \"type\": \"transaction\",\n  \"entry\": ["))

@@ -135,13 +135,11 @@ struct SampleReadingsPage {
 /// A page's activity totals per local day and description. A total's unit is its first reading's
 /// (by time, then id), whichever order the readings are added in.
 struct ActivityDays {
-    private struct Key: Hashable {
-        let day: Int64
-        let description: String
-    }
-
     private(set) var days: [TimelinePayload.ActivityDay] = []
-    private var index: [Key: Int] = [:]
+    /// Each local day's totals (their places in `days`), by the day's start: a day has a few
+    /// descriptions. Keyed by Int64, whose Hashable conformance every page has looked up already: a
+    /// key type of its own cost a scan of the binary's conformances at first use (docs/performance.md).
+    private var index: [Int64: [Int]] = [:]
     private var first: [(Int64, Int64)] = []
     private var calendar: DayCalendar
     private var lastDay: (start: Int64, end: Int64, text: String)?
@@ -168,15 +166,14 @@ struct ActivityDays {
 
     mutating func add(_ value: Double, day: (start: Int64, end: Int64, text: String), first reading: (Int64, Int64),
                       description: String, unit: String?) {
-        let key = Key(day: day.start, description: description)
         let found: Int
-        if let known = index[key] {
+        if let known = index[day.start]?.first(where: { days[$0].description == description }) {
             found = known
         } else {
             found = days.count
             days.append(TimelinePayload.ActivityDay(day: day.start, dayText: day.text, description: description, unit: unit))
             first.append(reading)
-            index[key] = found
+            index[day.start, default: []].append(found)
         }
         days[found].total += value
         if reading < first[found] { (first[found], days[found].unit) = (reading, unit) }

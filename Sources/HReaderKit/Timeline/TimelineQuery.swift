@@ -96,11 +96,13 @@ public struct TimelineQuery {
         let checks = detail ? try HealthCardRepository(db).verifications(patientID: patientID) : [:]
 
         // Which samples are read at all (none of a type the page leaves out), and which as numbers.
-        var wanted: [EntryType: Bool] = [:]
+        // A list, not a dictionary: a dozen types at most, and EntryType's Hashable conformance would
+        // be looked up (a scan of the binary's conformances) for this alone (docs/performance.md).
+        var wanted: [(type: EntryType, wanted: Bool)] = []
         func wantsType(_ type: EntryType) -> Bool {
-            if let known = wanted[type] { return known }
+            if let known = wanted.first(where: { $0.type == type }) { return known.wanted }
             let answer = self.wants(Self.key(for: type))
-            wanted[type] = answer
+            wanted.append((type, answer))
             return answer
         }
         let series = try SampleReadings(db).series(patientID: patientID)

@@ -12,7 +12,8 @@ public struct EntryRepository {
     /// grouping of copies of one fact reads, docs/reconciliation.md), as its `WHERE` names them.
     public static let factTypes: [EntryType] = [.condition, .allergy, .medication, .immunization, .result, .vitalSign, .encounter, .procedure]
     /// The same list as SQL: a query spells the index's condition out so that SQLite uses it.
-    public static let factTypesSQL = factTypes.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+    /// Written out without `joined(separator:)`, whose generic call looks up a conformance at first use.
+    public static let factTypesSQL = factTypes.dropFirst().reduce("'" + factTypes[0].rawValue + "'") { $0 + ", '" + $1.rawValue + "'" }
 
     static let columns = """
         id, uuid, patient_id, source_id, remote_id, type, description, status, date_text, date_epoch, start_text, \

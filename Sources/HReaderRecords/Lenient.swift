@@ -43,13 +43,13 @@ enum Lenient {
     }
 
     /// Epoch seconds from a number or a numeric string; a date string read as a clinical time.
-    static func time(_ value: JSONValue?, timeZone: TimeZone) -> ClinicalTime? {
+    static func time(_ value: JSONValue?, zone: DayZone) -> ClinicalTime? {
         switch value {
         case .number(let n)?:
             return Double(n).flatMap(epoch).map { ClinicalTime(epoch: $0) }
         case .string(let s)?:
             if let number = NumberText.parse(s) { return epoch(number).map { ClinicalTime(epoch: $0) } }
-            return ClinicalTime.parse(s, timeZone: timeZone)
+            return ClinicalTime.parse(s, zone: zone)
         default:
             return nil
         }

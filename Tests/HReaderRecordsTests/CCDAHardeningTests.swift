@@ -206,7 +206,7 @@ extension CCDATests {
               {"resource": {"resourceType": "Condition", "id": "c1", "subject": {"reference": "Patient/p1"},
                 "code": {"coding": [{"system": "http://snomed.info/sct", "code": "0"}], "text": "Back pain"}}}]}
             """
-        let batch = try FHIRMapper(timeZone: utc).mapBundle(Data(bundle.utf8))
+        let batch = try FHIRMapper(zone: .named(utc)).mapBundle(Data(bundle.utf8))
         let entries = try XCTUnwrap(batch.records.first).entries
         XCTAssertEqual(entries.map(\.content.description), ["Ragweed", "Latex", "Back pain"])
         XCTAssertEqual(entries.map(\.content.codes), [[:], ["SNOMED-CT": ["111088007"]], [:]])

@@ -98,7 +98,7 @@ final class CCDATests: XCTestCase {
     }
 
     func mapped(_ data: Data) throws -> MappedRecord {
-        let batch = try FHIRMapper(timeZone: utc).map(files: [("test.xml", data, .ccda)])
+        let batch = try FHIRMapper(zone: .named(utc)).map(files: [("test.xml", data, .ccda)])
         XCTAssertEqual(batch.records.count, 1)
         return try XCTUnwrap(batch.records.first)
     }

@@ -16,7 +16,7 @@ private func panel(_ components: String, code: String = "85354-9") throws -> Ent
             "subject": {"reference": "Patient/h"}, "effectiveDateTime": "2024-05-06T07:08:00Z",
             "component": [\#(components)]}}]}
         """#
-    let batch = try FHIRMapper(timeZone: TimeZone(identifier: "UTC")!).mapBundle(Data(bundle.utf8))
+    let batch = try FHIRMapper(zone: .named(TimeZone(identifier: "UTC")!)).mapBundle(Data(bundle.utf8))
     return try XCTUnwrap(batch.records.first?.entries.first?.content)
 }
 

@@ -11,7 +11,7 @@ import HReaderModel
 private let utc = TimeZone(identifier: "UTC")!
 
 private func mapBundle(_ text: String) throws -> MappedBatch {
-    try FHIRMapper(timeZone: utc).mapBundle(Data(text.utf8))
+    try FHIRMapper(zone: .named(utc)).mapBundle(Data(text.utf8))
 }
 
 private func only(_ batch: MappedBatch, file: StaticString = #filePath, line: UInt = #line) throws -> MappedRecord {
@@ -431,7 +431,7 @@ final class FHIRMapperTests: XCTestCase {
             {"resourceType":"Observation","id":"o2","subject":{"reference":"Patient/n1"},"code":{"text":"Weight"},"valueQuantity":{"value":55,"unit":"kg"}}
             {"resourceType":"Condition","id":"c1","subject":{"reference":"Patient/n1"},"code":{"text":"Migraine"}}
             """
-        let batch = try FHIRMapper(timeZone: utc).mapNDJSON(Data(ndjson.utf8))
+        let batch = try FHIRMapper(zone: .named(utc)).mapNDJSON(Data(ndjson.utf8))
         XCTAssertEqual(batch.records.map(\.patient.remoteID), ["n1", "n2"])
         XCTAssertEqual(batch.records[0].entries.map(\.remoteID), ["Observation/o2", "Condition/c1"])
         XCTAssertEqual(batch.records[1].entries.map(\.remoteID), ["Observation/o1"])

@@ -30,7 +30,7 @@ final class FHIRPatientCheckTests: XCTestCase {
         let bundle = try JSONSerialization.data(withJSONObject: ["resourceType": "Bundle", "type": "searchset", "entry": entries])
         try set.add(bundle, what: "page")
         let rejected = set.keepOnly(aboutPatient: FHIRPatientCheck(patientID: "A", base: base + "/"), requests: [(request, 0..<set.resourceCount)])
-        let batch = set.map(timeZone: TimeZone(identifier: "UTC")!)
+        let batch = set.map(zone: .named(TimeZone(identifier: "UTC")!))
         let kept = batch.records.flatMap { $0.entries.map(\.remoteID) } + batch.unattached.map(\.entry.remoteID)
         return (kept.sorted(), rejected)
     }

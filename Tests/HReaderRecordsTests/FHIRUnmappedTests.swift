@@ -16,7 +16,7 @@ private func kept(_ resources: [String]) throws -> [String: EntryContent] {
           {"resource": {"resourceType": "Patient", "id": "u"}},
           \#(entries)]}
         """#
-    let batch = try FHIRMapper(timeZone: utc).mapBundle(Data(bundle.utf8))
+    let batch = try FHIRMapper(zone: .named(utc)).mapBundle(Data(bundle.utf8))
     XCTAssertEqual(batch.records.count, 1)
     let record = try XCTUnwrap(batch.records.first)
     XCTAssertEqual(record.entries.filter { $0.unmappedType != nil }.count, resources.count, "every resource is kept and said so")

@@ -228,7 +228,7 @@ private func json(_ text: String) throws -> JSONValue { try JSONParser.parse(Dat
 private func xml(_ text: String) throws -> JSONValue { try FHIRXML.parse(Data(text.utf8)) }
 
 private func assertMalformed(_ text: String, mentions fragments: [String], file: StaticString = #filePath, line: UInt = #line) {
-    XCTAssertThrowsError(try FHIRMapper(timeZone: utc).mapXML(Data(text.utf8)), file: file, line: line) { error in
+    XCTAssertThrowsError(try FHIRMapper(zone: .named(utc)).mapXML(Data(text.utf8)), file: file, line: line) { error in
         let message = "\(error)"
         guard case RecordsError.malformed = error else { return XCTFail("not RecordsError.malformed: \(message)", file: file, line: line) }
         for fragment in fragments {
@@ -246,7 +246,7 @@ final class FHIRXMLTests: XCTestCase {
     }
 
     func testTheXMLBundleMapsToTheSameEntriesAsTheJSON() throws {
-        let mapper = FHIRMapper(timeZone: utc)
+        let mapper = FHIRMapper(zone: .named(utc))
         let fromXML = try mapper.mapXML(Data(bundleXML.utf8))
         let fromJSON = try mapper.mapBundle(Data(bundleJSON.utf8))
         XCTAssertEqual(fromXML.records.count, 1)

@@ -69,15 +69,15 @@ final class JSONParserTests: XCTestCase {
         for text in ["2021-03-04T08:15:00+01:00", "2021-03-04T08:15:00Z", "2012-05-01T10:00:00.123456-04:00",
                      "1960-01-01T00:00:00.5Z", "2000-02-29T23:59:59+14:00", "1969-12-31T23:59:59.999Z"] {
             XCTAssertNotNil(FHIRTime.instant(text), text)
-            XCTAssertEqual(FHIRTime.parse(text, timeZone: utc), ClinicalTime.parse(text, timeZone: utc), text)
+            XCTAssertEqual(FHIRTime.parse(text, zone: .named(utc)), ClinicalTime.parse(text, zone: .named(utc)), text)
         }
         for text in ["2021-02-29T00:00:00Z", "2021-03-04T24:00:00Z", "2021-03-04T08:15:00", "2021-03-04T08:15:00+0100",
                      "2021-03-04T08:15:00.Z", "2021-03-04 08:15:00Z", "2021-03-04", "0001-01-01T00:00:00Z"] {
             XCTAssertNil(FHIRTime.instant(text), text)
         }
-        XCTAssertEqual(FHIRTime.parse("2021-03-04T08:15:00", timeZone: utc)?.epoch, 1614845700, "no offset: read in the given zone")
+        XCTAssertEqual(FHIRTime.parse("2021-03-04T08:15:00", zone: .named(utc))?.epoch, 1614845700, "no offset: read in the given zone")
         // A combining mark after a digit made Foundation's DateFormatter trap (found by the fuzzer).
-        XCTAssertNil(FHIRTime.parse("2024-03-01T08:00:0\u{0365}", timeZone: utc))
+        XCTAssertNil(FHIRTime.parse("2024-03-01T08:00:0\u{0365}", zone: .named(utc)))
     }
 
     func testFNV1aMatchesKnownVectors() {

@@ -70,7 +70,7 @@ private let record = #"""
 """#
 
 private func map(_ text: String, remoteID: String? = nil) throws -> MappedRecord {
-    try RHExMapper(timeZone: TimeZone(identifier: "UTC")!).map(Data(text.utf8), remoteID: remoteID)
+    try RHExMapper(zone: .named(TimeZone(identifier: "UTC")!)).map(Data(text.utf8), remoteID: remoteID)
 }
 
 private func entry(_ record: MappedRecord, _ remoteID: String, file: StaticString = #filePath, line: UInt = #line) throws -> EntryContent {

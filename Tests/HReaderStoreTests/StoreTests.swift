@@ -665,7 +665,7 @@ final class StoreTests: XCTestCase {
         let repo = EntryRepository(db)
         let ada = try addPatient(db, "Ada", "Lovelace")
         let content = EntryContent(type: .medication, description: "Lisinopril 10 mg", status: "active",
-                                   start: ClinicalTime.parse("2011-03-01", timeZone: TimeZone(identifier: "UTC")!),
+                                   start: ClinicalTime.parse("2011-03-01", zone: .named(TimeZone(identifier: "UTC")!)),
                                    codes: ["RxNorm": ["314076"]], dose: "10 mg", raw: #"{"id":"m1"}"#)
         let original = try repo.add(patientID: ada.id, content: content, sourceID: try otherSourceID(db), remoteID: "m1",
                                     now: Date(timeIntervalSince1970: 1_600_000_000))
@@ -716,16 +716,16 @@ final class StoreTests: XCTestCase {
         let newYork = try XCTUnwrap(TimeZone(identifier: "America/New_York"))
         let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
         // 2012-01-01T00:00:00Z = 1325376000; 2012-05-01T00:00:00Z = 1335830400.
-        XCTAssertEqual(ClinicalTime.parse("2012", timeZone: utc), ClinicalTime(text: "2012", epoch: 1_325_376_000))
-        XCTAssertEqual(ClinicalTime.parse("2012", timeZone: newYork), ClinicalTime(text: "2012", epoch: 1_325_376_000 + 5 * 3600))
-        XCTAssertEqual(ClinicalTime.parse("2012-05", timeZone: utc), ClinicalTime(text: "2012-05", epoch: 1_335_830_400))
-        XCTAssertEqual(ClinicalTime.parse("2012-05", timeZone: newYork), ClinicalTime(text: "2012-05", epoch: 1_335_830_400 + 4 * 3600))
-        XCTAssertEqual(ClinicalTime.parse("2012-05-01", timeZone: newYork),
+        XCTAssertEqual(ClinicalTime.parse("2012", zone: .named(utc)), ClinicalTime(text: "2012", epoch: 1_325_376_000))
+        XCTAssertEqual(ClinicalTime.parse("2012", zone: .named(newYork)), ClinicalTime(text: "2012", epoch: 1_325_376_000 + 5 * 3600))
+        XCTAssertEqual(ClinicalTime.parse("2012-05", zone: .named(utc)), ClinicalTime(text: "2012-05", epoch: 1_335_830_400))
+        XCTAssertEqual(ClinicalTime.parse("2012-05", zone: .named(newYork)), ClinicalTime(text: "2012-05", epoch: 1_335_830_400 + 4 * 3600))
+        XCTAssertEqual(ClinicalTime.parse("2012-05-01", zone: .named(newYork)),
                        ClinicalTime(text: "2012-05-01", epoch: 1_335_830_400 + 4 * 3600))
         let tokyo = try XCTUnwrap(TimeZone(identifier: "Asia/Tokyo"))
-        XCTAssertEqual(ClinicalTime.parse("2012-05-01", timeZone: tokyo)?.epoch, 1_335_830_400 - 9 * 3600)
-        XCTAssertEqual(ClinicalTime.parse("2012-02-29", timeZone: utc)?.epoch, 1_330_473_600)
-        XCTAssertEqual(ClinicalTime.parse("1969-12-31", timeZone: utc)?.epoch, -86_400)
+        XCTAssertEqual(ClinicalTime.parse("2012-05-01", zone: .named(tokyo))?.epoch, 1_335_830_400 - 9 * 3600)
+        XCTAssertEqual(ClinicalTime.parse("2012-02-29", zone: .named(utc))?.epoch, 1_330_473_600)
+        XCTAssertEqual(ClinicalTime.parse("1969-12-31", zone: .named(utc))?.epoch, -86_400)
     }
 
     func testClinicalTimeParsesDateTimesWithOffsetsExactly() throws {
@@ -734,7 +734,7 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(ClinicalTime.parse("2012-05-01T23:30:00+02:00"),
                        ClinicalTime(text: "2012-05-01T23:30:00+02:00", epoch: expected))
         // The zone argument does not affect a time with an explicit offset.
-        XCTAssertEqual(ClinicalTime.parse("2012-05-01T23:30:00+02:00", timeZone: TimeZone(identifier: "Asia/Tokyo")!)?.epoch, expected)
+        XCTAssertEqual(ClinicalTime.parse("2012-05-01T23:30:00+02:00", zone: .named(TimeZone(identifier: "Asia/Tokyo")!))?.epoch, expected)
         XCTAssertEqual(ClinicalTime.parse("2012-05-01T21:30:00Z")?.epoch, expected)
         XCTAssertEqual(ClinicalTime.parse("2012-05-01T16:30:00-05:00")?.epoch, expected)
         // Fractional seconds: the instant's whole second.
@@ -756,7 +756,7 @@ final class StoreTests: XCTestCase {
                      // a compact offset, a week date): RFC 3339 only.
                      "-629999-01-01T00:00:00Z", "+2012-05-01T00:00:00Z", "2012-05-01T10:00Z", "2012-05-01T10:00:00+0200",
                      "2012-W18-2T10:00:00Z", "2012-05-01T10:00:00.Z", "2012-05-01T10:00:00+02"] {
-            XCTAssertNil(ClinicalTime.parse(text, timeZone: TimeZone(identifier: "UTC")!), "accepted \(text.debugDescription)")
+            XCTAssertNil(ClinicalTime.parse(text, zone: .named(TimeZone(identifier: "UTC")!)), "accepted \(text.debugDescription)")
         }
     }
 

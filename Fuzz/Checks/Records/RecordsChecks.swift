@@ -107,7 +107,7 @@ public enum RecordsFuzzChecks {
     // MARK: 2. FHIR
 
     public static func fhirBundle(_ data: Data) throws {
-        try batch("mapBundle", data) { try FHIRMapper(timeZone: utc).mapBundle(data) }
+        try batch("mapBundle", data) { try FHIRMapper(zone: .named(utc)).mapBundle(data) }
         try serverAnswer(data)
     }
 
@@ -123,7 +123,7 @@ public enum RecordsFuzzChecks {
         let rejected = set.keepOnly(aboutPatient: check, requests: [("answer", 0..<set.resourceCount)])
         let leftOut = rejected.reduce(0) { $0 + $1.aboutOthers + $1.uncheckedCount }
         guard leftOut <= read else { throw FuzzViolation("left out \(leftOut) of \(read) resources") }
-        let batch = set.map(timeZone: utc)
+        let batch = set.map(zone: .named(utc))
         for record in batch.records where record.patient.fhirID != asked && !record.entries.isEmpty {
             throw FuzzViolation("entries kept under Patient \(record.patient.remoteID), not the patient asked for (\(asked))")
         }
@@ -139,11 +139,11 @@ public enum RecordsFuzzChecks {
     }
 
     public static func fhirNDJSON(_ data: Data) throws {
-        try batch("mapNDJSON", data) { try FHIRMapper(timeZone: utc).mapNDJSON(data) }
+        try batch("mapNDJSON", data) { try FHIRMapper(zone: .named(utc)).mapNDJSON(data) }
     }
 
     public static func fhirXML(_ data: Data) throws {
-        try batch("mapXML", data) { try FHIRMapper(timeZone: utc).mapXML(data) }
+        try batch("mapXML", data) { try FHIRMapper(zone: .named(utc)).mapXML(data) }
     }
 
     /// A MappedBatch or a RecordsError; every patient and entry has a remoteID; the same bytes map to the same entries.
@@ -190,7 +190,7 @@ public enum RecordsFuzzChecks {
               again.sections == document.sections else {
             throw FuzzViolation("ccda: the same bytes read differently the second time")
         }
-        try batch("map(files: .ccda)", data) { try FHIRMapper(timeZone: utc).map(files: [("fuzz.xml", data, .ccda)]) }
+        try batch("map(files: .ccda)", data) { try FHIRMapper(zone: .named(utc)).map(files: [("fuzz.xml", data, .ccda)]) }
     }
 
     /// The bytes as a section's narrative (`<text>…</text>`) that a problem and a medication refer
@@ -529,7 +529,7 @@ public enum RecordsFuzzChecks {
 
     /// A record or a RecordsError; the patient and every entry have remoteIDs, unique within the record.
     public static func rhexRecord(_ data: Data) throws {
-        guard let record = try expectingRecordsError("RHExMapper.map", { try RHExMapper(timeZone: utc).map(data) }) else { return }
+        guard let record = try expectingRecordsError("RHExMapper.map", { try RHExMapper(zone: .named(utc)).map(data) }) else { return }
         guard !record.patient.remoteID.isEmpty else { throw FuzzViolation("an RHEx patient without a remoteID") }
         var seen: Set<String> = []
         for entry in record.entries {

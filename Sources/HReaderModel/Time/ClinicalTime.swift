@@ -25,9 +25,10 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
 
     /// Parses FHIR/RFC 3339 date-times (with or without fractional seconds), full dates,
     /// "YYYY-MM" and "YYYY". Nil when the text is none of these.
-    /// `timeZone` (the local one when nil) places a date without a time; an instant needs none, and
-    /// reading the local zone costs a command's start-up (the zone database) when it is not needed.
-    public static func parse(_ text: String, timeZone: TimeZone? = nil) -> ClinicalTime? {
+    /// `zone` (the local one, as the timeline counts days, unless a caller names another) places a
+    /// date without a time at the start of its day, through Model's one calendar (`DayCalendar`); an
+    /// instant needs none, and the local zone is only read when it is needed.
+    public static func parse(_ text: String, zone: DayZone = .local) -> ClinicalTime? {
         let trimmed = text.trimmingSpaces()
         if trimmed.contains("T") {
             if let epoch = rfc3339Instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
@@ -46,15 +47,14 @@ public struct ClinicalTime: Equatable, Hashable, Codable, Sendable {
               parts[0].count == 4, parts.dropFirst().allSatisfy({ $0.count == 2 }),
               parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }) else { return nil }
         let numbers = parts.compactMap { Int($0) }
-        var components = DateComponents()
-        components.year = numbers[0]
-        components.month = numbers.count > 1 ? numbers[1] : 1
-        components.day = numbers.count > 2 ? numbers[2] : 1
-        guard (1...12).contains(components.month!), (1...31).contains(components.day!) else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone ?? .current
-        guard let d = calendar.date(from: components),
-              calendar.component(.day, from: d) == components.day else { return nil }
-        return ClinicalTime(text: trimmed, epoch: Int64(d.timeIntervalSince1970))
+        let month = numbers.count > 1 ? numbers[1] : 1, day = numbers.count > 2 ? numbers[2] : 1
+        guard (1...12).contains(month), (1...31).contains(day), let days = DayCalendar.day(year: numbers[0], month: month, day: day) else {
+            return nil
+        }
+        // The day's first second in the zone, as Calendar's `date(from:)` finds it (a skipped midnight is
+        // the moment of the change); a day the zone skipped whole (Apia, 30 December 2011) is no date there.
+        let start = DayCalendar(zone).instant(ofWall: days * 86_400)
+        guard DayCalendar.floorDivide(start.epoch + start.offset, 86_400) == days else { return nil }
+        return ClinicalTime(text: trimmed, epoch: start.epoch)
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// The zone local days and hours are counted in: the timeline's days and pages, the export's
-/// hours and days (`--group`), the tiles' days and a person's age.
+/// hours and days (`--group`), the tiles' days and a person's age; and the zone the readers place a
+/// time written without one in (FHIR, RHEx, Apple Health's activity days, FIT, Health Connect, Fitbit).
 ///
 /// An RFC 3339 time states a fixed offset from UTC, and the timeline's times mostly do (`--at` with an
 /// offset). For a fixed offset the calendar arithmetic is done here. Foundation's Calendar would first
@@ -126,6 +127,21 @@ public struct DayCalendar {
         let end = Date(timeIntervalSince1970: TimeInterval(epoch))
         let start = calendar.date(byAdding: span.dateComponents, to: end) ?? end
         return Int64(start.timeIntervalSince1970.rounded(.down))
+    }
+
+    /// The day (days since 1970-01-01 of any clock) of a date as Foundation's Gregorian calendar
+    /// names it: proleptic Gregorian from 1583 (CivilDays), Julian before 15 October 1582 as Calendar
+    /// counts it. Nil for a day the month does not have ("2012-02-30").
+    static func day(year: Int, month: Int, day: Int) -> Int64? {
+        guard (1...12).contains(month), day >= 1 else { return nil }
+        if year >= firstGregorianYear {
+            return day <= CivilDays.daysIn(month: month, of: year) ? Int64(CivilDays.days(year, month, day)) : nil
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: day)),
+              calendar.component(.day, from: date) == day else { return nil }
+        return floorDivide(Int64(date.timeIntervalSince1970.rounded(.down)), 86_400)
     }
 
     /// The day (days since 1970-01-01) a page of `span` ending on `day` starts on; nil when that is

@@ -114,8 +114,10 @@ public struct AppleHealthMapper: Sendable {
         return .entry(MappedEntry(remoteID: Self.remoteID(element), content: content))
     }
 
-    public func activitySummary(_ element: AppleHealthElement, timeZone: TimeZone = .current) -> Result {
-        guard let day = element.attribute("dateComponents"), let date = ClinicalTime.parse(day, timeZone: timeZone) else {
+    /// An ActivitySummary: its day (`dateComponents`, a date without a zone) starts at midnight in
+    /// `zone`, the local zone the timeline counts days in unless a caller names another.
+    public func activitySummary(_ element: AppleHealthElement, zone: DayZone = .local) -> Result {
+        guard let day = element.attribute("dateComponents"), let date = ClinicalTime.parse(day, zone: zone) else {
             return .skip(Skip(kind: "ActivitySummary", reason: "an ActivitySummary with a missing or unreadable dateComponents"))
         }
         var content = EntryContent(type: .activity, description: "Activity summary", date: date)

@@ -70,18 +70,18 @@ extension JSONReader {
     }
 
     /// A FHIR date, dateTime or instant member as a clinical time; text that is none of these is an error.
-    func time(_ key: String, timeZone: TimeZone) throws -> ClinicalTime? {
+    func time(_ key: String, zone: DayZone) throws -> ClinicalTime? {
         guard let text = try string(key) else { return nil }
-        guard let time = FHIRTime.parse(text, timeZone: timeZone) else {
+        guard let time = FHIRTime.parse(text, zone: zone) else {
             throw RecordsError.malformed("\(path).\(key) is not a FHIR date or dateTime: \"\(text)\"")
         }
         return time
     }
 
     /// A Period member's start and end.
-    func period(_ key: String, timeZone: TimeZone) throws -> (start: ClinicalTime?, end: ClinicalTime?)? {
+    func period(_ key: String, zone: DayZone) throws -> (start: ClinicalTime?, end: ClinicalTime?)? {
         guard let period = try object(key) else { return nil }
-        return (try period.time("start", timeZone: timeZone), try period.time("end", timeZone: timeZone))
+        return (try period.time("start", zone: zone), try period.time("end", zone: zone))
     }
 
     /// A Quantity as its number (literal and value) and unit (the human unit, else the UCUM code).
@@ -106,23 +106,28 @@ func nonEmpty(_ text: String?) -> String? {
 }
 
 /// FHIR dates and times. `ClinicalTime.parse` reads what FHIR allows; a date-time without an offset
-/// (which FHIR forbids but some servers send) is read in the given zone rather than lost.
+/// (which FHIR forbids but some servers send) is read as a wall time of the given zone rather than
+/// lost, and placed by Model's one calendar (`DayCalendar.instant(ofWall:)`): a time the clock shows
+/// twice is the first of the two, one it skips is read under the offset before the change.
 enum FHIRTime {
-    static func parse(_ text: String, timeZone: TimeZone) -> ClinicalTime? {
+    static func parse(_ text: String, zone: DayZone) -> ClinicalTime? {
         let trimmed = trimmedOfSpaces(text)
         if let epoch = instant(trimmed) { return ClinicalTime(text: trimmed, epoch: epoch) }
-        if let time = ClinicalTime.parse(text, timeZone: timeZone) { return time }
+        if let time = ClinicalTime.parse(text, zone: zone) { return time }
         // Foundation's DateFormatter traps (a fatal error, not nil) on some non-ASCII text, e.g. a
         // combining mark after a digit (found by the fhir-ndjson fuzzer): a date-time is ASCII.
         guard trimmed.contains("T"), trimmed.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let withoutFraction = trimmed.split(separator: ".", maxSplits: 1).first.map(String.init) ?? trimmed
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = timeZone
+        // The formatter reads the wall clock's fields (as UTC, which has no changes of offset); the
+        // zone's calendar places them.
+        formatter.timeZone = TimeZone(secondsFromGMT: 0)
         for format in ["yyyy-MM-dd'T'HH:mm:ss", "yyyy-MM-dd'T'HH:mm"] {
             formatter.dateFormat = format
             if let date = formatter.date(from: withoutFraction) {
-                return ClinicalTime(text: trimmed, epoch: Int64(date.timeIntervalSince1970.rounded(.down)))
+                let wall = Int64(date.timeIntervalSince1970.rounded(.down))
+                return ClinicalTime(text: trimmed, epoch: DayCalendar(zone).instant(ofWall: wall).epoch)
             }
         }
         return nil

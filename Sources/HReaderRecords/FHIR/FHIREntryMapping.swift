@@ -6,7 +6,7 @@ import HReaderModel
 /// `EntryContent`. The caller sets `raw` and the remote id. A member of the wrong JSON type throws
 /// `RecordsError.malformed` naming its path.
 struct FHIREntryMapping {
-    let timeZone: TimeZone
+    let zone: DayZone
     /// Medication resources of the input, by `Medication/<id>` and by fullUrl, for `medicationReference`.
     let medications: [String: JSONObject]
 
@@ -38,10 +38,10 @@ struct FHIREntryMapping {
                                    status: try status.flatMap { try r.status($0) }, codes: concept?.codes ?? [:])
         switch type {
         case .immunization:
-            content.date = try r.time("occurrenceDateTime", timeZone: timeZone) ?? r.time("recorded", timeZone: timeZone)
+            content.date = try r.time("occurrenceDateTime", zone: zone) ?? r.time("recorded", zone: zone)
         case .procedure:
-            content.date = try r.time("performedDateTime", timeZone: timeZone)
-            if let period = try r.period("performedPeriod", timeZone: timeZone) { (content.start, content.end) = period }
+            content.date = try r.time("performedDateTime", zone: zone)
+            if let period = try r.period("performedPeriod", zone: zone) { (content.start, content.end) = period }
         default:
             break
         }
@@ -51,17 +51,17 @@ struct FHIREntryMapping {
     /// effectiveDateTime / effectiveInstant → date, effectivePeriod → start and end, `issued` when
     /// none of them is there.
     func readEffective(_ r: JSONReader, into content: inout EntryContent) throws {
-        content.date = try r.time("effectiveDateTime", timeZone: timeZone) ?? r.time("effectiveInstant", timeZone: timeZone)
-        if let period = try r.period("effectivePeriod", timeZone: timeZone) { (content.start, content.end) = period }
-        if content.effectiveTime == nil { content.date = try r.time("issued", timeZone: timeZone) }
+        content.date = try r.time("effectiveDateTime", zone: zone) ?? r.time("effectiveInstant", zone: zone)
+        if let period = try r.period("effectivePeriod", zone: zone) { (content.start, content.end) = period }
+        if content.effectiveTime == nil { content.date = try r.time("issued", zone: zone) }
     }
 
     func condition(_ r: JSONReader) throws -> EntryContent {
         var content = try coded(r, .condition, code: "code", status: "clinicalStatus")
         content.status = try Self.refutation(r) ?? content.status
-        content.start = try r.time("onsetDateTime", timeZone: timeZone) ?? r.period("onsetPeriod", timeZone: timeZone)?.start
-        content.end = try r.time("abatementDateTime", timeZone: timeZone) ?? r.period("abatementPeriod", timeZone: timeZone)?.end
-        if content.start == nil { content.date = try r.time("recordedDate", timeZone: timeZone) }
+        content.start = try r.time("onsetDateTime", zone: zone) ?? r.period("onsetPeriod", zone: zone)?.start
+        content.end = try r.time("abatementDateTime", zone: zone) ?? r.period("abatementPeriod", zone: zone)?.end
+        if content.start == nil { content.date = try r.time("recordedDate", zone: zone) }
         return content
     }
 
@@ -75,8 +75,8 @@ struct FHIREntryMapping {
                                                       : manifestations.joined(separator: ", ")
         }
         content.severity = try nonEmpty(reaction?.string("severity")) ?? nonEmpty(r.string("criticality"))
-        content.start = try r.time("onsetDateTime", timeZone: timeZone) ?? r.period("onsetPeriod", timeZone: timeZone)?.start
-        if content.start == nil { content.date = try r.time("recordedDate", timeZone: timeZone) }
+        content.start = try r.time("onsetDateTime", zone: zone) ?? r.period("onsetPeriod", zone: zone)?.start
+        if content.start == nil { content.date = try r.time("recordedDate", zone: zone) }
         return content
     }
 
@@ -111,11 +111,11 @@ struct FHIREntryMapping {
             status: try r.status("status"), codes: concept?.codes ?? [:])
         if type == "MedicationRequest" {
             content.dose = try r.first("dosageInstruction").flatMap(dose)
-            content.date = try r.time("authoredOn", timeZone: timeZone)
+            content.date = try r.time("authoredOn", zone: zone)
         } else {
             content.dose = try r.first("dosage").flatMap(dose)
             try readEffective(r, into: &content)
-            if content.effectiveTime == nil { content.date = try r.time("dateAsserted", timeZone: timeZone) }
+            if content.effectiveTime == nil { content.date = try r.time("dateAsserted", zone: zone) }
         }
         return content
     }
@@ -165,7 +165,7 @@ struct FHIREntryMapping {
         let codes = Concept(codings: types.flatMap(\.codings)).codes
         var content = EntryContent(type: .encounter, description: description ?? EntryLabel.name(.encounter),
                                    status: try r.status("status"), codes: codes)
-        if let period = try r.period("period", timeZone: timeZone) { (content.start, content.end) = period }
+        if let period = try r.period("period", zone: zone) { (content.start, content.end) = period }
         return content
     }
 

@@ -21,11 +21,13 @@ import HReaderModel
 /// a member of the wrong type (or a date that is not a date) is skipped, with the member's path as
 /// the reason, and the rest of the input is still mapped.
 public struct FHIRMapper: Sendable {
-    /// The zone in which dates without a time ("2012-05-01", "2012") start, for ordering.
-    public var timeZone: TimeZone
+    /// The zone in which dates without a time ("2012-05-01", "2012") start, for ordering, and
+    /// date-times without an offset are read: the local zone the timeline counts days in, unless a
+    /// caller names another.
+    public var zone: DayZone
 
-    public init(timeZone: TimeZone = .current) {
-        self.timeZone = timeZone
+    public init(zone: DayZone = .local) {
+        self.zone = zone
     }
 
     /// A Bundle or a single resource.
@@ -175,7 +177,7 @@ public struct FHIRMapper: Sendable {
             batch.records[index].entries.append(note.entry)
         }
 
-        let entries = FHIREntryMapping(timeZone: timeZone, medications: input.medications)
+        let entries = FHIREntryMapping(zone: zone, medications: input.medications)
         for index in input.resources.indices {
             let resource = input.resources[index]
             guard resource.type != "Patient" else { continue }

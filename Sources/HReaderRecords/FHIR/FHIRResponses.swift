@@ -1,5 +1,6 @@
 import Foundation
 import HReaderJSON
+import HReaderModel
 
 /// What a FHIR client needs to know of one response body before going on: its type, the Bundle's
 /// `next` link, and an OperationOutcome's message.
@@ -79,8 +80,8 @@ public struct FHIRResponseSet: Sendable {
             || entry["resource"]?.object?["resourceType"]?.string == "OperationOutcome"
     }
 
-    public func map(timeZone: TimeZone = .current) -> MappedBatch {
-        FHIRMapper(timeZone: timeZone).map(input)
+    public func map(zone: DayZone = .local) -> MappedBatch {
+        FHIRMapper(zone: zone).map(input)
     }
 
     /// Reads a body for its page information only (errors, capability statements, writes).

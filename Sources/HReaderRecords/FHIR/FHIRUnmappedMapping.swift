@@ -58,11 +58,11 @@ extension FHIREntryMapping {
         for path in paths {
             switch Self.value(at: path, in: object) {
             case .string(let text)?:
-                if let time = FHIRTime.parse(text, timeZone: timeZone) { content.date = time; return true }
+                if let time = FHIRTime.parse(text, zone: zone) { content.date = time; return true }
             case .object(let period)?:
                 let reader = JSONReader(period, path: path.joined(separator: "."))
-                let start = (try? reader.time("start", timeZone: timeZone)) ?? nil
-                let end = (try? reader.time("end", timeZone: timeZone)) ?? nil
+                let start = (try? reader.time("start", zone: zone)) ?? nil
+                let end = (try? reader.time("end", zone: zone)) ?? nil
                 if start != nil || end != nil { (content.start, content.end) = (start, end); return true }
             default:
                 continue

@@ -20,11 +20,12 @@ public struct RHExMapper: Sendable {
         ("vital_signs", .vitalSign), ("immunizations", .immunization),
     ]
 
-    /// The zone for dates written as text without one (epoch seconds need none).
-    public var timeZone: TimeZone
+    /// The zone for dates written as text without one (epoch seconds need none): the local zone the
+    /// timeline counts days in, unless a caller names another.
+    public var zone: DayZone
 
-    public init(timeZone: TimeZone = .current) {
-        self.timeZone = timeZone
+    public init(zone: DayZone = .local) {
+        self.zone = zone
     }
 
     /// Maps one record. `remoteID` is the id the patient feed gave; without it, the record's own
@@ -104,11 +105,9 @@ public struct RHExMapper: Sendable {
         default: return nil
         }
         guard let seconds, seconds.isFinite, abs(seconds) < 1e13 else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: seconds.rounded(.down)))
-        guard let year = parts.year, let month = parts.month, let day = parts.day else { return nil }
-        return RFC3339.date(year: year, month: month, day: day)
+        // Model's calendar at UTC: civil-day arithmetic, and Foundation's (Julian) count before 1583.
+        var utc = DayCalendar(.fixed(secondsFromGMT: 0))
+        return utc.day(containing: Int64(seconds.rounded(.down))).text
     }
 
     /// A race or ethnicity: its name or display text, else the name of its CDC code, else the code.
@@ -167,9 +166,9 @@ public struct RHExMapper: Sendable {
             description: Lenient.text(object["description"]) ?? Lenient.text(object["name"])
                 ?? EntryLabel.fallbackDescription(type, codes: codes),
             status: Lenient.readable(object["status"]),
-            date: Lenient.time(object["time"], timeZone: timeZone),
-            start: Lenient.time(object["start_time"], timeZone: timeZone),
-            end: Lenient.time(object["end_time"], timeZone: timeZone),
+            date: Lenient.time(object["time"], zone: zone),
+            start: Lenient.time(object["start_time"], zone: zone),
+            end: Lenient.time(object["end_time"], zone: zone),
             codes: codes,
             dose: Lenient.readable(object["dose"]),
             reaction: Lenient.readable(object["reaction"]),

@@ -21,8 +21,8 @@ final class FITDecoderTests: XCTestCase {
     }
 
     func testBigEndianFilesReadTheSame() throws {
-        let little = try FITMapper(timeZone: utc).map(FITExamples.activity(start: start, heartRates: [90, 91, 92]), name: "a.fit")
-        let big = try FITMapper(timeZone: utc).map(FITExamples.activity(start: start, heartRates: [90, 91, 92], bigEndian: true), name: "b.fit")
+        let little = try FITMapper(zone: .named(utc)).map(FITExamples.activity(start: start, heartRates: [90, 91, 92]), name: "a.fit")
+        let big = try FITMapper(zone: .named(utc)).map(FITExamples.activity(start: start, heartRates: [90, 91, 92], bigEndian: true), name: "b.fit")
         XCTAssertEqual(big.samples.map(\.attributes.description), little.samples.map(\.attributes.description))
         XCTAssertEqual(big.samples.count, 4, "three heart rates and the HRV")
     }
@@ -37,7 +37,7 @@ final class FITDecoderTests: XCTestCase {
         XCTAssertNil(messages[0].value(0))
         XCTAssertEqual(messages[1].value(3), 64)
         XCTAssertEqual(messages[1].value(0), -5)
-        let readings = try FITMapper(timeZone: utc).map(fit.file(), name: "x.fit")
+        let readings = try FITMapper(zone: .named(utc)).map(fit.file(), name: "x.fit")
         XCTAssertEqual(readings.samples.map(\.value), [.real(64)], "the invalid heart rate is no reading")
     }
 
@@ -89,7 +89,7 @@ final class FITDecoderTests: XCTestCase {
     }
 
     func testActivityBecomesHeartRatesASessionAndHRVAtTheStatedOffset() throws {
-        let readings = try FITMapper(timeZone: utc).map(FITExamples.activity(start: start, heartRates: [120, 130, 140]), name: "run.fit")
+        let readings = try FITMapper(zone: .named(utc)).map(FITExamples.activity(start: start, heartRates: [120, 130, 140]), name: "run.fit")
         let heart = readings.samples.filter { $0.type == "HKQuantityTypeIdentifierHeartRate" }
         XCTAssertEqual(heart.map(\.value), [.real(120), .real(130), .real(140)])
         XCTAssertEqual(heart[0].attribute("startDate"), "2026-03-01 08:00:00 +0100", "UTC 07:00 at the file's stated +01:00")
@@ -111,7 +111,7 @@ final class FITDecoderTests: XCTestCase {
 
     func testAFileWithoutAnOffsetIsPlacedInTheLocalZone() throws {
         let zone = TimeZone(identifier: "America/New_York")!
-        let readings = try FITMapper(timeZone: zone).map(FITExamples.activity(start: start, heartRates: [70], offsetMinutes: nil), name: "x.fit")
+        let readings = try FITMapper(zone: .named(zone)).map(FITExamples.activity(start: start, heartRates: [70], offsetMinutes: nil), name: "x.fit")
         XCTAssertEqual(readings.samples[0].attribute("startDate"), "2026-03-01 02:00:00 -0500")
         XCTAssertEqual(readings.notes, ["x.fit states no local time: its times were placed in America/New_York"])
     }
@@ -128,19 +128,19 @@ final class FITDecoderTests: XCTestCase {
         fit.data(local: 1, [.uint(UInt64(before)), .uint(50)])
         fit.data(local: 0, [.uint(UInt64(change)), .uint(UInt64(change + 3600))])
         fit.data(local: 1, [.uint(UInt64(change + 1800)), .uint(52)])
-        let stated = try FITMapper(timeZone: utc).map(fit.file(), name: "night.fit").samples.map { $0.attribute("startDate") }
+        let stated = try FITMapper(zone: .named(utc)).map(fit.file(), name: "night.fit").samples.map { $0.attribute("startDate") }
         XCTAssertEqual(stated, ["2026-10-25 02:30:00 +0200", "2026-10-25 02:30:00 +0100"])
 
         var plain = FITWriter()
         plain.define(local: 1, global: 20, fields: [(253, 4, FITExamples.uint32), (3, 1, FITExamples.uint8)])
         plain.data(local: 1, [.uint(UInt64(before)), .uint(50)])
         plain.data(local: 1, [.uint(UInt64(change + 1800)), .uint(52)])
-        let paris = try FITMapper(timeZone: TimeZone(identifier: "Europe/Paris")!).map(plain.file(), name: "night.fit")
+        let paris = try FITMapper(zone: .named(TimeZone(identifier: "Europe/Paris")!)).map(plain.file(), name: "night.fit")
         XCTAssertEqual(paris.samples.map { $0.attribute("startDate") }, ["2026-10-25 02:30:00 +0200", "2026-10-25 02:30:00 +0100"])
     }
 
     func testMonitoringTotalsBecomeTheirDifferencesAndSleepItsStages() throws {
-        let readings = try FITMapper(timeZone: utc).map(FITExamples.monitoring(start: start, readings: 8), name: "m.fit")
+        let readings = try FITMapper(zone: .named(utc)).map(FITExamples.monitoring(start: start, readings: 8), name: "m.fit")
         func sum(_ type: String) -> Double {
             readings.samples.filter { $0.type == type }.reduce(0) { if case let .real(v) = $1.value { $0 + v } else { $0 } }
         }
@@ -162,7 +162,7 @@ final class FITDecoderTests: XCTestCase {
     }
 
     func testSamplesReadBackAsTheSameRecordAndMapToLOINC() throws {
-        let readings = try FITMapper(timeZone: utc).map(FITExamples.activity(start: start, heartRates: [72]), name: "x.fit")
+        let readings = try FITMapper(zone: .named(utc)).map(FITExamples.activity(start: start, heartRates: [72]), name: "x.fit")
         let sample = readings.samples[0]
         XCTAssertEqual(SampleRecord(attributes: sample.attributes)?.attributes.description, sample.attributes.description)
         XCTAssertEqual(AppleHealthMapper.seriesMapping(sample.type).codes["LOINC"], ["8867-4"])

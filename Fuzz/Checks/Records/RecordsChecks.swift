@@ -724,7 +724,7 @@ extension RecordsFuzzChecks {
         guard HealthConnectReader.recognizes(db) else { return }
         var samples: [SampleRecord] = []
         do {
-            _ = try HealthConnectReader(timeZone: utc).read(db, sample: { samples.append($0) }, entry: { _ in })
+            _ = try HealthConnectReader(zone: .named(utc)).read(db, sample: { samples.append($0) }, entry: { _ in })
         } catch is HealthConnectReader.Failure {
             return
         } catch is DatabaseError {
@@ -759,7 +759,7 @@ extension RecordsFuzzChecks {
             throw FuzzViolation("the same FIT file decoded twice differently")
         }
         let readings: WearableReadings
-        do { readings = try FITMapper(timeZone: utc).map(bytes, name: "fuzz.fit") } catch {
+        do { readings = try FITMapper(zone: .named(utc)).map(bytes, name: "fuzz.fit") } catch {
             throw FuzzViolation("the mapping failed on a file the decoder accepts: \(error)")
         }
         for sample in readings.samples {

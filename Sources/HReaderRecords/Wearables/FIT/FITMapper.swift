@@ -16,12 +16,12 @@ import HReaderModel
 /// - `sleep_level`: sleep stages, each lasting until the next.
 ///
 /// Times are UTC (seconds since 1989-12-31T00:00:00Z) placed at the offset the file states for
-/// them (the last statement at or before the time, else the first), or in `timeZone` when the file
-/// states none.
+/// them (the last statement at or before the time, else the first), or at `zone`'s offset then when
+/// the file states none (the local zone the timeline counts days in, unless a caller names another).
 public struct FITMapper {
-    public var timeZone: TimeZone
+    public var zone: DayZone
 
-    public init(timeZone: TimeZone = .current) { self.timeZone = timeZone }
+    public init(zone: DayZone = .local) { self.zone = zone }
 
     /// FIT times below this are seconds since the device started, not dates (the protocol's rule).
     static let minimumDate: UInt32 = 0x1000_0000
@@ -72,7 +72,7 @@ public struct FITMapper {
             }
         } 
         context.offsets.sort { $0.utc < $1.utc }
-        var state = MappingState(context: context, timeZone: timeZone, name: name)
+        var state = MappingState(context: context, zone: zone, name: name)
         time = TimeTracker()
         try FITDecoder.decode(bytes) { message in
             let t = time.resolve(message)
@@ -108,7 +108,7 @@ public struct FITMapper {
     /// The second pass.
     struct MappingState {
         let context: Context
-        let timeZone: TimeZone
+        let zone: DayZone
         let name: String
         var readings = WearableReadings()
         var strings: [String: SampleSeriesStrings] = [:]
@@ -122,9 +122,9 @@ public struct FITMapper {
         var beats: [Double] = []          // RR intervals, seconds
         var sleep: (level: Int, time: UInt32)?
 
-        init(context: Context, timeZone: TimeZone, name: String) {
+        init(context: Context, zone: DayZone, name: String) {
             self.context = context
-            self.timeZone = timeZone
+            self.zone = zone
             self.name = name
             let maker = context.manufacturer.map(FITProfile.manufacturer) ?? "FIT device"
             if let product = context.productName?.trimmingCharacters(in: .whitespaces), !product.isEmpty {
@@ -150,7 +150,7 @@ public struct FITMapper {
             let epoch = Int64(t) + FITDecoder.epochOffset
             let minutes: Int
             if context.offsets.isEmpty {
-                minutes = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))) / 60
+                minutes = Int(DayCalendar.offset(of: zone, at: epoch) / 60)
             } else {
                 minutes = (context.offsets.last { $0.utc <= t } ?? context.offsets[0]).minutes
             }
@@ -300,7 +300,7 @@ public struct FITMapper {
                 }
             }
             if context.offsets.isEmpty, !readings.samples.isEmpty || !readings.entries.isEmpty {
-                readings.notes.append("\(name) states no local time: its times were placed in \(timeZone.identifier)")
+                readings.notes.append("\(name) states no local time: its times were placed in \(zone.timeZone.identifier)")
             }
             return readings
         }

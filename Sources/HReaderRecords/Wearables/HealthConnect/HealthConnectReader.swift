@@ -14,9 +14,11 @@ import HReaderModel
 /// A table the reader needs whose columns are not the expected ones is one clear error; tables it
 /// does not read are counted (their rows) and reported.
 public struct HealthConnectReader {
-    public var timeZone: TimeZone
+    /// The zone whose offset a record without one is given: the local zone the timeline counts days
+    /// in, unless a caller names another.
+    public var zone: DayZone
 
-    public init(timeZone: TimeZone = .current) { self.timeZone = timeZone }
+    public init(zone: DayZone = .local) { self.zone = zone }
 
     public enum Failure: Error, CustomStringConvertible {
         case schema(String)
@@ -112,7 +114,7 @@ public struct HealthConnectReader {
             if let offsetSeconds, abs(offsetSeconds) <= 18 * 3600 {
                 return SampleRecord.Time(epoch: epoch, offsetMinutes: Int((Double(offsetSeconds) / 60).rounded()))
             }
-            return SampleRecord.Time(epoch: epoch, offsetMinutes: timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(epoch))) / 60)
+            return SampleRecord.Time(epoch: epoch, offsetMinutes: Int(DayCalendar.offset(of: zone, at: epoch) / 60))
         }
         /// Times from 1900 to 2200 (epoch ms); a row outside is skipped (and its arithmetic never overflows).
         func plausible(_ millis: Int64?...) -> Bool {

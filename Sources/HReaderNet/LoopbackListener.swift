@@ -164,7 +164,10 @@ public final class LoopbackListener: @unchecked Sendable {
     // MARK: - HTTP, as little as a browser needs
 
     /// The request line of a request whose head arrives within 16 KiB and before `deadline` (the
-    /// whole line, not each read: a byte every few seconds must not keep it going); nil for anything else.
+    /// whole head, not each read: a byte every few seconds must not keep it going); nil for anything else.
+    /// The head is read to its blank line, not only to its first: a connection closed with bytes
+    /// unread is reset by the kernel, and a client whose head came in two pieces (the line, then the
+    /// rest) got a reset in place of the page (the demo's shell client, killed by SIGPIPE).
     private static func readRequestLine(_ client: Int32, until deadline: Date) -> String? {
         var head: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -179,12 +182,24 @@ public final class LoopbackListener: @unchecked Sendable {
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return nil }
             head.append(contentsOf: buffer[0..<n])
-            if let end = head.firstIndex(of: 0x0a) {
-                let line = String(decoding: head[..<end], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
-                return line
+            if Self.endsHead(head), let end = head.firstIndex(of: 0x0a) {
+                return String(decoding: head[..<end], as: UTF8.self).trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
             }
         }
         return nil
+    }
+
+    /// Whether `head` holds a request's whole head: up to an empty line (CRLF CRLF, or bare LFs).
+    static func endsHead(_ head: [UInt8]) -> Bool {
+        var previous: UInt8 = 0, beforeThat: UInt8 = 0
+        for byte in head {
+            if byte == 0x0a {
+                // An empty line: LF right after LF, or after CR LF.
+                if previous == 0x0a || (previous == 0x0d && beforeThat == 0x0a) { return true }
+            }
+            (beforeThat, previous) = (previous, byte)
+        }
+        return false
     }
 
     /// `application/x-www-form-urlencoded` pairs, as OAuth servers write a redirect's query.

@@ -336,6 +336,26 @@ final class SmartTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(box.get()).map(\.value), ["c1", "s1"])
     }
 
+    /// A client that writes its head in pieces (the demo's shell `printf` does): the listener
+    /// answered after the request line and closed, so the rest of the head met a reset connection.
+    func testARequestHeadWrittenInPiecesGetsItsPage() throws {
+        let listener = try LoopbackListener(port: 0)
+        let box = QueryBox()
+        let done = expectation(description: "callback")
+        Thread {
+            box.set(try? listener.awaitCallback(timeout: 30) { _ in .done(title: "Authorized", message: "You can close this tab.") })
+            done.fulfill()
+        }.start()
+        // Three writes: the second reaches a closed socket (the kernel resets the connection), the
+        // third fails with EPIPE (a SIGPIPE that killed the demo's shell).
+        let page = try RawHTTP.send(port: listener.port, pieces: ["GET /callback?code=c1&state=s1 HTTP/1.1\r\n", "Host: 127.0.0.1\r\n",
+                                                                  "Connection: close\r\n\r\n"], pause: 0.3)
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("You can close this tab."), page.body)
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(try XCTUnwrap(box.get()).map(\.value), ["c1", "s1"])
+    }
+
     func testTheListenerGivesUpAfterItsTimeout() throws {
         let listener = try LoopbackListener(port: 0)
         let started = Date()

@@ -51,6 +51,26 @@ public enum RawHTTP {
         return try parse(answer)
     }
 
+    /// Sends a request's bytes in `pieces`, `pause` seconds apart (as a shell's `printf` may write
+    /// a head), then reads the answer to its end; a connection reset is an error.
+    public static func send(port: Int, pieces: [String], pause: TimeInterval) throws -> Response {
+        let fd = try connectLoopback(port: port)
+        defer { close(fd) }
+        for (index, piece) in pieces.enumerated() {
+            if index > 0 { Thread.sleep(forTimeInterval: pause) }
+            try write(Data(piece.utf8), to: fd)
+        }
+        var answer = Data()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n < 0 { throw failure("recv failed: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            answer.append(contentsOf: buffer[0..<n])
+        }
+        return try parse(answer)
+    }
+
     /// Sends a keep-alive request as a browser does, reads the start of the answer, and leaves the
     /// connection open and idle; the caller closes the returned descriptor.
     public static func openIdleConnection(port: Int, path: String, headers: [(String, String)]) throws -> Int32 {

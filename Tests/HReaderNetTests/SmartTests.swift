@@ -296,12 +296,7 @@ final class SmartTests: XCTestCase {
     func testTheListenerAnswersOnlyGETCallbackAndOnlyOnce() throws {
         let listener = try LoopbackListener(port: 0)
         XCTAssertEqual(listener.redirectURI, "http://127.0.0.1:\(listener.port)/callback")
-        let box = QueryBox()
-        let done = expectation(description: "callback")
-        Thread {
-            box.set(try? listener.awaitCallback(timeout: 30) { _ in .done(title: "Authorized", message: "You can close this tab.") })
-            done.fulfill()
-        }.start()
+        let (box, done) = awaitingCallback(listener, timeout: 30)
         let favicon = try RawHTTP.send(port: listener.port, path: "/favicon.ico", host: "127.0.0.1")
         XCTAssertEqual(favicon.status, 404)
         let posted = try RawHTTP.send(port: listener.port, method: "POST", path: "/callback?code=x&state=y", host: "127.0.0.1", body: Data())
@@ -322,12 +317,7 @@ final class SmartTests: XCTestCase {
     /// login (security review 3, L-7).
     func testATricklingConnectionDoesNotStallTheLogin() throws {
         let listener = try LoopbackListener(port: 0)
-        let box = QueryBox()
-        let done = expectation(description: "callback")
-        Thread {
-            box.set(try? listener.awaitCallback(timeout: 120) { _ in .done(title: "Authorized", message: "You can close this tab.") })
-            done.fulfill()
-        }.start()
+        let (box, done) = awaitingCallback(listener, timeout: 120)
         let trickler = try RawHTTP.TricklingClient(port: listener.port, every: 1)
         defer { trickler.stop() }
         let page = try RawHTTP.send(port: listener.port, path: "/callback?code=c1&state=s1", host: "127.0.0.1")
@@ -340,12 +330,7 @@ final class SmartTests: XCTestCase {
     /// answered after the request line and closed, so the rest of the head met a reset connection.
     func testARequestHeadWrittenInPiecesGetsItsPage() throws {
         let listener = try LoopbackListener(port: 0)
-        let box = QueryBox()
-        let done = expectation(description: "callback")
-        Thread {
-            box.set(try? listener.awaitCallback(timeout: 30) { _ in .done(title: "Authorized", message: "You can close this tab.") })
-            done.fulfill()
-        }.start()
+        let (box, done) = awaitingCallback(listener, timeout: 30)
         // Three writes: the second reaches a closed socket (the kernel resets the connection), the
         // third fails with EPIPE (a SIGPIPE that killed the demo's shell).
         let page = try RawHTTP.send(port: listener.port, pieces: ["GET /callback?code=c1&state=s1 HTTP/1.1\r\n", "Host: 127.0.0.1\r\n",
@@ -354,6 +339,18 @@ final class SmartTests: XCTestCase {
         XCTAssertTrue(page.body.contains("You can close this tab."), page.body)
         wait(for: [done], timeout: 10)
         XCTAssertEqual(try XCTUnwrap(box.get()).map(\.value), ["c1", "s1"])
+    }
+
+    /// The listener waiting for its callback on a thread, answering "Authorized"; the query it
+    /// returns lands in the box once `done` is fulfilled.
+    private func awaitingCallback(_ listener: LoopbackListener, timeout: Double) -> (QueryBox, XCTestExpectation) {
+        let box = QueryBox()
+        let done = expectation(description: "callback")
+        Thread {
+            box.set(try? listener.awaitCallback(timeout: timeout) { _ in .done(title: "Authorized", message: "You can close this tab.") })
+            done.fulfill()
+        }.start()
+        return (box, done)
     }
 
     func testTheListenerGivesUpAfterItsTimeout() throws {

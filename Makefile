@@ -45,7 +45,8 @@ deb-test: deps schema
 	@.ci/deb-test.sh
 
 # Builds everything (the hreader binary the integration tests run, and the tests), then runs them
-# (XCTest only: the project has no Swift Testing suites) and ends with one plain summary line.
+# (XCTest only: the project has no Swift Testing suites), each in a process of its own, the longest
+# first (.ci/run-tests.py), and ends with one plain summary line.
 test: deps schema
 	@python3 .ci/gen-lazy-libraries.py --check
 	@python3 .ci/check-json-core.py
@@ -53,8 +54,8 @@ test: deps schema
 	@.ci/browser.sh
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)
 	@rm -f $(BUILD_DIR)/tests.xml
-	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing --parallel --num-workers $(TEST_WORKERS) \
-		--xunit-output $(BUILD_DIR)/tests.xml $(SWIFTFLAGS) 2>&1 | tee $(BUILD_DIR)/test-output.txt \
+	@set -o pipefail; python3 .ci/run-tests.py --build-dir $(BUILD_DIR) --workers $(TEST_WORKERS) \
+		--xunit $(BUILD_DIR)/tests.xml 2>&1 | tee $(BUILD_DIR)/test-output.txt \
 		|| { .ci/test-summary.sh $(BUILD_DIR)/tests.xml; exit 1; }
 	@.ci/test-summary.sh $(BUILD_DIR)/tests.xml
 

@@ -75,7 +75,7 @@ for h in "${harnesses[@]}"; do
 done
 echo "fuzz: done in $(( $(date +%s) - start )) s"
 # CI sets FUZZ_FINDINGS_FAIL=0: a smoke run keeps every harness building and running (a build that
-# fails still fails), but what 15 s of random mutation finds is reported, not a red CI: it is chased
+# fails still fails), but what its few seconds of random mutation find is reported, not a red CI: it is chased
 # with make fuzz and becomes a regression input that make test replays (and fails on).
 [ "$rotten" -eq 0 ] || { echo "fuzz: a harness executed nothing" >&2; exit 1; }
 if [ "$status" -ne 0 ] && [ "${FUZZ_FINDINGS_FAIL:-1}" = "0" ]; then

@@ -158,7 +158,7 @@ let package = Package(
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore", "HReaderModel"]),
         .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderModel", "HReaderJSON", "FuzzRecordsChecks", "FITWriter"], exclude: ["Fuzz", "Fixtures"]),
         // Starts the built executables (the sample server) for the integration tests.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CByteSearch"], path: "Tests/TestSupport"),
         // Writes FIT files for the tests, the generator and the fuzz seeds (independent of the decoder).
         .target(name: "FITWriter", path: "Tests/FITWriter"),
         .testTarget(name: "HReaderNetTests", dependencies: ["HReaderNet", "HReaderJSON", "TestSupport"]),

@@ -78,10 +78,10 @@ final class BackupTests: CLITestCase {
         var leaks: [String] = []
         for directory in directories {
             for (path, data) in filesWithContents(under: directory) {
-                for secret in secrets where secret.encodedForms.contains(where: { data.range(of: $0) != nil }) {
+                for secret in secrets where secret.encodedForms.contains(where: { data.containsBytes($0) }) {
                     leaks.append("\(path) shows \(secret)")
                 }
-                if data.range(of: Data("SQLite format 3".utf8)) != nil { leaks.append("\(path) has a plaintext SQLite header") }
+                if data.containsBytes(Data("SQLite format 3".utf8)) { leaks.append("\(path) has a plaintext SQLite header") }
             }
         }
         return leaks

@@ -183,10 +183,10 @@ class CLITestCase: XCTestCase {
         for (path, data) in files {
             for secret in secrets {
                 for form in secret.encodedForms {
-                    XCTAssertNil(data.range(of: form), "\(path) contains a known secret", file: file, line: line)
+                    XCTAssertFalse(data.containsBytes(form), "\(path) contains a known secret", file: file, line: line)
                 }
             }
-            XCTAssertNil(data.range(of: Data("SQLite format 3".utf8)), "\(path) has a plaintext SQLite header", file: file, line: line)
+            XCTAssertFalse(data.containsBytes(Data("SQLite format 3".utf8)), "\(path) has a plaintext SQLite header", file: file, line: line)
         }
         return files
     }

@@ -321,7 +321,7 @@ final class NetworkCLITests: CLITestCase {
         let canaries = [token] + names
         for (path, data) in filesWithContents(under: vaultDir) + filesWithContents(under: childTemp) {
             for canary in canaries {
-                XCTAssertNil(data.range(of: Data(canary.utf8)), "\(canary) in plaintext in \(path)")
+                XCTAssertFalse(data.containsBytes(Data(canary.utf8)), "\(canary) in plaintext in \(path)")
             }
         }
     }

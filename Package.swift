@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(name: "HReaderModelTests", dependencies: ["HReaderModel"]),
         .testTarget(name: "HReaderStoreTests", dependencies: ["HReaderStore", "HReaderModel"]),
         .testTarget(name: "HReaderRecordsTests", dependencies: ["HReaderRecords", "HReaderModel", "HReaderJSON", "FuzzRecordsChecks", "FITWriter"], exclude: ["Fuzz", "Fixtures"]),
-        // Starts the built executables (the sample server) for the integration tests.
+        // Starts the built executables (the sample server) for the integration tests; searches bytes (CByteSearch's memmem).
         .target(name: "TestSupport", dependencies: ["CByteSearch"], path: "Tests/TestSupport"),
         // Writes FIT files for the tests, the generator and the fuzz seeds (independent of the decoder).
         .target(name: "FITWriter", path: "Tests/FITWriter"),

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Nothing of the user's health data, key material or passwords is ever on disk in plaintext.
@@ -32,6 +33,23 @@ final class SecrecyTests: CLITestCase {
         // Changing the password ends the sessions; the directory still holds nothing readable.
         try ok(["passwd", "--password-file", passwordFile, "--new-password-file", newPasswordFile])
         XCTAssertFalse(scan().contains { $0.path.contains("/sessions/") })
+    }
+
+    /// The scans above can fail: a secret in any encoding they look for is found wherever it lies in
+    /// a file (memmem over the bytes, TestSupport's `containsBytes`), and bytes that differ from it in
+    /// one place are not taken for it.
+    func testTheByteScanFindsASecretWhereverItLies() {
+        for form in "PLAINTEXT-CANARY".encodedForms {
+            for (before, after) in [(0, 0), (1, 0), (0, 1), (4093, 7), (70_000, 0)] {
+                let file = Data(repeating: 0x2A, count: before) + form + Data(repeating: 0x2B, count: after)
+                XCTAssertTrue(file.containsBytes(form), "at \(before) of \(file.count)")
+                var changed = file
+                changed[before + form.count / 2] ^= 0x01
+                XCTAssertFalse(changed.containsBytes(form), "one byte changed at \(before + form.count / 2)")
+                XCTAssertFalse(file.dropLast(after + 1).containsBytes(form), "its last byte cut")
+            }
+        }
+        XCTAssertFalse(Data().containsBytes(Data("x".utf8)))
     }
 
     func testVaultFilesArePrivateToTheUser() throws {

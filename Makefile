@@ -50,6 +50,7 @@ deb-test: deps schema
 test: deps schema
 	@python3 .ci/gen-lazy-libraries.py --check
 	@python3 .ci/check-json-core.py
+	@python3 .ci/check-run-tests.py
 	@.ci/pydeps.sh $(BUILD_DIR)/pyenv
 	@.ci/browser.sh
 	$(SWIFT) build --build-tests $(SWIFTFLAGS)

@@ -7,8 +7,9 @@ longest first.
 the run can end on a tail of one or two while the other workers idle. Here each test's duration from the
 last run (BUILD_DIR/test-durations.tsv, else the committed .ci/test-durations.tsv; a test in neither
 counts as a short one) orders the queue longest first. On 2026-12-02, two cores, 819 tests: 590 s with
-`swift test --parallel --num-workers 3`, 465-494 s with this at three workers; the suite is bound by the
-processor then (about 860 processor seconds), so more workers do not help.
+`swift test --parallel --num-workers 3`, 465-494 s with this at three workers (407 s after two tests
+stopped doing most of their work themselves); the suite is bound by the processor (about 750 processor
+seconds), so more workers do not help. .ci/check-run-tests.py, which make test runs first, checks it.
 
 Writes the same xUnit file as `swift test --xunit-output` (.ci/test-summary.sh reads it), prints a line
 per test as it ends and the whole output of each failed one, runs a failed test once more alone and names

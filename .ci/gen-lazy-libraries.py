@@ -48,7 +48,7 @@ LIBRARIES = [
             sqlite3_bind_parameter_count sqlite3_bind_text sqlite3_bind_text64 sqlite3_busy_timeout sqlite3_changes
             sqlite3_clear_bindings sqlite3_close_v2 sqlite3_column_blob sqlite3_column_bytes sqlite3_column_count
             sqlite3_column_double sqlite3_column_int64 sqlite3_column_name sqlite3_column_text sqlite3_column_type
-            sqlite3_compileoption_used sqlite3_errcode sqlite3_errmsg sqlite3_exec sqlite3_extended_errcode
+            sqlite3_compileoption_used sqlite3_db_cacheflush sqlite3_errcode sqlite3_errmsg sqlite3_exec sqlite3_extended_errcode
             sqlite3_extended_result_codes sqlite3_finalize sqlite3_free sqlite3_interrupt sqlite3_key sqlite3_last_insert_rowid
             sqlite3_libversion sqlite3_open_v2 sqlite3_prepare_v2 sqlite3_reset sqlite3_step
             sqlite3_deserialize sqlite3_limit sqlite3_malloc64 sqlite3_set_authorizer""",

@@ -198,6 +198,38 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try reopened.scalarInt("SELECT count(*) FROM sources"), 1)
     }
 
+    /// `writeDirtyPages` writes a transaction's pages to the WAL before its commit (documents add does
+    /// it while pdftotext runs), and they stay the transaction's: a rollback leaves none of its rows,
+    /// a second connection sees none of them before the commit, and a commit keeps them all.
+    func testWritingDirtyPagesEarlyNeitherCommitsThemNorLosesThem() throws {
+        let key = try SecretBytes.random(count: 32)
+        let db = try Database.open(path: dbPath, key: key, create: true)
+        try db.execute("CREATE TABLE blobs (id INTEGER PRIMARY KEY, bytes BLOB NOT NULL)")
+        let wal = dbPath + "-wal"
+        func walSize() -> Int { ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? Int) ?? 0 }
+        func fill() throws {
+            for i in 0..<200 { try db.execute("INSERT INTO blobs (bytes) VALUES (?)", [[UInt8](repeating: UInt8(i % 251), count: 4000)]) }
+        }
+        struct Abandon: Error {}
+        let before = walSize()
+        XCTAssertThrowsError(try db.transaction {
+            try fill()
+            try db.writeDirtyPages()
+            XCTAssertGreaterThan(walSize(), before + 150 * 4096, "the pages are in the WAL before the commit")
+            let other = try Database.open(path: dbPath, key: key)
+            XCTAssertEqual(try other.scalarInt("SELECT count(*) FROM blobs"), 0, "another connection sees nothing uncommitted")
+            throw Abandon()
+        })
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM blobs"), 0, "a rollback leaves none of them")
+        try db.transaction {
+            try fill()
+            try db.writeDirtyPages()
+            try db.execute("INSERT INTO blobs (bytes) VALUES (x'00')")
+        }
+        XCTAssertEqual(try Database.open(path: dbPath, key: key).scalarInt("SELECT count(*) FROM blobs"), 201)
+        try db.writeDirtyPages()   // outside a transaction: nothing to do, no error
+    }
+
     /// A vault from before the search index (schema 3) is indexed by its migration; later writes
     /// keep the index current through the triggers (insert, update of a comment, delete).
     func testSearchIndexCoversAnOlderVaultAndFollowsEveryWrite() throws {

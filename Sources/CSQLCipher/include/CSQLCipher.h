@@ -30,6 +30,7 @@
 #define sqlite3_column_text hreader_lib_sqlite3_column_text
 #define sqlite3_column_type hreader_lib_sqlite3_column_type
 #define sqlite3_compileoption_used hreader_lib_sqlite3_compileoption_used
+#define sqlite3_db_cacheflush hreader_lib_sqlite3_db_cacheflush
 #define sqlite3_errcode hreader_lib_sqlite3_errcode
 #define sqlite3_errmsg hreader_lib_sqlite3_errmsg
 #define sqlite3_exec hreader_lib_sqlite3_exec
@@ -77,6 +78,7 @@
 #undef sqlite3_column_text
 #undef sqlite3_column_type
 #undef sqlite3_compileoption_used
+#undef sqlite3_db_cacheflush
 #undef sqlite3_errcode
 #undef sqlite3_errmsg
 #undef sqlite3_exec
@@ -126,6 +128,7 @@
     X(sqlite3_column_text) \
     X(sqlite3_column_type) \
     X(sqlite3_compileoption_used) \
+    X(sqlite3_db_cacheflush) \
     X(sqlite3_errcode) \
     X(sqlite3_errmsg) \
     X(sqlite3_exec) \
@@ -174,6 +177,7 @@ struct hreader_sqlcipher_functions {
     __typeof__(hreader_lib_sqlite3_column_text) *sqlite3_column_text;
     __typeof__(hreader_lib_sqlite3_column_type) *sqlite3_column_type;
     __typeof__(hreader_lib_sqlite3_compileoption_used) *sqlite3_compileoption_used;
+    __typeof__(hreader_lib_sqlite3_db_cacheflush) *sqlite3_db_cacheflush;
     __typeof__(hreader_lib_sqlite3_errcode) *sqlite3_errcode;
     __typeof__(hreader_lib_sqlite3_errmsg) *sqlite3_errmsg;
     __typeof__(hreader_lib_sqlite3_exec) *sqlite3_exec;
@@ -232,6 +236,7 @@ static inline const char * sqlite3_column_name(__typeof__(sqlite3_stmt *) a0, __
 static inline const unsigned char * sqlite3_column_text(__typeof__(sqlite3_stmt *) a0, __typeof__(int) a1) { return hreader_sqlcipher()->sqlite3_column_text(a0, a1); }
 static inline int sqlite3_column_type(__typeof__(sqlite3_stmt *) a0, __typeof__(int) a1) { return hreader_sqlcipher()->sqlite3_column_type(a0, a1); }
 static inline int sqlite3_compileoption_used(__typeof__(const char *) a0) { return hreader_sqlcipher()->sqlite3_compileoption_used(a0); }
+static inline int sqlite3_db_cacheflush(__typeof__(sqlite3 *) a0) { return hreader_sqlcipher()->sqlite3_db_cacheflush(a0); }
 static inline int sqlite3_errcode(__typeof__(sqlite3 *) a0) { return hreader_sqlcipher()->sqlite3_errcode(a0); }
 static inline const char * sqlite3_errmsg(__typeof__(sqlite3 *) a0) { return hreader_sqlcipher()->sqlite3_errmsg(a0); }
 static inline int sqlite3_exec(__typeof__(sqlite3 *) a0, __typeof__(const char *) a1, __typeof__(int (*)(void *, int, char **, char **)) a2, __typeof__(void *) a3, __typeof__(char **) a4) { return hreader_sqlcipher()->sqlite3_exec(a0, a1, a2, a3, a4); }

@@ -210,7 +210,8 @@ extension OpenVault {
                 let text = textBytes.flatMap { DocumentText.readable($0, contentType: contentType) }
                 try documentStore.setText(id: id, text.map { DocumentTextResult(text: $0, method: .text) }
                     ?? DocumentTextResult(text: nil, method: .none, note: textBytes == nil ? "too large to read as text" : "no readable text"))
-            } else if isPDF, let extractor, let result = Self.textLayerInTime(textLayer, of: stored.sha256, extractor: extractor) {
+            } else if isPDF, let extractor, let result = try Self.textLayerInTime(textLayer, of: stored.sha256, extractor: extractor,
+                                                                             whileWaiting: { try db.writeDirtyPages() }) {
                 try documentStore.setText(id: id, result)
                 try audit.record("document.text", subject: try documentStore.get(id: id)?.uuid, detail: result.method.rawValue)
                 textRead = true
@@ -237,9 +238,14 @@ extension OpenVault {
     /// A PDF's text to keep in the transaction of its bytes: known at once without `pdftotext`, else the
     /// text layer `run` read when it has answered within `extractor.textLayerWait`, from bytes whose
     /// SHA-256 is `sha256`, and needs no OCR. Nil: read after the commit.
-    private static func textLayerInTime(_ run: PDFTextLayerRun?, of sha256: String, extractor: DocumentTextExtractor) -> DocumentTextResult? {
+    /// `whileWaiting` runs first when `pdftotext` is still writing: the bytes' pages are encrypted and
+    /// written to the WAL beside it rather than at the commit, after it (docs/performance.md).
+    private static func textLayerInTime(_ run: PDFTextLayerRun?, of sha256: String, extractor: DocumentTextExtractor,
+                                        whileWaiting: () throws -> Void) throws -> DocumentTextResult? {
         guard extractor.tools.pdftotext != nil else { return extractor.pdfWithoutOCR(.success([])) }
-        guard let run, let layer = run.wait(until: .now() + extractor.textLayerWait), layer.sha256 == sha256 else { return nil }
+        guard let run else { return nil }
+        if run.wait(until: .now()) == nil { try whileWaiting() }
+        guard let layer = run.wait(until: .now() + extractor.textLayerWait), layer.sha256 == sha256 else { return nil }
         return extractor.pdfWithoutOCR(layer.pages)
     }
 

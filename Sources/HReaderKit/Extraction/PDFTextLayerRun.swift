@@ -67,7 +67,9 @@ public final class PDFTextLayerRun: @unchecked Sendable {
 
     private func feed(from fd: Int32, to child: SandboxedChild, maxBytes: Int64) {
         defer { close(fd) }
-        let hasher = SHA256.Incremental()
+        // Made at the first piece, after the helper has started: the first digest loads libcrypto,
+        // which the helper need not wait for (it loads its own libraries meanwhile).
+        var hasher: SHA256.Incremental?
         var size: Int64 = 0
         var whole = true
         var piece = [UInt8](repeating: 0, count: DocumentRepository.chunkSize)
@@ -83,11 +85,12 @@ public final class PDFTextLayerRun: @unchecked Sendable {
                 // Grown past the limit while it is read: the caller stores nothing of it, and nothing is read here either.
                 if size > maxBytes { whole = false; return nil }
                 let bytes = Array(piece[0..<n])
-                hasher.update(bytes)
+                if hasher == nil { hasher = SHA256.Incremental() }
+                hasher!.update(bytes)
                 return bytes
             }, stop: stop.read, output: { pages.append($0) })
         }
-        let digest = hasher.finish()
+        let digest = (hasher ?? SHA256.Incremental()).finish()
         layer = Layer(sha256: whole ? DocumentRepository.hex(digest) : nil, size: size, pages: output.map { _ in pages.finish() })
     }
 

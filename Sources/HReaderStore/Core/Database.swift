@@ -195,6 +195,15 @@ public final class Database {
         return try body()
     }
 
+    /// Writes the open write transaction's dirty pages to the WAL now (encrypted, as a commit would)
+    /// instead of all at its commit, for a caller that is about to wait on something else: the work is
+    /// done meanwhile, and the commit writes only what came after. Does nothing outside a transaction;
+    /// SQLite skips a page it cannot write yet (SQLITE_BUSY), which the commit then writes.
+    public func writeDirtyPages() throws {
+        let status = sqlite3_db_cacheflush(handle)
+        guard status == SQLITE_OK || status == SQLITE_BUSY else { throw error(status, sql: "sqlite3_db_cacheflush") }
+    }
+
     /// A prepared statement kept for reuse (pragmas are not cached: some change meaning per call).
     func cachedStatement(_ sql: String) throws -> Statement {
         if let cached = statementCache[sql] { return cached }

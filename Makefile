@@ -72,16 +72,18 @@ bench: release
 
 # Fuzzing (docs/security.md, "Fuzzing"): builds the libFuzzer harnesses (Fuzz/) with -sanitize=fuzzer,address
 # in .build/fuzz and runs each for FUZZ_SECONDS; FUZZ_HARNESSES picks some (e.g. "json fhir-xml").
-# fuzz-smoke: the same, FUZZ_SMOKE_SECONDS each (for CI: 28 harnesses at 5 s, 2.5 minutes of its run).
+# fuzz-smoke: the same, FUZZ_SMOKE_SECONDS each (for CI: 28 harnesses at 5 s, 2.5 minutes of its run),
+# built unoptimised (FUZZ_SMOKE_CONFIG=debug: the same instrumentation, a much shorter build).
 # Neither is part of make test.
 FUZZ_SECONDS   ?= 60
 FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_SMOKE_CONFIG ?= debug
 FUZZ_HARNESSES ?=
 fuzz: deps schema
 	@Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 fuzz-smoke: deps schema
-	@Fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_HARNESSES)
+	@FUZZ_CONFIG=$(FUZZ_SMOKE_CONFIG) Fuzz/run.sh $(FUZZ_SMOKE_SECONDS) $(FUZZ_HARNESSES)
 
 # Crash-point torture: SIGKILL at TORTURE_POINTS points spread over each of an import from a server, an Apple
 # Health import, a sync, passwd, key add, backup and restore --replace; every vault must open, pass check and

@@ -3,14 +3,20 @@
 # module, several harnesses each) with -sanitize=fuzzer,address in their own scratch path, then runs
 # every harness for SECONDS and prints its executions, coverage and crashes.
 #   Fuzz/run.sh SECONDS [HARNESS…]        (default: all)
+# FUZZ_CONFIG: release (make fuzz: optimised, many more executions a second) or debug (make fuzz-smoke:
+# the same instrumentation, but NIO, Hummingbird and async-http-client, which fuzz-kit and fuzz-web
+# link, compile in a fraction of the time an optimised build takes; the smoke only has to show that
+# every harness builds and runs).
 # Corpora grow in .build/fuzz/corpus/<harness>/ from run to run; crashes are written to
 # .build/fuzz/crashes/<harness>/ (make one a regression input under Tests/<Module>Tests/Fuzz/<harness>/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}; shift || true
 scratch=.build/fuzz
+config=${FUZZ_CONFIG:-release}
+case "$config" in release|debug) ;; *) echo "fuzz: FUZZ_CONFIG is release or debug, not '$config'" >&2; exit 2 ;; esac
 mkdir -p "$scratch"
-flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
+flags=(-c "$config" --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing
        -Xswiftc -DFUZZING -Xswiftc -use-ld=lld)   # gold fails on the sanitizer objects' debug info
 declare -A binary=(
   [json]=fuzz-records [fhir-bundle]=fuzz-records [fhir-ndjson]=fuzz-records [fhir-xml]=fuzz-records
@@ -41,9 +47,9 @@ for p in "${products[@]}"; do
     grep -E "error" "$scratch/build-$p.log" | head -20 >&2
     echo "fuzz: building $p failed (log: $scratch/build-$p.log)" >&2; exit 1
   fi
-  [ -x "$scratch/release/$p" ] || { echo "fuzz: building $p left no binary" >&2; exit 1; }
+  [ -x "$scratch/$config/$p" ] || { echo "fuzz: building $p left no binary" >&2; exit 1; }
 done
-echo "fuzz: built ${products[*]} in $(( $(date +%s) - start )) s"
+echo "fuzz: built ${products[*]} ($config) in $(( $(date +%s) - start )) s"
 if command -v python3 >/dev/null 2>&1; then python3 Fuzz/seeds.py "$scratch/seeds" >/dev/null; else echo "fuzz: no python3, no seeds" >&2; fi
 
 export SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
@@ -57,7 +63,7 @@ for h in "${harnesses[@]}"; do
   [ -d "$scratch/seeds/$h" ] && inputs+=("$scratch/seeds/$h")
   [ -d "${regressions[${binary[$h]}]}/$h" ] && inputs+=("${regressions[${binary[$h]}]}/$h")
   before=$(find "$crashes" -type f | wc -l)
-  "$scratch/release/${binary[$h]}" "$h" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
+  "$scratch/$config/${binary[$h]}" "$h" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=16384 \
     -dict="Fuzz/dict/${dict[$h]}.dict" -artifact_prefix="$crashes" -print_final_stats=1 "${inputs[@]}" > "$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

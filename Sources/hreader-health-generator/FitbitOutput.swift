@@ -3,10 +3,10 @@ import HReaderJSON
 import ZIPFoundation
 
 /// `--format fitbit`: Fitbit's data as Google Takeout delivers it (docs/wearables.md): for each of
-/// `days` days ending at the export date, `Takeout/Fitbit/Global Export Data/steps-…`, `heart_rate-…`,
-/// `resting_heart_rate-…`, `weight-…` and `sleep-…json`, about `records` samples in all (a weight and
-/// its body fat, a resting heart rate and four sleep stages a day; the rest steps by the minute and
-/// heart rate every few seconds), and `Personal & Account/Profile.csv` (New York, pounds). Into a
+/// `days` days ending at the export date, `Takeout/Fitbit/Global Export Data/steps-…`, `distance-…`,
+/// `heart_rate-…`, `resting_heart_rate-…`, `weight-…` and `sleep-…json`, about `records` samples in all
+/// (a weight and its body fat, a resting heart rate and four sleep stages a day; the rest steps and
+/// distance by the minute and heart rate every few seconds), and `Personal & Account/Profile.csv` (New York, pounds). Into a
 /// folder (`--out DIR`) or a zip (`--out F.zip`).
 enum FitbitOutput {
     static let exportDate: Int64 = 1_795_392_000   // 2026-11-21T00:00:00Z
@@ -24,8 +24,9 @@ enum FitbitOutput {
         }
         try emit(root + "Personal & Account/Profile.csv", Data("id,full_name,timezone,weight_unit\n\"GEN\",\"Zoë Generator\",America/New_York,POUND\n".utf8))
         let perDay = max(0, records / max(1, days) - 7)
-        let stepMinutes = min(600, perDay / 3)
-        let beats = perDay - stepMinutes
+        let stepMinutes = min(600, perDay / 4)
+        // perDay is shared out: each walking minute is a step count and a distance, the rest heart rate.
+        let beats = perDay - 2 * stepMinutes
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let us = DateFormatter()
@@ -48,6 +49,11 @@ enum FitbitOutput {
             let walk = (0..<stepMinutes).map { minute -> JSONValue in
                 .object([("dateTime", .string(us.string(from: at(7 * 3600 + minute * 60)))),
                          ("value", .string(String(20 + (minute + day + Int(seed % 50)) % 90)))])
+            }
+            // The same minutes' distance, in centimetres: about 76 cm a step.
+            let distance = (0..<stepMinutes).map { minute -> JSONValue in
+                .object([("dateTime", .string(us.string(from: at(7 * 3600 + minute * 60)))),
+                         ("value", .string(String(76 * (20 + (minute + day + Int(seed % 50)) % 90))))])
             }
             let heart = (0..<beats).map { i -> JSONValue in
                 .object([("dateTime", .string(us.string(from: at(6 * 3600 + i * 5)))),
@@ -73,11 +79,12 @@ enum FitbitOutput {
                                           ("levels", .object([("data", .array(levels))]))])
             let data = root + "Global Export Data/"
             try emit(data + "steps-\(name).json", json(walk))
+            try emit(data + "distance-\(name).json", json(distance))
             try emit(data + "heart_rate-\(name).json", json(heart))
             try emit(data + "weight-\(name).json", json([weight]))
             try emit(data + "resting_heart_rate-\(name).json", json([resting]))
             try emit(data + "sleep-\(name).json", json([sleep]))
-            samples += stepMinutes + beats + 7
+            samples += 2 * stepMinutes + beats + 7
         }
         if zip {
             try? FileManager.default.removeItem(at: url)

@@ -29,6 +29,10 @@ final class FitbitTakeoutTests: CLITestCase {
             [{"dateTime":"03/08/26 01:58:00","value":"12"},{"dateTime":"03/08/26 01:59:00","value":"30"},
              {"dateTime":"03/08/26 03:00:00","value":"45"},{"dateTime":"03/08/26 03:01:00","value":"0"}]
             """)
+        try write(data + "distance-2026-03-08.json", """
+            [{"dateTime":"03/08/26 01:58:00","value":"913"},{"dateTime":"03/08/26 01:59:00","value":"2286.5"},
+             {"dateTime":"03/08/26 03:00:00","value":"0"},{"dateTime":"03/08/26 03:01:00","value":"9000000"}]
+            """)
         try write(data + "heart_rate-2026-03-08.json", """
             [{"dateTime":"03/08/26 09:00:05","value":{"bpm":71,"confidence":2}},{"dateTime":"03/08/26 09:00:10","value":{"bpm":74,"confidence":3}}]
             """)
@@ -56,8 +60,8 @@ final class FitbitTakeoutTests: CLITestCase {
     func testATakeoutFolderIsReadInTheAccountsZoneAndUnitsAndAgainAddsNothing() throws {
         let folder = try takeout()
         let first = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))
-        XCTAssertTrue(first.stdout.contains("(Fitbit Takeout, 5 files)"), first.stdout)
-        for line in ["Step count: 3 (3 new", "Heart rate: 2 (2 new", "Resting heart rate: 1 (1 new", "Body weight: 1 (1 new",
+        XCTAssertTrue(first.stdout.contains("(Fitbit Takeout, 6 files)"), first.stdout)
+        for line in ["Step count: 3 (3 new", "Walking and running distance: 2 (2 new", "skipped 1: a Fitbit distance reading of an impossible distance", "Heart rate: 2 (2 new", "Resting heart rate: 1 (1 new", "Body weight: 1 (1 new",
                      "Body fat percentage: 1 (1 new", "Sleep: 4 (4 new", "times placed in the account's zone, America/New_York"] {
             XCTAssertTrue(first.stdout.contains(line), "\(line): \(first.stdout)")
         }
@@ -65,13 +69,19 @@ final class FitbitTakeoutTests: CLITestCase {
         let steps = listed.filter { $0["description"] as? String == "Step count" }.map { ($0["start"] as? String ?? "", $0["value"] as? Double ?? 0) }
         XCTAssertEqual(steps.map(\.0).sorted(), ["2026-03-08T01:58:00-05:00", "2026-03-08T01:59:00-05:00", "2026-03-08T03:00:00-04:00"],
                        "each minute at the offset its wall time had, across the change")
+        // Centimetres in the file, metres kept: one division each, the value the file states.
+        let distance = listed.filter { $0["description"] as? String == "Walking and running distance" }
+            .map { ($0["start"] as? String ?? "", $0["value"] as? Double ?? 0, $0["unit"] as? String ?? "") }.sorted { $0.0 < $1.0 }
+        XCTAssertEqual(distance.map(\.0), ["2026-03-08T01:58:00-05:00", "2026-03-08T01:59:00-05:00"])
+        XCTAssertEqual(distance.map(\.1), [9.13, 22.865])
+        XCTAssertEqual(Set(distance.map(\.2)), ["m"])
         let weight = try XCTUnwrap(listed.first { $0["description"] as? String == "Body weight" })
         XCTAssertEqual(weight["value"] as? Double, 74.979, "165.3 lb in kg, once")
         XCTAssertEqual(weight["unit"] as? String, "kg")
         XCTAssertEqual(listed.first { $0["description"] as? String == "Body fat percentage" }?["value"] as? Double, 0.225)
 
         let again = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))
-        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 12 unchanged"), again.stdout)
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 14 unchanged"), again.stdout)
     }
 
     /// The generator's Takeout (a month, in a zip): every sample it counted is stored, once.

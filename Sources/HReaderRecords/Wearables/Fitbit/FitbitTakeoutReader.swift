@@ -3,7 +3,7 @@ import HReaderJSON
 import HReaderModel
 
 /// Fitbit's data as Google Takeout delivers it (docs/wearables.md): `Takeout/Fitbit/Global Export
-/// Data/` holds one JSON file per metric and day (`steps-2026-03-01.json`, `heart_rate-…`,
+/// Data/` holds one JSON file per metric and day (`steps-2026-03-01.json`, `distance-…`, `heart_rate-…`,
 /// `resting_heart_rate-…`, `weight-…`, `sleep-…`), and `Personal & Account/Profile.csv` the
 /// account's time zone and units. Times in the files carry no zone: they are the account's
 /// (`timezone` in the profile), else the local zone. Weights are in the account's unit
@@ -21,8 +21,12 @@ public struct FitbitTakeoutReader {
     }
 
     public enum Metric: String, CaseIterable, Sendable {
-        case steps, heartRate = "heart_rate", restingHeartRate = "resting_heart_rate", weight, sleep
+        case steps, distance, heartRate = "heart_rate", restingHeartRate = "resting_heart_rate", weight, sleep
     }
+
+    /// A minute's distance is stated in centimetres (walking 100 steps: about 7,600). More than 3 km in
+    /// one minute (180 km/h) is no walk or run of the wearer's: skipped, not kept.
+    static let largestMinuteCentimetres = 300_000.0
 
     public enum Failure: Error, CustomStringConvertible {
         case malformed(String)
@@ -104,7 +108,7 @@ public struct FitbitTakeoutReader {
         for item in items {
             guard let object = item.object else { skip("that is not an object"); continue }
             switch metric {
-            case .steps, .heartRate, .restingHeartRate:
+            case .steps, .distance, .heartRate, .restingHeartRate:
                 guard let text = object["dateTime"]?.string, let start = local.time(usDateTime: text) else { skip("without a readable dateTime"); continue }
                 switch metric {
                 case .steps:
@@ -112,6 +116,14 @@ public struct FitbitTakeoutReader {
                     guard steps > 0 else { continue }   // a minute without steps is no reading
                     let end = local.time(epoch: start.epoch + 60)
                     try sample(SampleRecord(strings: strings(WearableKind.steps), start: start, end: end, value: .real(steps)))
+                case .distance:
+                    guard let centimetres = number(object["value"]) else { skip("without a value"); continue }
+                    guard centimetres > 0 else { continue }   // a minute without movement is no reading
+                    guard centimetres <= Self.largestMinuteCentimetres else { skip("of an impossible distance"); continue }
+                    let end = local.time(epoch: start.epoch + 60)
+                    // One division, correctly rounded: the metres the file's centimetres state.
+                    try sample(SampleRecord(strings: strings(WearableKind.distanceWalkingRunning), start: start, end: end,
+                                            value: .real(centimetres / 100)))
                 case .heartRate:
                     guard let bpm = number(object["value"]?.object?["bpm"]), bpm > 0 else { skip("without a value"); continue }
                     try sample(SampleRecord(strings: strings(WearableKind.heartRate), start: start, end: start, value: .real(bpm)))

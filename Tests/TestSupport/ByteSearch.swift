@@ -15,3 +15,22 @@ extension Data {
         }
     }
 }
+
+extension Data {
+    /// How many times `needle` occurs in these bytes, not overlapping, by memmem (see `containsBytes`).
+    public func occurrences(of needle: Data) -> Int {
+        guard !needle.isEmpty, count >= needle.count else { return 0 }
+        return withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { pattern in
+                guard let base = haystack.baseAddress else { return 0 }
+                var found = 0, offset = 0
+                while offset + pattern.count <= haystack.count,
+                      let hit = hreader_memmem(base + offset, haystack.count - offset, pattern.baseAddress, pattern.count) {
+                    found += 1
+                    offset = base.distance(to: UnsafeRawPointer(hit)) + pattern.count
+                }
+                return found
+            }
+        }
+    }
+}

@@ -6,7 +6,8 @@ import ZIPFoundation
 /// data: `health_connect_export.db` with AOSP's tables and columns (the subset hreader reads, and
 /// one it does not), in `Health Connect.zip` as the phone writes it (`--out F.zip`) or alone
 /// (`--out F.db`). About `records` rows of readings over `days` days, ending at the export date:
-/// every day weight, blood pressure, SpO2 and resting heart rate, a night's sleep with four stages,
+/// every day weight, blood pressure, SpO2, resting heart rate and the night's heart rate variability
+/// (RMSSD), a night's sleep with four stages,
 /// and the rest split between steps (every quarter hour) and heart-rate series (a record an hour,
 /// its beats a minute apart); an exercise session every third day. Written through the project's
 /// SQLite (SQLCipher, unkeyed): no second SQLite library.
@@ -35,6 +36,7 @@ enum HealthConnectOutput {
                     "CREATE TABLE blood_pressure_record_table (\(common), \(instant), measurement_location INTEGER, systolic REAL, diastolic REAL, body_position INTEGER)",
                     "CREATE TABLE oxygen_saturation_record_table (\(common), \(instant), percentage REAL)",
                     "CREATE TABLE resting_heart_rate_record_table (\(common), \(instant), beats_per_minute INTEGER)",
+                    "CREATE TABLE heart_rate_variability_rmssd_record_table (\(common), \(instant), heart_rate_variability_millis REAL)",
                     "CREATE TABLE sleep_session_record_table (\(common), \(interval), notes TEXT, title TEXT)",
                     "CREATE TABLE sleep_stages_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, stage_start_time INTEGER, stage_end_time INTEGER, stage_type INTEGER, parent_key INTEGER)",
                     "CREATE TABLE exercise_session_record_table (\(common), \(interval), notes TEXT, exercise_type INTEGER, title TEXT, has_route INTEGER)",
@@ -43,8 +45,8 @@ enum HealthConnectOutput {
                     "INSERT INTO device_info_table (manufacturer, model, device_type) VALUES ('Google', 'Pixel Watch 2', 1)",
                 ] { try db.execute(sql) }
                 let offset: Int64 = 3600
-                // Per day: 4 daily readings and 4 sleep stages; the rest steps and heart rate.
-                let perDay = max(0, records / max(1, days) - 8)
+                // Per day: 5 daily readings and 4 sleep stages; the rest steps and heart rate.
+                let perDay = max(0, records / max(1, days) - 9)
                 let stepsPerDay = min(96, perDay / 4)
                 let heartPerDay = max(0, perDay - stepsPerDay)
                 var uuid: UInt64 = seed << 40
@@ -83,6 +85,8 @@ enum HealthConnectOutput {
                     try db.execute("INSERT INTO resting_heart_rate_record_table (uuid, app_info_id, device_info_id, time, zone_offset, beats_per_minute) VALUES (?, 1, 1, ?, ?, ?)",
                                    [next(), morning + 180_000, offset, 50 + day % 15])
                     let night = midnight - 2 * 3_600_000
+                    try db.execute("INSERT INTO heart_rate_variability_rmssd_record_table (uuid, app_info_id, device_info_id, time, zone_offset, heart_rate_variability_millis) VALUES (?, 1, 1, ?, ?, ?)",
+                                   [next(), night + 4 * 3_600_000, offset, 30.0 + Double((day * 13 + Int64(seed)) % 40) + 0.5])
                     try db.execute("INSERT INTO sleep_session_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset) VALUES (?, 1, 1, ?, ?, ?, ?)",
                                    [next(), night, offset, night + 8 * 3_600_000, offset])
                     let session = db.lastInsertRowID
@@ -90,7 +94,7 @@ enum HealthConnectOutput {
                         try db.execute("INSERT INTO sleep_stages_table (stage_start_time, stage_end_time, stage_type, parent_key) VALUES (?, ?, ?, ?)",
                                        [night + a * 3_600_000, night + b * 3_600_000, stage, session])
                     }
-                    samples += 8
+                    samples += 9
                     if day % 3 == 0 {
                         let run = midnight + 18 * 3_600_000
                         try db.execute("INSERT INTO exercise_session_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title) VALUES (?, 1, 1, ?, ?, ?, ?, 33, 'Evening run')",

@@ -35,6 +35,7 @@ final class HealthConnectImportTests: CLITestCase {
             CREATE TABLE weight_record_table ({common}, {instant}, weight REAL NOT NULL);
             CREATE TABLE blood_pressure_record_table ({common}, {instant}, measurement_location INTEGER, systolic REAL, diastolic REAL, body_position INTEGER);
             CREATE TABLE oxygen_saturation_record_table ({common}, {instant}, percentage REAL);
+            CREATE TABLE heart_rate_variability_rmssd_record_table ({common}, {instant}, heart_rate_variability_millis REAL);
             CREATE TABLE sleep_session_record_table ({common}, {interval}, notes TEXT, title TEXT);
             CREATE TABLE sleep_stages_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, stage_start_time INTEGER, stage_end_time INTEGER, stage_type INTEGER, parent_key INTEGER);
             CREATE TABLE exercise_session_record_table ({common}, {interval}, notes TEXT, exercise_type INTEGER, title TEXT, has_route INTEGER);
@@ -53,6 +54,7 @@ final class HealthConnectImportTests: CLITestCase {
             db.execute("INSERT INTO weight_record_table (uuid, app_info_id, device_info_id, time, zone_offset, weight) VALUES (?, 2, NULL, ?, 3600, 72500.0)", (bytes([4]), t0))
             db.execute("INSERT INTO blood_pressure_record_table (uuid, app_info_id, time, zone_offset, systolic, diastolic) VALUES (?, 2, ?, 3600, 128.0, 82.0)", (bytes([5]), t0))
             db.execute("INSERT INTO oxygen_saturation_record_table (uuid, app_info_id, time, zone_offset, percentage) VALUES (?, 1, ?, 3600, 97.0)", (bytes([6]), t0))
+            db.execute("INSERT INTO heart_rate_variability_rmssd_record_table (uuid, app_info_id, device_info_id, time, zone_offset, heart_rate_variability_millis) VALUES (?, 1, 1, ?, 3600, 48.5)", (bytes([10]), t0 - 7200000))
             db.execute("INSERT INTO sleep_session_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset) VALUES (?, 1, 1, ?, 3600, ?, 3600)", (bytes([7]), t0 - 28800000, t0 - 3600000))
             for a, b, kind in [(0, 3, 4), (3, 5, 5), (5, 7, 6)]:
                 db.execute("INSERT INTO sleep_stages_table (stage_start_time, stage_end_time, stage_type, parent_key) VALUES (?, ?, ?, 1)", (t0 - 28800000 + a * 3600000, t0 - 28800000 + b * 3600000, kind))
@@ -94,6 +96,7 @@ final class HealthConnectImportTests: CLITestCase {
         let first = try ok(withPassword(["import", "--file", zip, "--patient", "1"]))
         XCTAssertTrue(first.stdout.contains("(Health Connect export)"), first.stdout)
         for line in ["Step count: 4 (4 new", "Heart rate: 3 (3 new", "Body weight: 1 (1 new", "Blood pressure: 1 (1 new", "Oxygen saturation: 1 (1 new",
+                     "Heart rate variability (RMSSD): 1 (1 new",
                      "Sleep: 3 (3 new", "Exercise sessions: 1 (1 new", "tables read but not mapped: hydration_record_table 3"] {
             XCTAssertTrue(first.stdout.contains(line), "\(line): \(first.stdout)")
         }
@@ -107,11 +110,16 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertEqual((weight["codes"] as? [String: [String]])?["LOINC"], ["29463-7"])
         XCTAssertEqual(listed.first { $0["description"] as? String == "Oxygen saturation" }?["value"] as? Double, 0.97)
         XCTAssertEqual(listed.first { $0["description"] as? String == "Blood pressure" }?["value"] as? String, "128/82")
+        // RMSSD is kept as RMSSD, in milliseconds, never filed as Apple Health's SDNN.
+        let rmssd = try XCTUnwrap(listed.first { $0["description"] as? String == "Heart rate variability (RMSSD)" })
+        XCTAssertEqual(rmssd["value"] as? Double, 48.5)
+        XCTAssertEqual(rmssd["unit"] as? String, "ms")
+        XCTAssertFalse(listed.contains { $0["description"] as? String == "Heart rate variability (SDNN)" })
         XCTAssertTrue(listed.contains { $0["description"] as? String == "Running workout" })
         XCTAssertEqual(listed.filter { $0["description"] as? String == "Heart rate" }.count, 3)
 
         let again = try ok(withPassword(["import", "--file", zip, "--patient", "1"]))
-        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 14 unchanged"), again.stdout)
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 15 unchanged"), again.stdout)
         XCTAssertEqual(try entries(1).count, listed.count)
         let sources = try ok(withPassword(["sources", "list"]))
         XCTAssertTrue(sources.stdout.contains("Health Connect ("), sources.stdout)

@@ -6,6 +6,7 @@ HKQuantityTypeIdentifierHeartRate	vital_sign	8867-4	Heart rate
 HKQuantityTypeIdentifierRestingHeartRate	vital_sign	40443-4	Resting heart rate
 HKQuantityTypeIdentifierWalkingHeartRateAverage	vital_sign	-	Walking heart rate average
 HKQuantityTypeIdentifierHeartRateVariabilitySDNN	vital_sign	80404-7	Heart rate variability (SDNN)
+HKQuantityTypeIdentifierHeartRateVariabilityRMSSD	vital_sign	-	Heart rate variability (RMSSD)
 HKQuantityTypeIdentifierBloodPressureSystolic	vital_sign	8480-6	Systolic blood pressure
 HKQuantityTypeIdentifierBloodPressureDiastolic	vital_sign	8462-4	Diastolic blood pressure
 HKCorrelationTypeIdentifierBloodPressure	vital_sign	85354-9	Blood pressure

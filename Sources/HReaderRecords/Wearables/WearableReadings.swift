@@ -29,6 +29,8 @@ public enum WearableKind {
     public static let distanceWalkingRunning = ("HKQuantityTypeIdentifierDistanceWalkingRunning", "m")
     public static let distanceCycling = ("HKQuantityTypeIdentifierDistanceCycling", "m")
     public static let heartRateVariability = ("HKQuantityTypeIdentifierHeartRateVariabilitySDNN", "ms")
+    /// RMSSD, the measure Fitbit and Health Connect state (HealthKit's own identifier since iOS 27); not SDNN.
+    public static let heartRateVariabilityRMSSD = ("HKQuantityTypeIdentifierHeartRateVariabilityRMSSD", "ms")
     public static let sleep = ("HKCategoryTypeIdentifierSleepAnalysis", "")
     public static let bodyMass = ("HKQuantityTypeIdentifierBodyMass", "kg")
     public static let bodyFat = ("HKQuantityTypeIdentifierBodyFatPercentage", "%")

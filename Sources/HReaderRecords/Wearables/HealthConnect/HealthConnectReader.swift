@@ -56,6 +56,8 @@ public struct HealthConnectReader {
         Quantity(table: "oxygen_saturation_record_table", kind: WearableKind.oxygenSaturation, column: "percentage", factor: 0.01, interval: false),
         Quantity(table: "resting_heart_rate_record_table", kind: WearableKind.restingHeartRate, column: "beats_per_minute", factor: 1, interval: false),
         Quantity(table: "respiratory_rate_record_table", kind: WearableKind.respiratoryRate, column: "rate", factor: 1, interval: false),
+        Quantity(table: "heart_rate_variability_rmssd_record_table", kind: WearableKind.heartRateVariabilityRMSSD,
+                 column: "heart_rate_variability_millis", factor: 1, interval: false),
     ]
 
     /// Tables read (besides the quantities'), and Health Connect's own bookkeeping, which holds no readings.

@@ -3,7 +3,7 @@ import Foundation
 /// The command line, parsed by hand (this tool has no dependency but ZIPFoundation).
 struct Options {
     enum Output { case zip, xml }
-    enum Format: String { case appleHealth = "apple-health", fit, healthConnect = "health-connect", fitbit }
+    enum Format: String { case appleHealth = "apple-health", fit, healthConnect = "health-connect", fitbit, fitbitCSV = "fitbit-csv" }
 
     var out: URL
     /// As given on the command line, for the closing message.
@@ -35,7 +35,9 @@ struct Options {
                    [--format F]         apple-health (default), or fit: a Garmin watch's daily FIT
                                         monitoring files, into a folder (--out DIR) or Garmin's export zip;
                                         or health-connect: an Android Health Connect export (--out F.zip or F.db);
-                                        or fitbit: Fitbit's Google Takeout (--out DIR or F.zip)
+                                        or fitbit: Fitbit's Google Takeout (--out DIR or F.zip);
+                                        or fitbit-csv: the same with its newer CSV files (Physical
+                                        Activity_GoogleData), whose JSON twins hreader passes over
 
         Writes a synthetic Apple Health export ("Export All Health Data") with invented data,
         deterministic for a seed. A .zip gets the real layout (apple_health_export/...); for a
@@ -76,13 +78,13 @@ struct Options {
         let lower = outPath.lowercased()
         let output: Output
         let format = try values["--format"].map {
-            guard let format = Format(rawValue: $0) else { throw UsageError(description: "--format is apple-health, fit, health-connect or fitbit: '\($0)'") }
+            guard let format = Format(rawValue: $0) else { throw UsageError(description: "--format is apple-health, fit, health-connect, fitbit or fitbit-csv: '\($0)'") }
             return format
         } ?? .appleHealth
         if format == .healthConnect {
             guard lower.hasSuffix(".zip") || lower.hasSuffix(".db") else { throw UsageError(description: "with --format health-connect, --out ends in .zip or .db") }
             output = lower.hasSuffix(".zip") ? .zip : .xml   // .xml: the database alone
-        } else if format == .fit || format == .fitbit {
+        } else if format == .fit || format == .fitbit || format == .fitbitCSV {
             output = lower.hasSuffix(".zip") ? .zip : .xml   // .xml: a folder of FIT files
         } else if lower.hasSuffix(".zip") {
             output = .zip

@@ -44,11 +44,12 @@ if options.format == .healthConnect {
     exit(0)
 }
 
-if options.format == .fitbit {
+if options.format == .fitbit || options.format == .fitbitCSV {
     do {
-        let samples = try FitbitOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days, seed: options.seed)
+        let samples = try FitbitOutput.write(to: options.out, zip: options.output == .zip, records: options.records, days: options.days, seed: options.seed,
+                                             csv: options.format == .fitbitCSV)
         if let counts = options.counts {
-            let summary = JSONValue.object([("format", .string("fitbit")), ("days", .int(options.days)), ("samples", .int(samples))])
+            let summary = JSONValue.object([("format", .string(options.format.rawValue)), ("days", .int(options.days)), ("samples", .int(samples))])
             try Data((summary.serialized(pretty: true) + "\n").utf8).write(to: counts)
         }
         print("wrote \(options.outPath): Fitbit's Takeout of \(options.days) days, \(samples) samples")

@@ -86,11 +86,20 @@ final class FitbitTakeoutTests: CLITestCase {
 
     /// The generator's Takeout (a month, in a zip): every sample it counted is stored, once.
     func testTheGeneratorsTakeoutImportsEverySampleOnce() throws {
+        try generatedTakeoutImportsEverySampleOnce(format: "fitbit")
+    }
+
+    /// The same with the newer CSV files: their JSON twins add nothing.
+    func testTheGeneratorsCSVTakeoutImportsEverySampleOnce() throws {
+        try generatedTakeoutImportsEverySampleOnce(format: "fitbit-csv")
+    }
+
+    func generatedTakeoutImportsEverySampleOnce(format: String) throws {
         let out = workDir.appendingPathComponent("takeout.zip")
         let counts = workDir.appendingPathComponent("counts.json")
         let generator = Process()
         generator.executableURL = BuiltProducts.url(of: "hreader-health-generator")
-        generator.arguments = ["--format", "fitbit", "--out", out.path, "--records", "6000", "--days", "30", "--counts", counts.path]
+        generator.arguments = ["--format", format, "--out", out.path, "--records", "6000", "--days", "30", "--counts", counts.path]
         generator.standardOutput = FileHandle.nullDevice
         try generator.run()
         generator.waitUntilExit()
@@ -100,6 +109,81 @@ final class FitbitTakeoutTests: CLITestCase {
         XCTAssertTrue(first.stdout.contains(": 1 patient(s) (0 new, 0 updated, 1 already in the vault), \(samples) new entries"), first.stdout)
         let again = try ok(withPassword(["import", "--file", out.path, "--patient", "1"]))
         XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, \(samples) unchanged"), again.stdout)
+    }
+
+    /// Takeout's newer files (`Physical Activity_GoogleData/`): UTC times and each reading's device,
+    /// beside JSON day files of the same readings (here on purpose a different count, so a twin read
+    /// would show).
+    func csvTakeout() throws -> URL {
+        let root = "Takeout/Google Health/"
+        try write(root + "Personal & Account/Profile.csv", "id,full_name,timezone,weight_unit\n\"ABC\",\"Ada\",America/New_York,POUND\n")
+        let json = root + "Global Export Data/"
+        try write(json + "steps-2026-03-08.json", #"[{"dateTime":"03/08/26 10:00:00","value":"41"}]"#)
+        try write(json + "heart_rate-2026-03-08.json", #"[{"dateTime":"03/08/26 10:00:05","value":{"bpm":72,"confidence":2}}]"#)
+        try write(json + "resting_heart_rate-2026-03-08.json", #"[{"dateTime":"03/08/26 00:00:00","value":{"date":"03/08/26","value":58.5,"error":6.1}}]"#)
+        try write(json + "distance-2026-03-08.json", #"[{"dateTime":"03/08/26 10:00:00","value":"3040"}]"#)
+        let csv = root + "Physical Activity_GoogleData/"
+        try write(csv + "heart_rate_2026-03-08.csv",
+                  "timestamp,beats per minute,data source\n2026-03-08T14:00:05Z,71,Pixel Watch 2\n2026-03-08T14:00:10.500Z,74,Pixel Watch 2\n")
+        // A byte-order mark and CRLF; the watch and the phone counting the same minute; a minute without steps.
+        try write(csv + "steps_2026-03-01.csv", "\u{FEFF}timestamp,steps,data source\r\n2026-03-08T14:00:00Z,40,Pixel Watch 2\r\n"
+                  + "2026-03-08T14:01:00Z,55,Pixel Watch 2\r\n2026-03-08T14:00:00Z,35,MobileTrack\r\n2026-03-08T14:02:00Z,0,Pixel Watch 2\r\n")
+        try write(csv + "oxygen_saturation_2026-03-08.csv",
+                  "timestamp,oxygen saturation percentage,data source\n2026-03-08T08:00:00Z,95.5,Pixel Watch 2\n2026-03-08T08:01:00Z,101,Pixel Watch 2\n")
+        try write(csv + "oxygen_saturation_2026-03-09.csv", "no data\n")
+        try write(csv + "heart_rate_variability_2026-03-08.csv", "timestamp,root mean square of successive differences milliseconds,"
+                  + "standard deviation milliseconds,data source\n2026-03-08T08:05:00Z,41.25,52.5,Pixel Watch 2\n")
+        try write(csv + "daily_resting_heart_rate.csv", "timestamp,beats per minute\n2026-03-08T00:00:00Z,58.42\n")
+        try write(csv + "distance_2026-03-08.csv", "timestamp,distance,data source\n2026-03-08T14:00:00Z,30.4,Pixel Watch 2\n")
+        try write(csv + "heart_rate_readme.txt", "heart rate every few seconds\n")
+        return workDir.appendingPathComponent("Takeout")
+    }
+
+    func testTheNewerCSVFilesKeepDevicesAndOffsetsAndTheirJSONTwinsArePassedOver() throws {
+        let folder = try csvTakeout()
+        let first = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))
+        for line in ["Heart rate: 2 (2 new", "Step count: 3 (3 new", "Oxygen saturation: 1 (1 new", "Heart rate variability (RMSSD): 1 (1 new",
+                     "Heart rate variability (SDNN): 1 (1 new", "Resting heart rate: 1 (1 new", "Walking and running distance: 1 (1 new",
+                     "skipped 1: a Fitbit oxygen_saturation reading of an impossible saturation",
+                     "heart_rate: read from Physical Activity_GoogleData's CSV files; its 1 JSON", "steps: read from Physical Activity_GoogleData's CSV files; its 1 JSON",
+                     "resting_heart_rate: read from Physical Activity_GoogleData's CSV files; its 1 JSON"] {
+            XCTAssertTrue(first.stdout.contains(line), "\(line): \(first.stdout)")
+        }
+        let listed = try entries()
+        func values(_ description: String) -> [(String, Double)] {
+            listed.filter { $0["description"] as? String == description }
+                .map { (($0["start"] ?? $0["date"]) as? String ?? "", $0["value"] as? Double ?? 0) }.sorted { $0.0 < $1.0 }
+        }
+        // UTC in the file; the offset New York's clock had at that instant (after the change to summer time).
+        // An instant reading shows as its date, an interval's by its start.
+        XCTAssertEqual(values("Heart rate").map(\.0), ["2026-03-08T10:00:05-04:00", "2026-03-08T10:00:10-04:00"])
+        XCTAssertEqual(values("Heart rate").map(\.1), [71, 74], "the CSV's readings, not the JSON twin's 72")
+        XCTAssertEqual(values("Oxygen saturation").map(\.1), [0.955], "95.5 % kept as HealthKit keeps it")
+        XCTAssertEqual(values("Heart rate variability (RMSSD)").map(\.1), [41.25])
+        XCTAssertEqual(values("Heart rate variability (SDNN)").map(\.1), [52.5])
+        XCTAssertEqual(values("Resting heart rate").map(\.0), ["2026-03-08T00:00:00-05:00"], "a day's value on that day in the account's zone")
+        XCTAssertEqual(values("Resting heart rate").map(\.1), [58.42])
+        XCTAssertEqual(values("Walking and running distance").map(\.1), [30.4], "no CSV read for distance: its JSON is")
+        XCTAssertEqual(values("Step count").map(\.1).sorted(), [35, 40, 55])
+
+        // The phone is a phone, not a band because the app is Fitbit's: the watch's minute counts, the phone's same minute does not.
+        let order = try json(try ok(withPassword(["sources", "priority", "--json"])))["sources"] as? [[String: Any]] ?? []
+        XCTAssertEqual(order.map { $0["name"] as? String }, ["Fitbit", "Fitbit (Pixel Watch 2)", "Fitbit (MobileTrack)"])
+        let page = try json(try ok(withPassword(["timeline", "--patient", "1", "--page", "week", "--at", "2026-03-09T00:00:00Z"]), env: ["TZ": "UTC"]))
+        let day = (page["activity"] as? [[String: Any]] ?? []).first { $0["day"] as? String == "2026-03-08" && $0["description"] as? String == "Step count" }
+        XCTAssertEqual((day?["total"] as? NSNumber)?.doubleValue, 95, "not 130: the phone's 35 fall in a minute the watch counted")
+
+        let again = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 10 unchanged"), again.stdout)
+    }
+
+    func testACSVFileWithoutItsColumnsImportsNothing() throws {
+        let folder = try csvTakeout()
+        try write("Takeout/Google Health/Physical Activity_GoogleData/heart_rate_2026-03-09.csv", "time,bpm\n2026-03-09T14:00:05Z,70\n")
+        let result = try hreader(withPassword(["import", "--file", folder.path, "--patient", "1"]))
+        XCTAssertEqual(result.status, 5, result.stderr)
+        XCTAssertTrue(result.stderr.contains("heart_rate_2026-03-09.csv: no timestamp column"), result.stderr)
+        XCTAssertEqual(try entries().count, 0)
     }
 
     func testAWeightWhoseUnitIsNotStatedIsSkippedNotGuessed() throws {

@@ -53,6 +53,10 @@ final class SourceOverlapTests: XCTestCase {
         XCTAssertEqual(SourcePriority.kind(of: "Generator iPhone"), .phone)
         XCTAssertEqual(SourcePriority.kind(of: "My husband's iPhone"), .phone, "words, not letters: 'husband' is no band")
         XCTAssertEqual(SourcePriority.kind(of: "Strava"), .app)
+        // An app's name does not make its phone a band: the device in parentheses is judged first.
+        XCTAssertEqual(SourcePriority.kind(of: "Fitbit (MobileTrack)"), .phone)
+        XCTAssertEqual(SourcePriority.kind(of: "Fitbit (Pixel Watch 2)"), .wearable)
+        XCTAssertEqual(SourcePriority.kind(of: "Fitbit (Aria)"), .wearable, "a device of no known kind: the whole name decides, as before")
         let sources = ["Zoë’s iPhone", "Strava", "Generator Watch", "Anna’s Apple Watch"]
         XCTAssertEqual(SourcePriority().ordered(sources), ["Anna’s Apple Watch", "Generator Watch", "Strava", "Zoë’s iPhone"])
         XCTAssertEqual(SourcePriority(named: ["Zoë’s iPhone", "Gone Ring"]).ordered(sources),

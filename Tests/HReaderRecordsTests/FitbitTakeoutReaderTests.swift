@@ -78,4 +78,46 @@ final class FitbitTakeoutReaderTests: XCTestCase {
         }
         if compared == 0 { throw XCTSkip("no zone data on this machine") }
     }
+
+    /// The CSV files' instants: UTC or an offset, a fraction dropped; a time that states no offset,
+    /// or is no time, names no instant. Compared with Foundation's ISO 8601 reading of the same text.
+    func testCSVTimesAreInstantsOnlyWithAnOffset() throws {
+        let iso = ISO8601DateFormatter()
+        for text in ["2026-03-08T14:00:05Z", "2026-03-08T14:00:05+05:30", "2026-03-08T14:00:05-04:00", "1999-12-31T23:59:59Z", "2040-02-29T00:00:00+14:00"] {
+            let expected = try XCTUnwrap(iso.date(from: text), text)
+            XCTAssertEqual(FitbitCSVReader.instant(text), Int64(expected.timeIntervalSince1970), text)
+        }
+        XCTAssertEqual(FitbitCSVReader.instant("2026-03-08T14:00:05.750Z"), 1_772_978_405)
+        XCTAssertEqual(FitbitCSVReader.instant("2026-03-08T14:00:05-0400"), 1_772_992_805)
+        for text in ["2026-03-08T14:00:05", "2026-03-08", "2026-13-08T14:00:05Z", "2026-03-08T14:00:05Zjunk", "2026-03-08T14:00:05.Z",
+                     "2026-03-08T14:00:05+5", "03/08/26 14:00:05", "", "no data"] {
+            XCTAssertNil(FitbitCSVReader.instant(text), text)
+        }
+    }
+
+    func testCSVFilesAreKnownByTheirNames() {
+        XCTAssertEqual(FitbitCSVReader.metric(ofFileNamed: "heart_rate_2026-03-08.csv"), .heartRate)
+        XCTAssertEqual(FitbitCSVReader.metric(ofFileNamed: "heart_rate_variability_2026-03-01.csv"), .heartRateVariability)
+        XCTAssertEqual(FitbitCSVReader.metric(ofFileNamed: "steps_2026-03-01.csv"), .steps)
+        XCTAssertEqual(FitbitCSVReader.metric(ofFileNamed: "oxygen_saturation_2026-03-01.csv"), .oxygenSaturation)
+        XCTAssertEqual(FitbitCSVReader.metric(ofFileNamed: "daily_resting_heart_rate.csv"), .restingHeartRate)
+        for name in ["daily_resting_heart_rate_2026-03-01.csv", "heart_rate.csv", "distance_2026-03-01.csv", "daily_oxygen_saturation.csv",
+                     "heart_rate_readme.txt", "heart_rate-2026-03-08.json", "_2026-03-08.csv"] {
+            XCTAssertNil(FitbitCSVReader.metric(ofFileNamed: name), name)
+        }
+    }
+
+    /// Readings of a file: each in its device's series, at its instant with the zone's offset then.
+    func testCSVReadingsKeepTheirDevicesAndTheZonesOffset() throws {
+        let reader = FitbitCSVReader(zone: .named(try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))))
+        let text = "timestamp,data source,steps\n2026-03-29T00:59:00Z,Charge 6,12\n2026-03-29T01:00:00Z,MobileTrack,30\nbroken\n2026-03-29T01:01:00Z,Charge 6,\n"
+        var found: [SampleRecord] = []
+        let skipped = try reader.read(Array(text.utf8), metric: .steps, name: "steps_2026-03-01.csv") { found.append($0) }
+        XCTAssertEqual(found.map(\.device), ["Charge 6", "MobileTrack"])
+        XCTAssertEqual(found.map(\.start.offsetMinutes), [60, 120], "the change at 01:00 UTC")
+        XCTAssertEqual(found.map { $0.end.map { $0.epoch - found[0].start.epoch } }, [60, 120])
+        XCTAssertEqual(skipped, ["a Fitbit steps reading without a readable timestamp": 1, "a Fitbit steps reading without a value": 1])
+        XCTAssertEqual(try reader.read(Array("no data".utf8), metric: .heartRate, name: "heart_rate_2026-03-01.csv") { _ in XCTFail("no reading") }, [:])
+        XCTAssertThrowsError(try reader.read(Array("timestamp,bpm\n2026-03-29T00:59:00Z,60\n".utf8), metric: .heartRate, name: "heart_rate_2026-03-01.csv") { _ in })
+    }
 }

@@ -683,21 +683,30 @@ enum AppleHealthFuzzMarker {
 extension RecordsFuzzChecks {
     // MARK: Fitbit Takeout (docs/wearables.md)
 
-    /// Any bytes as each of Fitbit's day files (steps, heart rate, resting heart rate, weight, sleep):
-    /// samples or a `FitbitTakeoutReader.Failure`, never a trap; every sample reads back as the same
-    /// Record, its end not before its start. And any text as `Profile.csv`: a zone and unit or none.
+    /// Any bytes as each of Fitbit's day files (steps, heart rate, resting heart rate, weight, sleep)
+    /// and as each of its CSV files (`Physical Activity_GoogleData/`): samples or a
+    /// `FitbitTakeoutReader.Failure`, never a trap; every sample reads back as the same Record, its end
+    /// not before its start. And any text as `Profile.csv`: a zone and unit or none.
     public static func fitbit(_ data: Data) throws {
         let bytes = [UInt8](data)
         _ = FitbitTakeoutReader.profile(String(decoding: bytes, as: UTF8.self))
-        for metric in FitbitTakeoutReader.Metric.allCases {
+        let zone = DayZone.named(TimeZone(identifier: "America/New_York")!)
+        let readers: [(String, ((SampleRecord) throws -> Void) throws -> Void)] =
+            FitbitTakeoutReader.Metric.allCases.map { metric in
+                (metric.rawValue, { sample in
+                    _ = try FitbitTakeoutReader(zone: zone, kilogramsPerWeightUnit: 0.45359237).read(bytes, metric: metric, name: "fuzz.json", sample: sample)
+                })
+            } + FitbitCSVReader.Metric.allCases.map { metric in
+                ("\(metric.rawValue).csv", { sample in _ = try FitbitCSVReader(zone: zone).read(bytes, metric: metric, name: "fuzz.csv", sample: sample) })
+            }
+        for (name, read) in readers {
             var samples: [SampleRecord] = []
             do {
-                _ = try FitbitTakeoutReader(zone: .named(TimeZone(identifier: "America/New_York")!), kilogramsPerWeightUnit: 0.45359237)
-                    .read(bytes, metric: metric, name: "fuzz.json", sample: { samples.append($0) })
+                try read { samples.append($0) }
             } catch is FitbitTakeoutReader.Failure {
                 continue
             } catch {
-                throw FuzzViolation("the Fitbit reader threw \(type(of: error)), not a Failure")
+                throw FuzzViolation("the Fitbit reader of \(name) threw \(type(of: error)), not a Failure")
             }
             for sample in samples.prefix(10_000) {
                 guard sample.end.map({ $0.epoch >= sample.start.epoch }) ?? true,

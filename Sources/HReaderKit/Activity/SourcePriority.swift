@@ -35,16 +35,27 @@ public struct SourcePriority: Sendable, Equatable {
         "watch", "band", "ring", "strap", "tracker", "wear", "wearos", "garmin", "fitbit", "forerunner", "fenix", "venu",
         "vivoactive", "vivosmart", "vivomove", "instinct", "polar", "suunto", "coros", "whoop", "oura", "amazfit", "withings",
     ]
-    static let phoneWords: Set<String> = ["iphone", "phone", "smartphone", "pixel", "android", "galaxy", "oneplus", "xiaomi", "motorola"]
+    /// "MobileTrack" is what Fitbit's data names the phone its app counts steps with.
+    static let phoneWords: Set<String> = ["iphone", "phone", "smartphone", "pixel", "android", "galaxy", "oneplus", "xiaomi", "motorola",
+                                          "mobiletrack"]
 
     /// A watch or band when a word of the name says so ("Anna's Apple Watch", "Garmin Forerunner
     /// 965", "Fit (Google Pixel Watch 2)"), else a phone when one says that ("Generator iPhone",
-    /// "Fit (Google Pixel 8)"), else an app.
+    /// "Fit (Google Pixel 8)"), else an app. A name "App (Device)" is first judged by its device
+    /// alone: "Fitbit (MobileTrack)" is Fitbit's app counting with the phone, not a band.
     public static func kind(of name: String) -> Kind {
-        let words = Set(name.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init))
+        if name.hasSuffix(")"), let open = name.lastIndex(of: "("),
+           let kind = kind(ofWords: name[name.index(after: open)..<name.index(before: name.endIndex)]) {
+            return kind
+        }
+        return kind(ofWords: Substring(name)) ?? .app
+    }
+
+    private static func kind(ofWords text: Substring) -> Kind? {
+        let words = Set(text.lowercased().split { !($0.isLetter || $0.isNumber) }.map(String.init))
         if !words.isDisjoint(with: wearableWords) { return .wearable }
         if !words.isDisjoint(with: phoneWords) { return .phone }
-        return .app
+        return nil
     }
 
     /// `sources` in the order they count: the named ones first (those among `sources`), then by

@@ -56,8 +56,30 @@ enum WearableInput {
     }
 }
 
-/// Fitbit's Takeout: every `<metric>-YYYY-MM-DD.json` of a folder (and below) or a zip, and the
-/// account's `Profile.csv` (its zone and weight unit). One file's bytes in memory at a time.
+/// One of Fitbit's files in a Takeout: a JSON day file of `Global Export Data/`, or a CSV file of
+/// `Physical Activity_GoogleData/` (docs/wearables.md).
+enum FitbitFile: Equatable {
+    case json(FitbitTakeoutReader.Metric)
+    case csv(FitbitCSVReader.Metric)
+
+    /// The file at `path` (a path in a folder or zip), or nil when it is none of Fitbit's that hreader reads.
+    init?(path: String) {
+        let name = (path as NSString).lastPathComponent
+        if let metric = FitbitTakeoutReader.metric(ofFileNamed: name) {
+            self = .json(metric)
+        } else if ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent == FitbitCSVReader.folder,
+                  let metric = FitbitCSVReader.metric(ofFileNamed: name) {
+            self = .csv(metric)
+        } else {
+            return nil
+        }
+    }
+}
+
+/// Fitbit's Takeout: every `<metric>-YYYY-MM-DD.json` and `Physical Activity_GoogleData/<metric>_….csv`
+/// of a folder (and below) or a zip, and the account's `Profile.csv` (its zone and weight unit). One
+/// file's bytes in memory at a time. Where a metric has CSV files, its JSON day files are the same
+/// readings without their devices and offsets: they are passed over, not read twice.
 struct FitbitTakeout {
     private enum Place {
         case files([URL], profile: URL?)
@@ -66,28 +88,36 @@ struct FitbitTakeout {
 
     private let place: Place
     let count: Int
+    /// The metrics whose JSON day files are passed over: a CSV file of each was found.
+    let twinsPassedOver: Set<FitbitTakeoutReader.Metric>
     static let maxFileBytes = 64 << 20
+
+    private init(place: Place, files: [FitbitFile]) {
+        self.place = place
+        count = files.count
+        twinsPassedOver = Set(files.compactMap { if case let .csv(metric) = $0 { metric.jsonTwin } else { nil } })
+    }
 
     static func inDirectory(_ url: URL) -> FitbitTakeout? {
         let enumerator = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
-        var found: [URL] = [], profile: URL?
+        var found: [(URL, FitbitFile)] = [], profile: URL?
         while let next = enumerator?.nextObject() as? URL, found.count < FITFiles.maxMembers {
-            if FitbitTakeoutReader.metric(ofFileNamed: next.lastPathComponent) != nil { found.append(next) }
+            if let file = FitbitFile(path: next.path) { found.append((next, file)) }
             if next.lastPathComponent == "Profile.csv" { profile = next }
         }
         guard !found.isEmpty else { return nil }
-        return FitbitTakeout(place: .files(found.sorted { $0.path < $1.path }, profile: profile), count: found.count)
+        return FitbitTakeout(place: .files(found.map(\.0).sorted { $0.path < $1.path }, profile: profile), files: found.map(\.1))
     }
 
     static func inZip(_ url: URL) -> FitbitTakeout? {
         guard let archive = try? Archive(url: url, accessMode: .read) else { return nil }
-        var count = 0, members = 0
+        var files: [FitbitFile] = [], members = 0
         for entry in archive where entry.type == .file {
             members += 1
             if members > FITFiles.maxMembers { return nil }
-            if FitbitTakeoutReader.metric(ofFileNamed: (entry.path as NSString).lastPathComponent) != nil { count += 1 }
+            if let file = FitbitFile(path: entry.path) { files.append(file) }
         }
-        return count == 0 ? nil : FitbitTakeout(place: .zip(url), count: count)
+        return files.isEmpty ? nil : FitbitTakeout(place: .zip(url), files: files)
     }
 
     private static func messages(_ name: String) -> ZipMemberStream.Messages {
@@ -97,8 +127,18 @@ struct FitbitTakeout {
               stalled: { HReaderError.badInput("\(name): a member's data is damaged (truncated); nothing was imported") })
     }
 
-    /// The profile's text (nil when there is none), then each file's metric, name and bytes.
-    func read(profile: (String?) throws -> Void, _ body: (FitbitTakeoutReader.Metric, String, [UInt8]) throws -> Void) throws {
+    /// The profile's text (nil when there is none), then each file's kind, name and bytes (JSON twins
+    /// of CSV metrics passed over); returns how many JSON files were passed over, by metric.
+    func read(profile: (String?) throws -> Void, _ body: (FitbitFile, String, [UInt8]) throws -> Void) throws -> [FitbitTakeoutReader.Metric: Int] {
+        var passedOver: [FitbitTakeoutReader.Metric: Int] = [:]
+        /// Whether a file is read: not a JSON twin of a metric read from CSV.
+        func reads(_ file: FitbitFile) -> Bool {
+            if case let .json(metric) = file, twinsPassedOver.contains(metric) {
+                passedOver[metric, default: 0] += 1
+                return false
+            }
+            return true
+        }
         func contents(_ url: URL) throws -> [UInt8] {
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
             guard size <= Self.maxFileBytes else { throw HReaderError.badInput("\(url.lastPathComponent) is larger than 64 MiB; nothing was imported") }
@@ -109,8 +149,8 @@ struct FitbitTakeout {
         case let .files(urls, profileURL):
             try profile(try profileURL.map { String(decoding: try contents($0), as: UTF8.self) })
             for url in urls {
-                guard let metric = FitbitTakeoutReader.metric(ofFileNamed: url.lastPathComponent) else { continue }
-                try body(metric, url.lastPathComponent, try contents(url))
+                guard let file = FitbitFile(path: url.path), reads(file) else { continue }
+                try body(file, url.lastPathComponent, try contents(url))
             }
         case let .zip(zip):
             let archive: Archive
@@ -123,11 +163,11 @@ struct FitbitTakeout {
             let profileEntry = archive.first { $0.type == .file && ($0.path as NSString).lastPathComponent == "Profile.csv" }
             try profile(try profileEntry.map { String(decoding: try read($0), as: UTF8.self) })
             for entry in archive where entry.type == .file {
-                let file = (entry.path as NSString).lastPathComponent
-                guard let metric = FitbitTakeoutReader.metric(ofFileNamed: file) else { continue }
-                try body(metric, file, try read(entry))
+                guard let file = FitbitFile(path: entry.path), reads(file) else { continue }
+                try body(file, (entry.path as NSString).lastPathComponent, try read(entry))
             }
         }
+        return passedOver
     }
 }
 
@@ -370,22 +410,31 @@ extension OpenVault {
                 devices = outcome.devices
             case let .fitbit(takeout):
                 var reader = FitbitTakeoutReader()
+                var csvReader = FitbitCSVReader()
                 var files = 0
-                try takeout.read(profile: { text in
+                let passedOver = try takeout.read(profile: { text in
                     let stated: (timeZone: TimeZone?, kilogramsPerWeightUnit: Double?) = text.map(FitbitTakeoutReader.profile) ?? (nil, nil)
                     if let zone = stated.timeZone { reader.zone = .named(zone) }
+                    csvReader.zone = reader.zone
                     reader.kilogramsPerWeightUnit = stated.kilogramsPerWeightUnit
                     summary.notes.append(stated.timeZone.map { "times placed in the account's zone, \($0.identifier) (Profile.csv)" }
                                          ?? "the export states no zone (no timezone in Profile.csv): times placed in \(reader.zone.timeZone.identifier)")
-                }) { metric, file, bytes in
+                }) { file, name, bytes in
                     files += 1
                     if files % 100 == 0 { progress("\(files) of \(takeout.count) files") }
                     do {
-                        let skipped = try reader.read(bytes, metric: metric, name: file, sample: storeSample)
+                        let skipped = switch file {
+                        case let .json(metric): try reader.read(bytes, metric: metric, name: name, sample: storeSample)
+                        case let .csv(metric): try csvReader.read(bytes, metric: metric, name: name, sample: storeSample)
+                        }
                         for (reason, n) in skipped { summary.skipped[reason, default: 0] += n }
                     } catch let failure as FitbitTakeoutReader.Failure {
                         throw HReaderError.badInput("\(failure.description); nothing was imported")
                     }
+                }
+                for metric in passedOver.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+                    summary.notes.append("\(metric.rawValue): read from Physical Activity_GoogleData's CSV files; its \(passedOver[metric]!) JSON "
+                                         + "day file(s), the same readings without devices or offsets, passed over")
                 }
             }
             try writer.finish()

@@ -50,9 +50,12 @@ public struct SampleReadings {
     /// expression over `ss` (the `sample_series` row) and `src` (its `sources` row). Apple Health's
     /// `sourceName` names the device ("Anna's Apple Watch"), a FIT file's is its product ("Garmin
     /// Forerunner 965"); Health Connect's is the app, and one app may write a phone's and a watch's
-    /// steps, so there it is "App (Device)". A series without a name takes its source's.
+    /// steps, so there it is "App (Device)"; so too Fitbit's, whose CSV files name each reading's
+    /// device ("Fitbit (Pixel Watch 2)", "Fitbit (MobileTrack)": the phone). A series without a name
+    /// takes its source's.
     public static let sourceExpression = """
-        CASE WHEN src.base_url LIKE 'health-connect:%' AND ss.device <> '' THEN ss.source_name || ' (' || ss.device || ')'
+        CASE WHEN (src.base_url LIKE 'health-connect:%' OR src.base_url LIKE 'fitbit:%') AND ss.device <> ''
+             THEN ss.source_name || ' (' || ss.device || ')'
              WHEN ss.source_name <> '' THEN ss.source_name ELSE src.display_name END
         """
 

@@ -191,6 +191,14 @@ public struct FitbitTakeoutReader {
             return local(year: 2000 + year, month: month, day: day, hour: hour, minute: minute, second: second)
         }
 
+        /// The start of the date a text begins with ("YYYY-MM-DD…"; what follows it is not read).
+        mutating func time(isoDate text: String) -> SampleRecord.Time? {
+            let b = Array(text.utf8.prefix(10))
+            guard b.count == 10, b[4] == 0x2D, b[7] == 0x2D, let y1 = digits(b, 0), let y2 = digits(b, 2), let month = digits(b, 5),
+                  let day = digits(b, 8) else { return nil }
+            return local(year: y1 * 100 + y2, month: month, day: day, hour: 0, minute: 0, second: 0)
+        }
+
         /// "YYYY-MM-DDTHH:MM:SS(.SSS)".
         mutating func time(isoLocal text: String) -> SampleRecord.Time? {
             let b = Array(text.utf8)

@@ -118,6 +118,23 @@ final class DayCalendarTests: XCTestCase {
         // A month page at the end of March in a fixed zone ends on the last day of February.
         let page = TimelineRange.page(.month, at: ClinicalTime.parse("2012-03-31T12:00:00+02:00")!)
         XCTAssertEqual(page.start, ClinicalTime.parse("2012-02-29T12:00:00+02:00")!.epoch)
-        XCTAssertEqual(page.timeZone.secondsFromGMT(), 7200)
+        XCTAssertEqual(page.zone, .fixed(secondsFromGMT: 7200))
+    }
+
+    /// The name a note gives a zone: the local zone as the C library is told it (TZ, else the
+    /// zoneinfo file /etc/localtime links to), not Foundation's `TimeZone.current`.
+    func testAZonesNameIsTheOneTheCLibraryIsGiven() throws {
+        XCTAssertEqual(DayZone.fixed(secondsFromGMT: 0).name, "UTC")
+        XCTAssertEqual(DayZone.fixed(secondsFromGMT: 19_800).name, "UTC+05:30")
+        XCTAssertEqual(DayZone.fixed(secondsFromGMT: -34_200).name, "UTC-09:30")
+        XCTAssertEqual(DayZone.named(try XCTUnwrap(TimeZone(identifier: "Europe/Paris"))).name, "Europe/Paris")
+        let saved = ProcessInfo.processInfo.environment["TZ"]
+        defer { if let saved { setenv("TZ", saved, 1) } else { unsetenv("TZ") } }
+        for (tz, name) in [("Europe/Paris", "Europe/Paris"), (":America/New_York", "America/New_York"),
+                           ("/usr/share/zoneinfo/posix/Asia/Tokyo", "Asia/Tokyo"), ("", "UTC"), ("EST5EDT", "EST5EDT"),
+                           ("/etc/some-file", "the local zone")] {
+            setenv("TZ", tz, 1)
+            XCTAssertEqual(DayZone.local.name, name, tz)
+        }
     }
 }

@@ -32,8 +32,6 @@ public struct TimelineRange: Equatable, Sendable {
     /// The zone its days are counted in.
     public let zone: DayZone
 
-    public var timeZone: TimeZone { zone.timeZone }
-
     /// Days counted in `timeZone`; without one, in the local zone (the same `.local` the CLI and the web
     /// use, not Foundation's `TimeZone.current`, which would be a second way to the same zone).
     public init(start: Int64, end: Int64, timeZone: TimeZone? = nil) {

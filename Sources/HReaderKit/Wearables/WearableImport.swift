@@ -418,7 +418,7 @@ extension OpenVault {
                     csvReader.zone = reader.zone
                     reader.kilogramsPerWeightUnit = stated.kilogramsPerWeightUnit
                     summary.notes.append(stated.timeZone.map { "times placed in the account's zone, \($0.identifier) (Profile.csv)" }
-                                         ?? "the export states no zone (no timezone in Profile.csv): times placed in \(reader.zone.timeZone.identifier)")
+                                         ?? "the export states no zone (no timezone in Profile.csv): times placed in \(reader.zone.name)")
                 }) { file, name, bytes in
                     files += 1
                     if files % 100 == 0 { progress("\(files) of \(takeout.count) files") }

@@ -17,11 +17,28 @@ public enum DayZone: Equatable, Sendable {
     case local
     case named(TimeZone)
 
+    /// Foundation's form of the zone, for DayCalendar's fallback alone (instants before 1583, or a C
+    /// library that cannot convert one): the local zone is the one the C library reads, by its name.
     public var timeZone: TimeZone {
         switch self {
         case let .fixed(offset): return TimeZone(secondsFromGMT: offset) ?? TimeZone(identifier: "UTC")!
-        case .local: return .current
+        case .local: return LocalClock.name.flatMap(TimeZone.init(identifier:)) ?? .current
         case let .named(zone): return zone
+        }
+    }
+
+    /// The zone's name, for a person to read ("times were placed in Europe/Paris"): a named zone's
+    /// identifier, a fixed one as "UTC+02:00", and the local zone as the C library was told it (the
+    /// zone `date` uses), else "the local zone".
+    public var name: String {
+        switch self {
+        case let .fixed(offset):
+            guard offset != 0 else { return "UTC" }
+            let minutes = abs(offset) / 60
+            let hh = minutes / 60 < 10 ? "0\(minutes / 60)" : "\(minutes / 60)", mm = minutes % 60 < 10 ? "0\(minutes % 60)" : "\(minutes % 60)"
+            return "UTC\(offset < 0 ? "-" : "+")\(hh):\(mm)"
+        case .local: return LocalClock.name ?? "the local zone"
+        case let .named(zone): return zone.identifier
         }
     }
 }

@@ -52,4 +52,30 @@ enum LocalClock {
 
     /// Reads TZ once, before the first conversion (localtime_r need not).
     private static let prepared: Void = tzset()
+
+    /// The local zone's name as the C library is told it: `TZ` (a leading ':' dropped; a path into
+    /// the zoneinfo tree read as the zone it names), else the zone `/etc/localtime` links into that
+    /// tree; nil when neither names one (an empty `TZ` is UTC: "UTC"; a POSIX rule such as
+    /// `EST5EDT` is its own name).
+    static var name: String? {
+        if let tz = getenv("TZ").map({ String(cString: $0) }) {
+            var text = Substring(tz)
+            if text.hasPrefix(":") { text = text.dropFirst() }
+            if text.isEmpty { return "UTC" }
+            return zoneName(ofPath: String(text)) ?? (text.hasPrefix("/") ? nil : String(text))
+        }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/etc/localtime", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        let target = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return zoneName(ofPath: target)
+    }
+
+    /// "Europe/Paris" of ".../zoneinfo/Europe/Paris" (also of "zoneinfo/posix/…" and "…/right/…").
+    private static func zoneName(ofPath path: String) -> String? {
+        guard let range = path.range(of: "zoneinfo/") else { return nil }
+        var name = Substring(path[range.upperBound...])
+        for prefix in ["posix/", "right/"] where name.hasPrefix(prefix) { name = name.dropFirst(prefix.count) }
+        return name.isEmpty ? nil : String(name)
+    }
 }

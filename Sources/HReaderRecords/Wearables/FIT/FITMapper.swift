@@ -300,7 +300,7 @@ public struct FITMapper {
                 }
             }
             if context.offsets.isEmpty, !readings.samples.isEmpty || !readings.entries.isEmpty {
-                readings.notes.append("\(name) states no local time: its times were placed in \(zone.timeZone.identifier)")
+                readings.notes.append("\(name) states no local time: its times were placed in \(zone.name)")
             }
             return readings
         }

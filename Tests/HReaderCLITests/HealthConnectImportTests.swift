@@ -40,6 +40,13 @@ final class HealthConnectImportTests: CLITestCase {
             CREATE TABLE sleep_stages_table (row_id INTEGER PRIMARY KEY AUTOINCREMENT, stage_start_time INTEGER, stage_end_time INTEGER, stage_type INTEGER, parent_key INTEGER);
             CREATE TABLE exercise_session_record_table ({common}, {interval}, notes TEXT, exercise_type INTEGER, title TEXT, has_route INTEGER);
             CREATE TABLE hydration_record_table ({common}, {interval}, volume REAL);
+            CREATE TABLE nutrition_record_table ({common}, {interval}, energy REAL, protein REAL);
+            CREATE TABLE height_record_table ({common}, {instant}, height REAL);
+            CREATE TABLE lean_body_mass_record_table ({common}, {instant}, mass REAL);
+            CREATE TABLE body_temperature_record_table ({common}, {instant}, measurement_location INTEGER, temperature REAL);
+            CREATE TABLE blood_glucose_record_table ({common}, {instant}, specimen_source INTEGER, level REAL, relation_to_meal INTEGER, meal_type INTEGER);
+            CREATE TABLE vo2_max_record_table ({common}, {instant}, measurement_method INTEGER, vo2_milliliters_per_minute_kilogram REAL);
+            CREATE TABLE floors_climbed_record_table ({common}, {interval}, floors REAL);
             CREATE TABLE change_logs_table (row_id INTEGER PRIMARY KEY, record_type INTEGER);
             INSERT INTO application_info_table (package_name, app_name) VALUES ('com.example.pedometer', '\(Self.marker)'), ('com.google.android.apps.fitness', 'Fit');
             INSERT INTO device_info_table (manufacturer, model, device_type) VALUES ('Google', 'Pixel Watch 2', 1);
@@ -60,7 +67,14 @@ final class HealthConnectImportTests: CLITestCase {
                 db.execute("INSERT INTO sleep_stages_table (stage_start_time, stage_end_time, stage_type, parent_key) VALUES (?, ?, ?, 1)", (t0 - 28800000 + a * 3600000, t0 - 28800000 + b * 3600000, kind))
             db.execute("INSERT INTO exercise_session_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title) VALUES (?, 1, 1, ?, 3600, ?, 3600, 33, 'Morning run')", (bytes([8]), t0 + 3600000, t0 + 5400000))
             for i in range(3):
-                db.execute("INSERT INTO hydration_record_table (uuid, app_info_id, start_time, end_time, volume) VALUES (?, 1, ?, ?, 250)", (bytes([9, i]), t0, t0 + 1))
+                db.execute("INSERT INTO hydration_record_table (uuid, app_info_id, start_time, end_time, volume) VALUES (?, 1, ?, ?, 0.25)", (bytes([9, i]), t0 + i * 3600000, t0 + i * 3600000 + 60000))
+                db.execute("INSERT INTO nutrition_record_table (uuid, app_info_id, start_time, end_time, energy) VALUES (?, 1, ?, ?, 250000)", (bytes([11, i]), t0, t0 + 1))
+            instant_rows = [("height_record_table", "height", 1.72), ("lean_body_mass_record_table", "mass", 58250.0),
+                            ("body_temperature_record_table", "temperature", 36.8), ("blood_glucose_record_table", "level", 5.4),
+                            ("vo2_max_record_table", "vo2_milliliters_per_minute_kilogram", 48.2)]
+            for n, (table, column, value) in enumerate(instant_rows):
+                db.execute(f"INSERT INTO {table} (uuid, app_info_id, time, zone_offset, {column}) VALUES (?, 2, ?, 3600, ?)", (bytes([12, n]), t0 + 600000, value))
+            db.execute("INSERT INTO floors_climbed_record_table (uuid, app_info_id, device_info_id, start_time, start_zone_offset, end_time, end_zone_offset, floors) VALUES (?, 1, 1, ?, 3600, ?, 3600, 3)", (bytes([13]), t0, t0 + 300000))
             db.executescript('''\(extra)''')
             db.commit()
             """
@@ -97,7 +111,9 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertTrue(first.stdout.contains("(Health Connect export)"), first.stdout)
         for line in ["Step count: 4 (4 new", "Heart rate: 3 (3 new", "Body weight: 1 (1 new", "Blood pressure: 1 (1 new", "Oxygen saturation: 1 (1 new",
                      "Heart rate variability (RMSSD): 1 (1 new",
-                     "Sleep: 3 (3 new", "Exercise sessions: 1 (1 new", "tables read but not mapped: hydration_record_table 3"] {
+                     "Sleep: 3 (3 new", "Exercise sessions: 1 (1 new", "Water: 3 (3 new", "Body height: 1 (1 new",
+                     "Lean body mass: 1 (1 new", "Body temperature: 1 (1 new", "Blood glucose: 1 (1 new", "VO2 max: 1 (1 new",
+                     "Flights climbed: 1 (1 new", "tables read but not mapped: nutrition_record_table 3"] {
             XCTAssertTrue(first.stdout.contains(line), "\(line): \(first.stdout)")
         }
         let listed = try entries(1)
@@ -110,6 +126,14 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertEqual((weight["codes"] as? [String: [String]])?["LOINC"], ["29463-7"])
         XCTAssertEqual(listed.first { $0["description"] as? String == "Oxygen saturation" }?["value"] as? Double, 0.97)
         XCTAssertEqual(listed.first { $0["description"] as? String == "Blood pressure" }?["value"] as? String, "128/82")
+        // Each in Health Connect's own unit (metres, °C, mmol/L, litres), a mass in kg as weight is.
+        for (description, value, unit) in [("Body height", 1.72, "m"), ("Lean body mass", 58.25, "kg"), ("Body temperature", 36.8, "degC"),
+                                           ("Blood glucose", 5.4, "mmol/L"), ("VO2 max", 48.2, "mL/min·kg"), ("Flights climbed", 3, "count")] {
+            let found = listed.first { $0["description"] as? String == description }
+            XCTAssertEqual(found?["value"] as? Double, value, description)
+            XCTAssertEqual(found?["unit"] as? String, unit, description)
+        }
+        XCTAssertEqual(listed.filter { $0["description"] as? String == "Water" }.compactMap { $0["value"] as? Double }, [0.25, 0.25, 0.25])
         // RMSSD is kept as RMSSD, in milliseconds, never filed as Apple Health's SDNN.
         let rmssd = try XCTUnwrap(listed.first { $0["description"] as? String == "Heart rate variability (RMSSD)" })
         XCTAssertEqual(rmssd["value"] as? Double, 48.5)
@@ -119,7 +143,7 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertEqual(listed.filter { $0["description"] as? String == "Heart rate" }.count, 3)
 
         let again = try ok(withPassword(["import", "--file", zip, "--patient", "1"]))
-        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 15 unchanged"), again.stdout)
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 24 unchanged"), again.stdout)
         XCTAssertEqual(try entries(1).count, listed.count)
         let sources = try ok(withPassword(["sources", "list"]))
         XCTAssertTrue(sources.stdout.contains("Health Connect ("), sources.stdout)

@@ -16,12 +16,15 @@ HKQuantityTypeIdentifierBodyMassIndex	vital_sign	39156-5	BMI
 HKQuantityTypeIdentifierBodyTemperature	vital_sign	8310-5	Body temperature
 HKQuantityTypeIdentifierOxygenSaturation	vital_sign	2708-6	Oxygen saturation
 HKQuantityTypeIdentifierRespiratoryRate	vital_sign	9279-1	Respiratory rate
+HKQuantityTypeIdentifierVO2Max	vital_sign	-	VO2 max
 HKQuantityTypeIdentifierBloodGlucose	result	41653-7	Blood glucose
 HKQuantityTypeIdentifierBodyFatPercentage	result	41982-0	Body fat percentage
+HKQuantityTypeIdentifierLeanBodyMass	result	-	Lean body mass
 HKQuantityTypeIdentifierStepCount	activity	55423-8	Step count
 HKQuantityTypeIdentifierActiveEnergyBurned	activity	41981-2	Active energy burned
 HKQuantityTypeIdentifierBasalEnergyBurned	activity	-	Resting energy burned
 HKQuantityTypeIdentifierDietaryEnergyConsumed	activity	9052-2	Dietary energy
+HKQuantityTypeIdentifierDietaryWater	activity	-	Water
 HKQuantityTypeIdentifierDistanceWalkingRunning	activity	41953-8	Walking and running distance
 HKQuantityTypeIdentifierDistanceCycling	activity	-	Cycling distance
 HKQuantityTypeIdentifierFlightsClimbed	activity	-	Flights climbed

@@ -38,4 +38,11 @@ public enum WearableKind {
     public static let systolic = ("HKQuantityTypeIdentifierBloodPressureSystolic", "mmHg")
     public static let diastolic = ("HKQuantityTypeIdentifierBloodPressureDiastolic", "mmHg")
     public static let respiratoryRate = ("HKQuantityTypeIdentifierRespiratoryRate", "count/min")
+    public static let height = ("HKQuantityTypeIdentifierHeight", "m")
+    public static let leanBodyMass = ("HKQuantityTypeIdentifierLeanBodyMass", "kg")
+    public static let bodyTemperature = ("HKQuantityTypeIdentifierBodyTemperature", "degC")
+    public static let bloodGlucose = ("HKQuantityTypeIdentifierBloodGlucose", "mmol/L")
+    public static let vo2Max = ("HKQuantityTypeIdentifierVO2Max", "mL/min·kg")
+    public static let flightsClimbed = ("HKQuantityTypeIdentifierFlightsClimbed", "count")
+    public static let water = ("HKQuantityTypeIdentifierDietaryWater", "L")
 }

@@ -58,6 +58,15 @@ public struct HealthConnectReader {
         Quantity(table: "respiratory_rate_record_table", kind: WearableKind.respiratoryRate, column: "rate", factor: 1, interval: false),
         Quantity(table: "heart_rate_variability_rmssd_record_table", kind: WearableKind.heartRateVariabilityRMSSD,
                  column: "heart_rate_variability_millis", factor: 1, interval: false),
+        // Health Connect keeps lengths in metres, masses in grams, temperatures in degrees Celsius,
+        // glucose in mmol/L and volumes in litres: each kept in that unit (or kg, as weight is).
+        Quantity(table: "height_record_table", kind: WearableKind.height, column: "height", factor: 1, interval: false),
+        Quantity(table: "lean_body_mass_record_table", kind: WearableKind.leanBodyMass, column: "mass", factor: 0.001, interval: false),
+        Quantity(table: "body_temperature_record_table", kind: WearableKind.bodyTemperature, column: "temperature", factor: 1, interval: false),
+        Quantity(table: "blood_glucose_record_table", kind: WearableKind.bloodGlucose, column: "level", factor: 1, interval: false),
+        Quantity(table: "vo2_max_record_table", kind: WearableKind.vo2Max, column: "vo2_milliliters_per_minute_kilogram", factor: 1, interval: false),
+        Quantity(table: "floors_climbed_record_table", kind: WearableKind.flightsClimbed, column: "floors", factor: 1, interval: true),
+        Quantity(table: "hydration_record_table", kind: WearableKind.water, column: "volume", factor: 1, interval: true),
     ]
 
     /// Tables read (besides the quantities'), and Health Connect's own bookkeeping, which holds no readings.

@@ -759,6 +759,7 @@ extension RecordsFuzzChecks {
     /// times are dates with a sane offset.
     public static func fit(_ data: Data) throws {
         let bytes = [UInt8](data)
+        try sequentialZip(bytes)
         let first: [FITDecoder.Message]
         do { first = try FITDecoder.decode(bytes) } catch is FITDecoder.Failure { return } catch {
             throw FuzzViolation("the FIT decoder threw \(type(of: error)), not a FITDecoder.Failure")
@@ -779,6 +780,39 @@ extension RecordsFuzzChecks {
                   again.attributes.description == sample.attributes.description else {
                 throw FuzzViolation("a FIT sample does not read back as the same Record: \(sample.attributes)")
             }
+        }
+    }
+
+    /// The same bytes as a zip inside Garmin's zip, read in order (`SequentialZip`), a few bytes a read:
+    /// members or a `SequentialZip.Failure`, never a trap; no member past the limit; the same members
+    /// when read again in other pieces.
+    static func sequentialZip(_ bytes: [UInt8]) throws {
+        func members(chunk: Int) throws -> [SequentialZip.Member]? {
+            var position = 0
+            var zip = SequentialZip(limits: .init(memberBytes: 1 << 20, ratio: 250, members: 1000)) { target in
+                let count = min(chunk, target.count, bytes.count - position)
+                for i in 0..<count { target[i] = bytes[position + i] }
+                position += count
+                return count
+            }
+            var found: [SequentialZip.Member] = []
+            do {
+                while let member = try zip.next(wanted: { $0.count % 2 == 0 }) {
+                    guard (member.bytes?.count ?? 0) <= 1 << 20 else { throw FuzzViolation("a member past the limit") }
+                    found.append(member)
+                }
+            } catch is SequentialZip.Failure {
+                return nil
+            } catch let violation as FuzzViolation {
+                throw violation
+            } catch {
+                throw FuzzViolation("the sequential zip reader threw \(type(of: error)), not a Failure")
+            }
+            return found
+        }
+        let a = try members(chunk: 13), b = try members(chunk: 4096)
+        guard a?.map(\.name) == b?.map(\.name), a?.map(\.bytes) == b?.map(\.bytes) else {
+            throw FuzzViolation("the same zip read in other pieces gave other members")
         }
     }
 }

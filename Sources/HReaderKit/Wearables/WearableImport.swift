@@ -264,13 +264,27 @@ struct FITFiles {
               stalled: { HReaderError.badInput("\(name): a member's data is damaged (truncated); nothing was imported") })
     }
 
-    /// A zip inside the zip, inflated in memory (bounded) and opened there: nothing goes to disk.
-    private static func nested(_ entry: ZIPFoundation.Entry, of archive: Archive, name: String) throws -> Archive {
-        let data = try ZipMemberStream.read(entry, of: archive, limit: maxNestedZipBytes, ratio: UInt64(DocumentPackage.maxCompressionRatio),
-                                            stall: 10, messages: messages(name))
-        do { return try Archive(data: data, accessMode: .read) } catch {
-            throw HReaderError.badInput("\(name): \(entry.path) is not a readable zip; nothing was imported")
+    /// A zip inside the zip, read in order as it inflates (`SequentialZip`): only one FIT file's bytes
+    /// are held, never the inner zip, and nothing goes to disk. Returns its members passed over.
+    private static func nested(_ entry: ZIPFoundation.Entry, of archive: Archive, name: String, members: inout Int,
+                               _ body: (String, [UInt8]) throws -> Void) throws -> Int {
+        var passedOver = 0, counted = members
+        defer { members = counted }
+        try ZipMemberStream.stream(entry, of: archive, limit: maxNestedZipBytes, ratio: UInt64(DocumentPackage.maxCompressionRatio), stall: 10,
+                                   bufferSize: 256 << 10, messages: messages(name)) { read in
+            var inner = SequentialZip(limits: .init(memberBytes: FITDecoder.maxFileBytes, ratio: DocumentPackage.maxCompressionRatio,
+                                                    members: maxMembers), read: read)
+            do {
+                while let member = try inner.next(wanted: { $0.lowercased().hasSuffix(".fit") }) {
+                    counted += 1
+                    guard counted <= maxMembers else { throw HReaderError.badInput("\(name) holds more than \(maxMembers) members; refused") }
+                    if let bytes = member.bytes { try body((member.name as NSString).lastPathComponent, bytes) } else { passedOver += 1 }
+                }
+            } catch let failure as SequentialZip.Failure {
+                throw HReaderError.badInput("\(name): \(entry.path): \(failure.description); nothing was imported")
+            }
         }
+        return passedOver
     }
 
     /// Calls `body` with each file's name and bytes, in order (a zip's in its order, walked once: a
@@ -306,12 +320,7 @@ struct FITFiles {
                 if lower.hasSuffix(".fit") {
                     try read(entry, of: archive)
                 } else if lower.hasSuffix(".zip") && lower.contains("di_connect") {
-                    let inner = try Self.nested(entry, of: archive, name: name)
-                    for innerEntry in inner where innerEntry.type == .file {
-                        members += 1
-                        guard members <= Self.maxMembers else { throw HReaderError.badInput("\(name) holds more than \(Self.maxMembers) members; refused") }
-                        if innerEntry.path.lowercased().hasSuffix(".fit") { try read(innerEntry, of: inner) } else { passedOver += 1 }
-                    }
+                    passedOver += try Self.nested(entry, of: archive, name: name, members: &members, body)
                 } else {
                     passedOver += 1
                 }

@@ -78,15 +78,8 @@ public struct FitbitCSVReader {
         let sdnnColumn = metric == .heartRateVariability ? header.firstIndex(of: "standard deviation milliseconds") : nil
 
         var skipped: [String: Int] = [:]
-        var series: [String: SampleSeriesStrings] = [:]
+        var series = FitbitTakeoutReader.Series(sourceName: sourceName)
         var local = FitbitTakeoutReader.WallTimes(zone: zone)
-        func strings(_ kind: (String, String), device: String) -> SampleSeriesStrings {
-            let key = kind.0 + "\u{1F}" + device
-            if let found = series[key] { return found }
-            let made = SampleSeriesStrings(type: kind.0, sourceName: sourceName, sourceVersion: "", device: device, unit: kind.1)
-            series[key] = made
-            return made
-        }
         func skip(_ reason: String) { skipped["a Fitbit \(metric.rawValue) reading \(reason)", default: 0] += 1 }
         func number(_ fields: [String], _ column: Int) -> Double? {
             guard column < fields.count, let value = Double(fields[column].trimmingCharacters(in: .whitespaces)), value.isFinite else { return nil }
@@ -103,7 +96,7 @@ public struct FitbitCSVReader {
                 guard let start = local.time(isoDate: stamp) else { skip("without a readable timestamp"); continue }
                 guard let bpm = number(fields, valueColumn), bpm > 0 else { continue }   // 0 or empty: not measured that day
                 guard bpm < 300 else { skip("of an impossible heart rate"); continue }
-                try sample(SampleRecord(strings: strings(WearableKind.restingHeartRate, device: device), start: start, end: start,
+                try sample(SampleRecord(strings: series.strings(WearableKind.restingHeartRate, device: device), start: start, end: start,
                                         value: .real((bpm * 100).rounded() / 100)))
                 continue
             }
@@ -113,28 +106,28 @@ public struct FitbitCSVReader {
             case .heartRate:
                 guard let bpm = number(fields, valueColumn), bpm > 0 else { skip("without a value"); continue }
                 guard bpm < 300 else { skip("of an impossible heart rate"); continue }
-                try sample(SampleRecord(strings: strings(WearableKind.heartRate, device: device), start: start, end: start, value: .real(bpm)))
+                try sample(SampleRecord(strings: series.strings(WearableKind.heartRate, device: device), start: start, end: start, value: .real(bpm)))
             case .steps:
                 guard let steps = number(fields, valueColumn) else { skip("without a value"); continue }
                 guard steps > 0 else { continue }   // a minute without steps is no reading
                 guard steps <= 1_000 else { skip("of an impossible step count"); continue }
-                try sample(SampleRecord(strings: strings(WearableKind.steps, device: device), start: start, end: local.time(epoch: epoch + 60),
+                try sample(SampleRecord(strings: series.strings(WearableKind.steps, device: device), start: start, end: local.time(epoch: epoch + 60),
                                         value: .real(steps)))
             case .oxygenSaturation:
                 guard let percent = number(fields, valueColumn), percent > 0 else { skip("without a value"); continue }
                 guard percent <= 100 else { skip("of an impossible saturation"); continue }
                 // Kept as HealthKit keeps it, a fraction with the unit %: 95.5 → 0.955.
-                try sample(SampleRecord(strings: strings(WearableKind.oxygenSaturation, device: device), start: start, end: start,
+                try sample(SampleRecord(strings: series.strings(WearableKind.oxygenSaturation, device: device), start: start, end: start,
                                         value: .real((percent * 100).rounded() / 10_000)))
             case .heartRateVariability:
                 // RMSSD, Fitbit's own measure; the standard deviation (SDNN, Apple Health's measure) beside it when stated.
                 // Two measures, two kinds: neither is the other.
                 guard let rmssd = number(fields, valueColumn), rmssd > 0 else { skip("without a value"); continue }
                 guard rmssd < 1_000 else { skip("of an impossible variability"); continue }
-                try sample(SampleRecord(strings: strings(WearableKind.heartRateVariabilityRMSSD, device: device), start: start, end: start,
+                try sample(SampleRecord(strings: series.strings(WearableKind.heartRateVariabilityRMSSD, device: device), start: start, end: start,
                                         value: .real(rmssd)))
                 if let column = sdnnColumn, let sdnn = number(fields, column), sdnn > 0, sdnn < 1_000 {
-                    try sample(SampleRecord(strings: strings(WearableKind.heartRateVariability, device: device), start: start, end: start,
+                    try sample(SampleRecord(strings: series.strings(WearableKind.heartRateVariability, device: device), start: start, end: start,
                                             value: .real(sdnn)))
                 }
             case .restingHeartRate:

@@ -88,15 +88,8 @@ public struct FitbitTakeoutReader {
         }
         guard let items = value.array else { throw Failure.malformed("\(name): not a JSON array, as Fitbit's files are") }
         var skipped: [String: Int] = [:]
-        var series: [String: SampleSeriesStrings] = [:]
-        var local = WallTimes(zone: zone)
-        func strings(_ kind: (String, String), device: String = "") -> SampleSeriesStrings {
-            let key = kind.0 + "\u{1F}" + device
-            if let found = series[key] { return found }
-            let made = SampleSeriesStrings(type: kind.0, sourceName: sourceName, sourceVersion: "", device: device, unit: kind.1)
-            series[key] = made
-            return made
-        }
+        var series = FitbitTakeoutReader.Series(sourceName: sourceName)
+        var local = FitbitTakeoutReader.WallTimes(zone: zone)
         func skip(_ reason: String) { skipped["a Fitbit \(metric.rawValue) reading \(reason)", default: 0] += 1 }
         func number(_ value: JSONValue?) -> Double? {
             switch value {
@@ -115,21 +108,21 @@ public struct FitbitTakeoutReader {
                     guard let steps = number(object["value"]) else { skip("without a value"); continue }
                     guard steps > 0 else { continue }   // a minute without steps is no reading
                     let end = local.time(epoch: start.epoch + 60)
-                    try sample(SampleRecord(strings: strings(WearableKind.steps), start: start, end: end, value: .real(steps)))
+                    try sample(SampleRecord(strings: series.strings(WearableKind.steps), start: start, end: end, value: .real(steps)))
                 case .distance:
                     guard let centimetres = number(object["value"]) else { skip("without a value"); continue }
                     guard centimetres > 0 else { continue }   // a minute without movement is no reading
                     guard centimetres <= Self.largestMinuteCentimetres else { skip("of an impossible distance"); continue }
                     let end = local.time(epoch: start.epoch + 60)
                     // One division, correctly rounded: the metres the file's centimetres state.
-                    try sample(SampleRecord(strings: strings(WearableKind.distanceWalkingRunning), start: start, end: end,
+                    try sample(SampleRecord(strings: series.strings(WearableKind.distanceWalkingRunning), start: start, end: end,
                                             value: .real(centimetres / 100)))
                 case .heartRate:
                     guard let bpm = number(object["value"]?.object?["bpm"]), bpm > 0 else { skip("without a value"); continue }
-                    try sample(SampleRecord(strings: strings(WearableKind.heartRate), start: start, end: start, value: .real(bpm)))
+                    try sample(SampleRecord(strings: series.strings(WearableKind.heartRate), start: start, end: start, value: .real(bpm)))
                 default:
                     guard let bpm = number(object["value"]?.object?["value"]), bpm > 0 else { continue }   // 0: not measured that day
-                    try sample(SampleRecord(strings: strings(WearableKind.restingHeartRate), start: start, end: start,
+                    try sample(SampleRecord(strings: series.strings(WearableKind.restingHeartRate), start: start, end: start,
                                             value: .real((bpm * 100).rounded() / 100)))
                 }
             case .weight:
@@ -141,14 +134,14 @@ public struct FitbitTakeoutReader {
                     if let factor = kilogramsPerWeightUnit {
                         let kg = (weight * factor * 1000).rounded() / 1000
                         guard kg < 1000 else { skip("of an impossible weight"); continue }
-                        try sample(SampleRecord(strings: strings(WearableKind.bodyMass, device: device), start: start, end: start, value: .real(kg)))
+                        try sample(SampleRecord(strings: series.strings(WearableKind.bodyMass, device: device), start: start, end: start, value: .real(kg)))
                     } else {
                         skip("whose unit the export does not state (no weight_unit in Profile.csv)")
                     }
                 }
                 if let fat = number(object["fat"]), fat > 0, fat < 100 {
                     let fraction = (fat * 100).rounded() / 10_000
-                    try sample(SampleRecord(strings: strings(WearableKind.bodyFat, device: device), start: start, end: start, value: .real(fraction)))
+                    try sample(SampleRecord(strings: series.strings(WearableKind.bodyFat, device: device), start: start, end: start, value: .real(fraction)))
                 }
             case .sleep:
                 guard let levels = object["levels"]?.object?["data"]?.array else { skip("without levels"); continue }
@@ -165,11 +158,28 @@ public struct FitbitTakeoutReader {
                     default: skip("of an unknown sleep level"); continue
                     }
                     let end = local.time(epoch: start.epoch + Int64(seconds))
-                    try sample(SampleRecord(strings: strings(WearableKind.sleep), start: start, end: end, value: .text(value)))
+                    try sample(SampleRecord(strings: series.strings(WearableKind.sleep), start: start, end: end, value: .text(value)))
                 }
             }
         }
         return skipped
+    }
+
+    /// A file's sample series, each made once: its kind and device name it (every sample carries its
+    /// series' one shared `SampleSeriesStrings`).
+    struct Series {
+        let sourceName: String
+        private var made: [String: SampleSeriesStrings] = [:]
+
+        init(sourceName: String) { self.sourceName = sourceName }
+
+        mutating func strings(_ kind: (String, String), device: String = "") -> SampleSeriesStrings {
+            let key = kind.0 + "\u{1F}" + device
+            if let found = made[key] { return found }
+            let new = SampleSeriesStrings(type: kind.0, sourceName: sourceName, sourceVersion: "", device: device, unit: kind.1)
+            made[key] = new
+            return new
+        }
     }
 
     /// Wall times without a zone → instants in `zone`, through Model's one calendar (`DayCalendar`),

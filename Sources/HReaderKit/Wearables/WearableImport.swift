@@ -110,7 +110,8 @@ struct FitbitTakeout {
     }
 
     static func inZip(_ url: URL) -> FitbitTakeout? {
-        guard let archive = try? Archive(url: url, accessMode: .read) else { return nil }
+        let archive: Archive
+        do { archive = try Archive(url: url, accessMode: .read) } catch { return nil }
         var files: [FitbitFile] = [], members = 0
         for entry in archive where entry.type == .file {
             members += 1
@@ -180,7 +181,8 @@ struct HealthConnectExport {
     let member: String?
 
     static func inZip(_ url: URL) -> HealthConnectExport? {
-        guard let archive = try? Archive(url: url, accessMode: .read) else { return nil }
+        let archive: Archive
+        do { archive = try Archive(url: url, accessMode: .read) } catch { return nil }
         var members = 0
         for entry in archive where entry.type == .file {
             members += 1

@@ -25,11 +25,18 @@ final class WearableImportTests: CLITestCase {
         try json(try ok(withPassword(["entries", "list", "--patient", "\(patient)", "--json"])))["entries"] as! [[String: Any]]
     }
 
-    /// Writes a zip with Python's zipfile (an independent writer): members name → bytes.
-    func zip(_ name: String, _ members: [(String, Data)]) throws -> String {
+    /// Writes a zip with Python's zipfile (an independent writer): members name → bytes. `streamed`
+    /// writes it as a writer that cannot seek back does, each member's sizes after its data.
+    func zip(_ name: String, _ members: [(String, Data)], streamed: Bool = false) throws -> String {
         let dir = workDir.appendingPathComponent("zip-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        var script = "import zipfile, sys\nz = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)\n"
+        var script = "import io, zipfile, sys\n"
+        if streamed {
+            script += "class U(io.RawIOBase):\n    def __init__(s, f): s.f = f\n    def writable(s): return True\n    def write(s, b): return s.f.write(b)\n"
+            script += "z = zipfile.ZipFile(U(open(sys.argv[1], 'wb')), 'w', zipfile.ZIP_DEFLATED)\n"
+        } else {
+            script += "z = zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED)\n"
+        }
         for (i, member) in members.enumerated() {
             let path = dir.appendingPathComponent("m\(i)")
             try member.1.write(to: path)
@@ -96,6 +103,28 @@ final class WearableImportTests: CLITestCase {
         XCTAssertEqual(steps.count, 20)
         // The day's walking in a day's file: 10 readings of 120 steps.
         XCTAssertEqual(steps.reduce(0, +), 2400)
+    }
+
+    /// The zip inside Garmin's zip is read in order as it inflates, never held: one written as a
+    /// streaming writer writes it (sizes after each member) reads as well; one cut before its
+    /// central directory is refused whole, naming it, and stores nothing.
+    func testAStreamedZipInsideIsReadAndOneCutShortStoresNothing() throws {
+        let day1 = FITExamples.monitoring(start: start, readings: 10)
+        let day2 = FITExamples.monitoring(start: start + 86_400, readings: 10)
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Runner"]))
+        let part = "DI_CONNECT/DI-Connect-Uploaded-Files/UploadedFiles_0-_Part1.zip"
+        let inner = try Data(contentsOf: URL(fileURLWithPath: try zip("inner.zip", [("a.fit", Data(day1)), ("notes.txt", Data("x".utf8)), ("b.fit", Data(day2))],
+                                                                      streamed: true)))
+        let directory = try XCTUnwrap(inner.range(of: Data([0x50, 0x4B, 0x01, 0x02]))).lowerBound
+        let cut = try zip("cut.zip", [(part, inner.prefix(upTo: directory))])
+        let refused = try hreader(withPassword(["import", "--file", cut, "--patient", "1"]))
+        XCTAssertEqual(refused.status, 5, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("UploadedFiles_0-_Part1.zip: the zip ends without its central directory"), refused.stderr)
+        XCTAssertEqual(try entries(1).count, 0)
+
+        let whole = try ok(withPassword(["import", "--file", try zip("garmin-export.zip", [(part, inner)]), "--patient", "1"]))
+        XCTAssertTrue(whole.stdout.contains("Step count: 20 (20 new"), whole.stdout)
+        XCTAssertTrue(whole.stdout.contains("passed over 1 member(s)"), whole.stdout)
     }
 
     func testADamagedFileImportsNothingAndSaysWhichFile() throws {

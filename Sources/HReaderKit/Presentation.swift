@@ -33,6 +33,8 @@ extension Entry {
         add("start", c.start?.text)
         add("end", c.end?.text)
         if let v = c.valueNumber { o.members.append((key: "value", value: .double(v))) } else { add("value", c.valueText) }
+        // Beside a number, the text says more of it (a workout's duration, and "5 km, 320 kcal, route …").
+        if c.valueNumber != nil { add("value_text", c.valueText) }
         add("unit", c.unit)
         add("dose", c.dose)
         add("reaction", c.reaction)

@@ -308,6 +308,8 @@ struct EntriesCommand: ParsableCommand {
             var rows = [["entry:", "\(e.id) (\(e.uuid))"], ["type:", e.content.type.rawValue], ["description:", e.content.description]]
             if let t = e.content.effectiveTime { rows.append(["date:", t.text]) }
             if let v = e.displayValue { rows.append(["value:", v]) }
+            // A workout's value is its duration; what it covered is its text ("5 km, 320 kcal, route …").
+            if e.content.valueNumber != nil, let text = e.content.valueText, !text.isEmpty { rows.append(["details:", text]) }
             if let s = e.content.status { rows.append(["status:", s]) }
             if let c = e.user.comments { rows.append(["your note:", c]) }
             if let shownVerification { rows.append(["card:", shownVerification.summary]) }

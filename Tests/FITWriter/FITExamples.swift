@@ -9,8 +9,12 @@ public enum FITExamples {
     /// from `start` (the first with a full timestamp, the rest with compressed-timestamp headers
     /// where they fit, a developer field on each), hrv beats, a lap, a session, and an activity
     /// message stating the local offset (`offsetMinutes`, nil for none). Also an unknown message (number 65280).
+    /// `route`: records of a position (degrees) and altitude (m) a second from `start`, beside the
+    /// heart rates; `power`: the session's average and maximum power (W).
     public static func activity(start: UInt32, heartRates: [UInt8], offsetMinutes: Int? = 60, product: String = "Forerunner 965",
-                                serial: UInt32 = 3_987_654_321, distanceMeters: Double = 5000, bigEndian: Bool = false) -> [UInt8] {
+                                serial: UInt32 = 3_987_654_321, distanceMeters: Double = 5000, bigEndian: Bool = false,
+                                route: [(latitude: Double, longitude: Double, altitude: Double)] = [],
+                                power: (average: UInt16, maximum: UInt16)? = nil) -> [UInt8] {
         var fit = FITWriter()
         fit.define(local: 0, global: 0, fields: [(0, 1, enumType), (1, 2, uint16), (2, 2, uint16), (3, 4, uint32z), (4, 4, uint32)], bigEndian: bigEndian)
         fit.data(local: 0, [.uint(4), .uint(1), .uint(4315), .uint(UInt64(serial)), .uint(UInt64(start))])
@@ -28,7 +32,16 @@ public enum FITExamples {
                 fit.compressed(local: 3, timeOffset: UInt8((UInt64(start) + UInt64(i)) & 0x1F), [.uint(UInt64(hr)), .uint(distance)])
             }
         }
-        let end = start + UInt32(heartRates.count)
+        if !route.isEmpty {
+            // position_lat, position_long (semicircles), enhanced_altitude (m × 5 + 500).
+            fit.define(local: 9, global: 20, fields: [(253, 4, uint32), (0, 4, sint32), (1, 4, sint32), (78, 4, uint32)], bigEndian: bigEndian)
+            for (i, p) in route.enumerated() {
+                func semicircles(_ degrees: Double) -> UInt64 { UInt64(UInt32(bitPattern: Int32((degrees / 180 * 2_147_483_648).rounded()))) }
+                fit.data(local: 9, [.uint(UInt64(start) + UInt64(i)), .uint(semicircles(p.latitude)), .uint(semicircles(p.longitude)),
+                                    .uint(UInt64(((p.altitude + 500) * 5).rounded()))])
+            }
+        }
+        let end = start + UInt32(max(heartRates.count, route.count))
         // Beat-to-beat intervals (s/1000), five to a message, 0xFFFF where none.
         fit.define(local: 4, global: 78, fields: [(0, 10, uint16)], bigEndian: bigEndian)
         fit.data(local: 4, [.array([800, 820, 790, 810, 805])])
@@ -37,12 +50,16 @@ public enum FITExamples {
         fit.define(local: 5, global: 65280, fields: [(1, 4, uint32)], bigEndian: bigEndian)
         fit.data(local: 5, [.uint(7)])
         // lap and session: start_time, timestamp, sport, elapsed (ms), distance (cm), calories, avg/max heart rate.
-        let summary: [(UInt8, UInt8, UInt8)] = [(253, 4, uint32), (2, 4, uint32), (5, 1, enumType), (7, 4, uint32), (9, 4, uint32),
+        var summary: [(UInt8, UInt8, UInt8)] = [(253, 4, uint32), (2, 4, uint32), (5, 1, enumType), (7, 4, uint32), (9, 4, uint32),
                                                 (11, 2, uint16), (16, 1, uint8), (17, 1, uint8)]
         let hrs = heartRates.map(Int.init)
-        let values: [FITWriter.Value] = [.uint(UInt64(end)), .uint(UInt64(start)), .uint(1), .uint(UInt64(heartRates.count) * 1000),
+        var values: [FITWriter.Value] = [.uint(UInt64(end)), .uint(UInt64(start)), .uint(1), .uint(UInt64(end - start) * 1000),
                                          .uint(UInt64(distanceMeters * 100)), .uint(320),
                                          .uint(UInt64(hrs.isEmpty ? 0xFF : hrs.reduce(0, +) / hrs.count)), .uint(UInt64(hrs.max() ?? 0xFF))]
+        if let power {
+            summary += [(20, 2, uint16), (21, 2, uint16)]
+            values += [.uint(UInt64(power.average)), .uint(UInt64(power.maximum))]
+        }
         fit.define(local: 6, global: 19, fields: summary, bigEndian: bigEndian)
         fit.data(local: 6, values)
         fit.define(local: 7, global: 18, fields: summary, bigEndian: bigEndian)

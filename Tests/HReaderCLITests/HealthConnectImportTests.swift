@@ -150,6 +150,30 @@ final class HealthConnectImportTests: CLITestCase {
         assertNoPlaintext([Self.marker, "Pixel Watch 2"])
     }
 
+    /// An exercise session's route (`exercise_route_table`): summarised into its entry, the locations
+    /// themselves not kept; a route of a session the export does not have is passed over.
+    func testAnExerciseRouteIsSummarisedIntoItsSession() throws {
+        let t = Self.t0 + 3_600_000
+        // North along a meridian, 0.009° (about 1 km) a location; an altitude the app did not record
+        // is Java's Double.MIN_VALUE (5e-324), which is no altitude.
+        let route = [(52.5200, 34.0), (52.5290, 5e-324), (52.5380, 40.0)].enumerated().map { i, p in
+            "INSERT INTO exercise_route_table VALUES (1, \(t + Int64(i) * 60_000), 13.405, \(p.0), 5.0, 3.0, \(p.1));"
+        }.joined(separator: "\n")
+        let db = try database("health_connect_export.db", extra: """
+            CREATE TABLE exercise_route_table (parent_key INTEGER NOT NULL, timestamp_millis INTEGER NOT NULL, longitude REAL NOT NULL,
+              latitude REAL NOT NULL, horizontal_accuracy REAL NOT NULL, vertical_accuracy REAL NOT NULL, altitude REAL NOT NULL);
+            \(route)
+            INSERT INTO exercise_route_table VALUES (99, \(t), 2.35, 48.85, 5.0, 3.0, 35.0);
+            """)
+        let result = try ok(withPassword(["import", "--file", db.path, "--as", "me"]))
+        XCTAssertFalse(result.stdout.contains("exercise_route_table"), "read, not counted as unmapped: \(result.stdout)")
+        let workout = try XCTUnwrap(try entries(1).first { $0["description"] as? String == "Running workout" })
+        let shown = try ok(withPassword(["entries", "show", "\(workout["id"] as! Int)"]))
+        XCTAssertTrue(shown.stdout.contains("Morning run, route 2 km, climbing 6 m"), shown.stdout)
+        XCTAssertFalse(shown.stdout.contains("48.85"), "the other session's route: \(shown.stdout)")
+        assertNoPlaintext(["52.529"])
+    }
+
     func testTheDatabaseAloneIsReadToo() throws {
         let db = try database("health_connect_export.db", steps: 1)
         let result = try ok(withPassword(["import", "--file", db.path, "--as", "me"]))

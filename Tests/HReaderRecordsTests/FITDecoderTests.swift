@@ -1,5 +1,6 @@
 import FITWriter
 import Foundation
+import HReaderJSON
 import HReaderModel
 import HReaderRecords
 import XCTest
@@ -166,5 +167,52 @@ final class FITDecoderTests: XCTestCase {
         let sample = readings.samples[0]
         XCTAssertEqual(SampleRecord(attributes: sample.attributes)?.attributes.description, sample.attributes.description)
         XCTAssertEqual(AppleHealthMapper.seriesMapping(sample.type).codes["LOINC"], ["8867-4"])
+    }
+}
+
+extension FITDecoderTests {
+    /// A run with positions: its session carries the route's summary and the power it states.
+    func testARunsPositionsBecomeItsSessionsRouteSummary() throws {
+        // 0.009° of latitude is about 1 km: north 1 km, then 1 km more; altitudes with a metre of jitter.
+        let route: [(latitude: Double, longitude: Double, altitude: Double)] = [
+            (52.5200, 13.4050, 34), (52.5245, 13.4050, 35), (52.5290, 13.4050, 40), (52.5335, 13.4050, 39), (52.5380, 13.4050, 31),
+        ]
+        let bytes = FITExamples.activity(start: start, heartRates: [120, 130], route: route, power: (average: 231, maximum: 402))
+        let readings = try FITMapper(zone: .named(utc)).map(bytes, name: "run.fit")
+        let session = try XCTUnwrap(readings.entries.first).content
+        XCTAssertEqual(session.valueText, "5 km, 320 kcal, average heart rate 125/min, average power 231 W, 1 lap, route 2 km, climbing 6 m")
+        let raw = try JSONParser.parse(try XCTUnwrap(session.raw))
+        let summary = try XCTUnwrap(raw["route"])
+        XCTAssertEqual(summary["points"], 5)
+        XCTAssertEqual(summary["start"], .array([.decimal(52.52, places: 5), .decimal(13.405, places: 5)]))
+        XCTAssertEqual(summary["end"], .array([.decimal(52.538, places: 5), .decimal(13.405, places: 5)]))
+        // Great-circle 0.018° of latitude: 2,001.5 m; the semicircles' rounding moves it by centimetres.
+        XCTAssertEqual(summary["distance_m"]?.number ?? 0, 2001.5, accuracy: 0.2)
+        XCTAssertEqual(summary["ascent_m"], .decimal(6, places: 1), "34 → 40; the 1 m steps are jitter")
+        XCTAssertEqual(summary["descent_m"], .decimal(9, places: 1), "40 → 31")
+        XCTAssertEqual(summary["altitude_min_m"], .decimal(31, places: 1))
+        XCTAssertEqual(raw["avg_power_w"], .double(231))
+        XCTAssertEqual(raw["max_power_w"], .double(402))
+        // No heart-rate sample was made of the position-only records.
+        XCTAssertEqual(readings.samples.filter { $0.type == "HKQuantityTypeIdentifierHeartRate" }.count, 2)
+    }
+
+    /// Positions outside any session, and a file of many sessions over one set of positions.
+    func testPositionsCountInOneSessionAtMost() throws {
+        var route = RouteSummary()
+        route.add(latitude: 91, longitude: 0, altitude: nil)
+        route.add(latitude: .nan, longitude: 0, altitude: nil)
+        XCTAssertTrue(route.isEmpty)
+        XCTAssertEqual(route.implausible, 2)
+        route.add(latitude: -33.8688, longitude: 151.2093, altitude: 12_000)
+        XCTAssertEqual(route.points, 1)
+        XCTAssertNil(route.lowest, "an altitude above Everest is none")
+        XCTAssertEqual(route.text, "route 0 km")
+        XCTAssertEqual(route.json["positions_left_out"], 2)
+
+        // A record-less activity's session has no route member at all.
+        let plain = try FITMapper(zone: .named(utc)).map(FITExamples.activity(start: start, heartRates: [120]), name: "run.fit")
+        let raw = try JSONParser.parse(try XCTUnwrap(plain.entries.first?.content.raw))
+        XCTAssertNil(raw["route"])
     }
 }

@@ -6,12 +6,13 @@ import HReaderModel
 /// first what places its times (the local time offsets it states, `activity`, `monitoring_info` and
 /// `timestamp_correlation`) and who wrote it (`file_id`, `device_info`), then its readings:
 ///
-/// - `record`: heart rate (an instant each);
+/// - `record`: heart rate (an instant each), and positions and altitudes, summarised as the route of
+///   the session they fall in (`RouteSummary`);
 /// - `monitoring`: heart rate, and steps, active energy and distance, which a monitoring file
 ///   accumulates per activity type through the day: each reading becomes the difference from the
 ///   one before of its type, over the time between them;
 /// - `session`: an exercise entry ("Running workout") with its duration, distance, energy, heart
-///   rate and laps;
+///   rate, power, cadence, laps and route;
 /// - `hrv`: the beat-to-beat intervals, as one SDNN per session (or file);
 /// - `sleep_level`: sleep stages, each lasting until the next.
 ///
@@ -118,6 +119,12 @@ public struct FITMapper {
         /// Monitoring's running totals, by activity type and field: (value, time).
         var totals: [Int: [UInt8: (value: Double, time: UInt32)]] = [:]
         var sessions: [(start: UInt32, end: UInt32)] = []
+        /// The `record`s' positions (degrees) and altitudes (m), in file order, for the routes of the
+        /// sessions they fall in: a session message comes after its records.
+        var positions: [(time: UInt32, latitude: Double, longitude: Double, altitude: Double?)] = []
+        /// Each session's entry (its place in `readings.entries`), span, text parts and raw members,
+        /// finished with its route once every record is read.
+        var pending: [(entry: Int, start: UInt32, end: UInt32, parts: [String], raw: [JSONObject.Member])] = []
         var laps = 0
         var beats: [Double] = []          // RR intervals, seconds
         var sleep: (level: Int, time: UInt32)?
@@ -167,9 +174,16 @@ public struct FITMapper {
         mutating func add(_ message: FITDecoder.Message, at t: UInt32?) {
             switch message.global {
             case FITProfile.Message.record:
-                guard let hr = message.value(FITProfile.Record.heartRate) else { return }
+                typealias R = FITProfile.Record
+                let hr = message.value(R.heartRate)
+                let latitude = message.value(R.positionLatitude), longitude = message.value(R.positionLongitude)
+                guard hr != nil || (latitude != nil && longitude != nil) else { return }
                 guard let t, t >= FITMapper.minimumDate else { return skip("a FIT reading without a date (device time only)") }
-                if hr > 0 { sample(WearableKind.heartRate, from: t, .real(hr)) }
+                if let hr, hr > 0 { sample(WearableKind.heartRate, from: t, .real(hr)) }
+                if let latitude, let longitude {
+                    let altitude = message.value(R.enhancedAltitude, scale: 5, offset: 500) ?? message.value(R.altitude, scale: 5, offset: 500)
+                    positions.append((t, latitude * FITProfile.degreesPerSemicircle, longitude * FITProfile.degreesPerSemicircle, altitude))
+                }
             case FITProfile.Message.monitoring:
                 guard let t, t >= FITMapper.minimumDate else { return skip("a FIT reading without a date (device time only)") }
                 if let hr = message.value(FITProfile.Monitoring.heartRate), hr > 0 { sample(WearableKind.heartRate, from: t, .real(hr)) }
@@ -260,16 +274,55 @@ public struct FITMapper {
                 raw.append(("avg_heart_rate", .double(hr)))
             }
             if let hr = message.value(S.maxHeartRate) { raw.append(("max_heart_rate", .double(hr))) }
-            if let speed = message.value(S.avgSpeed, scale: 1000) { raw.append(("avg_speed_m_s", .double(speed))) }
+            if let power = message.value(S.avgPower) {
+                parts.append("average power \(SampleText.plain(power)) W")
+                raw.append(("avg_power_w", .double(power)))
+            }
+            if let power = message.value(S.maxPower) { raw.append(("max_power_w", .double(power))) }
+            if let cadence = message.value(S.avgCadence) { raw.append(("avg_cadence_rpm", .double(cadence))) }
+            if let cadence = message.value(S.maxCadence) { raw.append(("max_cadence_rpm", .double(cadence))) }
+            if let speed = message.value(S.enhancedAvgSpeed, scale: 1000) ?? message.value(S.avgSpeed, scale: 1000) {
+                raw.append(("avg_speed_m_s", .double(speed)))
+            }
+            if let speed = message.value(S.enhancedMaxSpeed, scale: 1000) ?? message.value(S.maxSpeed, scale: 1000) {
+                raw.append(("max_speed_m_s", .double(speed)))
+            }
             if let ascent = message.value(S.totalAscent) { raw.append(("total_ascent_m", .double(ascent))) }
+            if let descent = message.value(S.totalDescent) { raw.append(("total_descent_m", .double(descent))) }
             if let elapsed { raw.append(("total_elapsed_time_s", .double(elapsed))) }
             raw.append(("laps", .int(laps)))
             if laps > 0 { parts.append("\(laps) lap\(laps == 1 ? "" : "s")") }
             laps = 0
-            content.valueText = parts.isEmpty ? nil : parts.joined(separator: ", ")
-            content.raw = JSONValue.object(JSONObject(raw)).serialized()
             let remote = "fit:session:\(device.isEmpty ? sourceName : device):\(Int64(start) + FITDecoder.epochOffset)"
+            pending.append((readings.entries.count, start, end, parts, raw))
             readings.entries.append(MappedEntry(remoteID: remote, content: content))
+        }
+
+        /// Each session's text and raw JSON, with the route of the positions recorded between its
+        /// start and its end. A position counts in one session at most (the last to start at or
+        /// before it), so a file of many overlapping sessions costs no more than one of each.
+        mutating func finishSessions() {
+            let order = pending.indices.sorted { (pending[$0].start, $0) < (pending[$1].start, $1) }
+            var routes = [RouteSummary](repeating: RouteSummary(), count: pending.count)
+            for p in positions.sorted(by: { $0.time < $1.time }) {
+                // The last session (by start) starting at or before the position.
+                var low = 0, high = order.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if pending[order[middle]].start <= p.time { low = middle + 1 } else { high = middle }
+                }
+                guard low > 0, p.time <= pending[order[low - 1]].end else { continue }
+                routes[order[low - 1]].add(latitude: p.latitude, longitude: p.longitude, altitude: p.altitude)
+            }
+            for (index, session) in pending.enumerated() {
+                let route = routes[index]
+                var parts = session.parts, raw = session.raw
+                if let text = route.text { parts.append(text) }
+                if !route.isEmpty { raw.append(("route", route.json)) }
+                readings.entries[session.entry].content.valueText = parts.isEmpty ? nil : parts.joined(separator: ", ")
+                readings.entries[session.entry].content.raw = JSONValue.object(JSONObject(raw)).serialized()
+            }
+            pending = []
         }
 
         mutating func closeSleep(at t: UInt32) {
@@ -287,6 +340,7 @@ public struct FITMapper {
         }
 
         mutating func finish() -> WearableReadings {
+            finishSessions()
             // The last sleep level marks the end of the night (a watch writes one when the wearer
             // wakes): it lasts until nothing, and is not a stage.
             // HRV: the SDNN of the file's beat-to-beat intervals, at its session (or the file's span).

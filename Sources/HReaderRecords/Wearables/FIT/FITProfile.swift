@@ -81,15 +81,21 @@ public enum FITProfile {
     }
 
     public enum Record {
+        public static let positionLatitude: UInt8 = 0, positionLongitude: UInt8 = 1
         public static let altitude: UInt8 = 2, heartRate: UInt8 = 3, cadence: UInt8 = 4, distance: UInt8 = 5, speed: UInt8 = 6
-        public static let enhancedSpeed: UInt8 = 73
+        public static let power: UInt8 = 7, enhancedSpeed: UInt8 = 73, enhancedAltitude: UInt8 = 78
     }
+
+    /// Positions are semicircles: 2^31 of them make 180 degrees.
+    public static let degreesPerSemicircle = 180.0 / 2_147_483_648.0
 
     public enum Session {
         // lap uses the same numbers for these
         public static let startTime: UInt8 = 2, sport: UInt8 = 5, subSport: UInt8 = 6, totalElapsedTime: UInt8 = 7, totalTimerTime: UInt8 = 8
         public static let totalDistance: UInt8 = 9, totalCalories: UInt8 = 11, avgSpeed: UInt8 = 14, maxSpeed: UInt8 = 15
-        public static let avgHeartRate: UInt8 = 16, maxHeartRate: UInt8 = 17, totalAscent: UInt8 = 22
+        public static let avgHeartRate: UInt8 = 16, maxHeartRate: UInt8 = 17, avgCadence: UInt8 = 18, maxCadence: UInt8 = 19
+        public static let avgPower: UInt8 = 20, maxPower: UInt8 = 21, totalAscent: UInt8 = 22, totalDescent: UInt8 = 23
+        public static let enhancedAvgSpeed: UInt8 = 124, enhancedMaxSpeed: UInt8 = 125
     }
 
     public enum Lap {

@@ -72,7 +72,7 @@ public struct HealthConnectReader {
     /// Tables read (besides the quantities'), and Health Connect's own bookkeeping, which holds no readings.
     static let readTables: Set<String> = ["application_info_table", "device_info_table", "heart_rate_record_table", "heart_rate_record_series_table",
                                           "blood_pressure_record_table", "sleep_session_record_table", "sleep_stages_table",
-                                          "exercise_session_record_table"]
+                                          "exercise_session_record_table", "exercise_route_table"]
     static let bookkeeping: Set<String> = ["access_logs_table", "change_logs_table", "change_log_request_table", "preference_table",
                                            "activity_date_table", "health_data_category_priority_table", "migration_entity_table",
                                            "android_metadata", "priority_migration_table", "read_access_logs_table", "app_op_logs_table",
@@ -229,9 +229,30 @@ public struct HealthConnectReader {
         }
 
         if tables.contains("exercise_session_record_table") {
-            try require("exercise_session_record_table", ["uuid", "app_info_id", "start_time", "start_zone_offset", "end_time", "end_zone_offset",
-                                                          "exercise_type", "title"])
-            try rows("SELECT uuid, app_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title FROM exercise_session_record_table ORDER BY start_time") { s in
+            try require("exercise_session_record_table", ["row_id", "uuid", "app_info_id", "start_time", "start_zone_offset", "end_time",
+                                                          "end_zone_offset", "exercise_type", "title"])
+            // Each session's route (`exercise_route_table`, its locations by `parent_key`), summarised in
+            // one pass in the order the rows were written, which is each route's own time order: a
+            // summary a session, never the locations.
+            var routes: [Int64: RouteSummary] = [:]
+            if tables.contains("exercise_route_table") {
+                try require("exercise_route_table", ["parent_key", "latitude", "longitude"])
+                let altitude = try db.columnNames(of: "exercise_route_table").contains("altitude") ? "altitude" : "NULL"
+                // Only the locations of sessions there are: one summary a session at most, whatever the table holds.
+                try rows("""
+                    SELECT parent_key, latitude, longitude, \(altitude) FROM exercise_route_table
+                    WHERE parent_key IN (SELECT row_id FROM exercise_session_record_table)
+                    """) { r in
+                    guard let parent = r.int64(0), let latitude = r.double(1), let longitude = r.double(2) else {
+                        outcome.skipped["a Health Connect route location without its position", default: 0] += 1
+                        return
+                    }
+                    // An altitude the app did not record is stored as Java's Double.MIN_VALUE, a subnormal.
+                    let height = r.double(3).flatMap { $0.isSubnormal ? nil : $0 }
+                    routes[parent, default: RouteSummary()].add(latitude: latitude, longitude: longitude, altitude: height)
+                }
+            }
+            try rows("SELECT uuid, app_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title, row_id FROM exercise_session_record_table ORDER BY start_time") { s in
                 guard let from = s.int64(2), let to = s.int64(4), plausible(from, to), to >= from else {
                     outcome.skipped["a Health Connect exercise session without its times", default: 0] += 1
                     return
@@ -245,10 +266,14 @@ public struct HealthConnectReader {
                 content.valueNumber = (Double(to - from) / 60_000 * 100).rounded() / 100
                 content.unit = "min"
                 let title = s.string(7).map { String($0.prefix(200)) }
-                content.valueText = title.flatMap { $0.isEmpty ? nil : $0 }
+                let route = s.int64(8).flatMap { routes.removeValue(forKey: $0) } ?? RouteSummary()
+                let parts = [title.flatMap { $0.isEmpty ? nil : $0 }, route.text].compactMap { $0 }
+                content.valueText = parts.isEmpty ? nil : parts.joined(separator: ", ")
                 let source = s.int64(1).flatMap { apps[$0] } ?? "Health Connect"
-                content.raw = JSONValue.object([("element", .string("Health Connect exercise session")), ("source", .string(source)),
-                                                ("exercise_type", .int(s.int64(6) ?? 0)), ("title", .text(title))]).serialized()
+                var raw: [JSONObject.Member] = [("element", .string("Health Connect exercise session")), ("source", .string(source)),
+                                                ("exercise_type", .int(s.int64(6) ?? 0)), ("title", .text(title))]
+                if !route.isEmpty { raw.append(("route", route.json)) }
+                content.raw = JSONValue.object(JSONObject(raw)).serialized()
                 try entry(MappedEntry(remoteID: "health-connect:exercise:" + Self.hex(s.blob(0) ?? Array("\(from)-\(to)".utf8)), content: content))
             }
         }

@@ -36,7 +36,13 @@ enum FITOutput {
             let day = Int64(workout * days / max(1, workouts))
             let start = FITWriter.time(unix: exportDate - Int64(days) * 86_400 + day * 86_400 + 17 * 3_600)
             let heartRates = (0..<1_800).map { UInt8(110 + ($0 / 30 + workout) % 50) }
-            let bytes = FITExamples.activity(start: start, heartRates: heartRates, serial: 3_911_111_111, distanceMeters: 5_000 + Double(workout % 10) * 100)
+            // Its route: twice round a loop of about 2.5 km in a park, gently up and down.
+            let route = (0..<heartRates.count).map { i -> (latitude: Double, longitude: Double, altitude: Double) in
+                let angle = Double(i) / Double(heartRates.count) * 4 * Double.pi
+                return (48.8462 + 0.0036 * sin(angle), 2.3372 + 0.0054 * cos(angle), 60 + 8 * sin(angle * 3))
+            }
+            let bytes = FITExamples.activity(start: start, heartRates: heartRates, serial: 3_911_111_111, distanceMeters: 5_000 + Double(workout % 10) * 100,
+                                             route: route)
             samples += heartRates.count + 2
             let name = String(format: "%@_%04d_ACTIVITY.fit", String(seed), workout)
             if zip { files.append((name, Data(bytes))) } else { try Data(bytes).write(to: url.appendingPathComponent(name)) }

@@ -210,3 +210,26 @@ final class FitbitTakeoutTests: CLITestCase {
         XCTAssertEqual(try entries().count, 0)
     }
 }
+
+extension FitbitTakeoutTests {
+    /// The exercise log beside the day files: each workout an entry, its details shown, once.
+    func testTheExerciseLogImportsWorkoutsOnce() throws {
+        let folder = try takeout()
+        try write("Takeout/Fitbit/Global Export Data/exercise-0.json", """
+            [{"logId":221972911,"activityName":"Walk","activityTypeId":90013,"averageHeartRate":95,"calories":335,
+              "distance":2.88054,"distanceUnit":"Kilometer","duration":2998000,"steps":3919,"startTime":"03/08/26 10:30:00"},
+             {"logId":253307636,"activityName":"Run","activityTypeId":90009,"calories":655,"distance":2.7,"distanceUnit":"Mile",
+              "duration":2707000,"startTime":"03/09/26 06:14:49"}]
+            """)
+        let first = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))
+        XCTAssertTrue(first.stdout.contains("(Fitbit Takeout, 7 files)"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("Exercise sessions: 2 (2 new"), first.stdout)
+        let walk = try XCTUnwrap(try entries().first { $0["description"] as? String == "Walking workout" })
+        XCTAssertEqual(walk["start"] as? String, "2026-03-08T10:30:00-04:00")
+        XCTAssertEqual(walk["value_text"] as? String, "2.88 km, 335 kcal, average heart rate 95/min, 3919 steps")
+        let shown = try ok(withPassword(["entries", "show", "\(walk["id"] as! Int)"]))
+        XCTAssertTrue(shown.stdout.contains("details:") && shown.stdout.contains("3919 steps"), shown.stdout)
+        let again = try ok(withPassword(["import", "--file", folder.path, "--patient", "1"]))
+        XCTAssertTrue(again.stdout.contains(" 0 new entries, 0 updated, 16 unchanged"), again.stdout)
+    }
+}

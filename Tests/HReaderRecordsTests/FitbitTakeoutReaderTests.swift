@@ -121,3 +121,43 @@ final class FitbitTakeoutReaderTests: XCTestCase {
         XCTAssertThrowsError(try reader.read(Array("timestamp,bpm\n2026-03-29T00:59:00Z,60\n".utf8), metric: .heartRate, name: "heart_rate_2026-03-01.csv") { _ in })
     }
 }
+
+extension FitbitTakeoutReaderTests {
+    /// The exercise log (`exercise-<n>.json`): workouts as the other sources' sessions, distances in the
+    /// unit each states, at the account's offset; one without a start or with a week-long duration skipped.
+    func testTheExerciseLogBecomesWorkoutsInTheirOwnUnits() throws {
+        XCTAssertTrue(FitbitTakeoutReader.isExerciseFile("exercise-1700.json"))
+        XCTAssertFalse(FitbitTakeoutReader.isExerciseFile("exercise-2026-03-01.json"))
+        XCTAssertFalse(FitbitTakeoutReader.isExerciseFile("exercise-.json"))
+        let reader = FitbitTakeoutReader(zone: .named(try XCTUnwrap(TimeZone(identifier: "America/New_York"))))
+        let json = """
+            [{"logId":221972911,"activityName":"Walk","activityTypeId":90013,"averageHeartRate":95,"calories":335,
+              "distance":2.88054,"distanceUnit":"Kilometer","duration":2998000,"steps":3919,"logType":"tracker",
+              "source":{"type":"tracker","name":"Charge HR"},"startTime":"03/08/26 01:30:00","elevationGain":27.432,"hasGps":false},
+             {"logId":253307636,"activityName":"Run","activityTypeId":90009,"calories":655,"distance":2.7,"distanceUnit":"Mile",
+              "duration":2707000,"startTime":"06/22/26 06:14:49"},
+             {"logId":3,"activityName":"Yoga","duration":1800000},
+             {"logId":4,"activityName":"Walk","duration":900000000,"startTime":"06/23/26 06:00:00"},
+             {"logId":5,"activityName":"Bike","duration":600000,"distance":4,"distanceUnit":"Furlong","startTime":"06/24/26 06:00:00"}]
+            """
+        var entries: [MappedEntry] = []
+        let skipped = try reader.readExercises(Array(json.utf8), name: "exercise-0.json") { entries.append($0) }
+        XCTAssertEqual(skipped, ["a Fitbit exercise without a readable startTime": 1, "a Fitbit exercise without a plausible duration": 1,
+                                 "a Fitbit exercise distance whose unit the file does not state": 1])
+        XCTAssertEqual(entries.map(\.content.description), ["Walking workout", "Running workout", "Cycling workout"])
+        let walk = entries[0]
+        XCTAssertEqual(walk.remoteID, "fitbit:exercise:221972911")
+        // 01:30 EST; 49 min 58 s later the clocks have gone forward: 03:19:58 EDT.
+        XCTAssertEqual(walk.content.start?.text, "2026-03-08T01:30:00-05:00")
+        XCTAssertEqual(walk.content.end?.text, "2026-03-08T03:19:58-04:00")
+        XCTAssertEqual(walk.content.valueNumber, 49.97)
+        XCTAssertEqual(walk.content.unit, "min")
+        XCTAssertEqual(walk.content.valueText, "2.88 km, 335 kcal, average heart rate 95/min, 3919 steps, climbing 27 m")
+        XCTAssertEqual(walk.content.codes, ["com.fitbit": ["activity:90013"]])
+        // 2.7 miles, in metres once: 4,345.2 m.
+        XCTAssertEqual(entries[1].content.valueText, "4.35 km, 655 kcal")
+        XCTAssertTrue(entries[1].content.raw?.contains("\"distance_m\":4345.2") ?? false, entries[1].content.raw ?? "")
+        XCTAssertEqual(entries[2].content.valueText, nil, "a distance in an unknown unit is not guessed")
+        XCTAssertThrowsError(try reader.readExercises(Array("{}".utf8), name: "exercise-1.json") { _ in })
+    }
+}

@@ -56,10 +56,11 @@ enum WearableInput {
     }
 }
 
-/// One of Fitbit's files in a Takeout: a JSON day file of `Global Export Data/`, or a CSV file of
-/// `Physical Activity_GoogleData/` (docs/wearables.md).
+/// One of Fitbit's files in a Takeout: a JSON day file of `Global Export Data/`, an exercise log
+/// file (`exercise-<n>.json`), or a CSV file of `Physical Activity_GoogleData/` (docs/wearables.md).
 enum FitbitFile: Equatable {
     case json(FitbitTakeoutReader.Metric)
+    case exercises
     case csv(FitbitCSVReader.Metric)
 
     /// The file at `path` (a path in a folder or zip), or nil when it is none of Fitbit's that hreader reads.
@@ -67,6 +68,8 @@ enum FitbitFile: Equatable {
         let name = (path as NSString).lastPathComponent
         if let metric = FitbitTakeoutReader.metric(ofFileNamed: name) {
             self = .json(metric)
+        } else if FitbitTakeoutReader.isExerciseFile(name) {
+            self = .exercises
         } else if ((path as NSString).deletingLastPathComponent as NSString).lastPathComponent == FitbitCSVReader.folder,
                   let metric = FitbitCSVReader.metric(ofFileNamed: name) {
             self = .csv(metric)
@@ -436,6 +439,7 @@ extension OpenVault {
                     do {
                         let skipped = switch file {
                         case let .json(metric): try reader.read(bytes, metric: metric, name: name, sample: storeSample)
+                        case .exercises: try reader.readExercises(bytes, name: name, entry: storeEntry)
                         case let .csv(metric): try csvReader.read(bytes, metric: metric, name: name, sample: storeSample)
                         }
                         for (reason, n) in skipped { summary.skipped[reason, default: 0] += n }

@@ -448,3 +448,48 @@ extension AppleHealthTests {
         XCTAssertGreaterThan(byType["HKQuantityTypeIdentifierHeartRate"] ?? 0, 15_000)
     }
 }
+
+extension AppleHealthTests {
+    /// A workout's route file (`<WorkoutRoute><FileReference path="/workout-routes/….gpx"/>`) read
+    /// beside the XML into its summary; a route file missing from the zip, and one that is not GPX,
+    /// cost their workout its route only: counted, the import done. Both readers (the fast one, and
+    /// libxml2 after a comment it declines) find the file.
+    func testAWorkoutsRouteFileIsSummarisedAndABrokenOneOnlyCounted() throws {
+        func workout(_ at: String, _ file: String) -> String {
+            #"<Workout workoutActivityType="HKWorkoutActivityTypeWalking" duration="20" durationUnit="min" sourceName="Test Watch" startDate="2026-03-0\#(at) 07:00:00 +0100" endDate="2026-03-0\#(at) 07:20:00 +0100"><MetadataEntry key="HKIndoorWorkout" value="0"/>"#
+                + #"<WorkoutRoute sourceName="Test Watch" startDate="2026-03-0\#(at) 07:00:00 +0100" endDate="2026-03-0\#(at) 07:20:00 +0100"><MetadataEntry key="HKMetadataKeySyncVersion" value="2"/>"#
+                + #"<FileReference path="/workout-routes/\#(file)"/></WorkoutRoute></Workout>"#
+        }
+        let points = [(52.5200, 34.0), (52.5290, 38.0), (52.5380, 41.0)].map { lat, ele in
+            "<trkpt lon=\"13.405000\" lat=\"\(lat)\"><ele>\(ele)</ele><time>2026-03-02T06:00:00Z</time></trkpt>"
+        }.joined(separator: "\n")
+        let gpx = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="Apple Health Export" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+            \(points)
+            </trkseg></trk></gpx>
+            """
+        for (round, declined) in [false, true].enumerated() {
+            var xml = Self.export().replacingOccurrences(of: "<ActivitySummary ",
+                                                         with: [workout("2", "route_a.gpx"), workout("3", "route_gone.gpx"), workout("4", "route_b.gpx")].joined(separator: "\n") + "\n<ActivitySummary ")
+            if declined { xml = xml.replacingOccurrences(of: "<Workout ", with: "<!-- by hand -->\n<Workout ") }
+            let zip = try zip("export-\(round).zip", [
+                ("apple_health_export/export.xml", Data(xml.utf8)),
+                ("apple_health_export/workout-routes/route_a.gpx", Data(gpx.utf8)),
+                ("apple_health_export/workout-routes/route_b.gpx", Data("{\"not\": \"gpx\"}".utf8)),
+            ])
+            try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Walker\(round)"]))
+            let patient = "\(round + 1)"
+            let result = try ok(withPassword(["import", "--apple-health", zip, "--patient", patient]))
+            XCTAssertTrue(result.stdout.contains("a workout route whose file is missing from the export"), result.stdout)
+            XCTAssertTrue(result.stdout.contains("a workout route file that is not GPX"), result.stdout)
+            let walks = try entries(patient).filter { $0["description"] as? String == "Walking workout" }
+                .sorted { ($0["start"] as? String ?? "") < ($1["start"] as? String ?? "") }
+            XCTAssertEqual(walks.count, 3)
+            XCTAssertEqual(walks[0]["value_text"] as? String, "route 2 km, climbing 7 m", "declined: \(declined)")
+            XCTAssertNil(walks[1]["value_text"])
+            XCTAssertNil(walks[2]["value_text"])
+        }
+        assertNoPlaintext(["52.529"])
+    }
+}

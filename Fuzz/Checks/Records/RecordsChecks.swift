@@ -540,11 +540,18 @@ public enum RecordsFuzzChecks {
 
     // MARK: 4. Apple Health
 
-    /// The reader hands over elements or throws a RecordsError, and the outcome does not depend on how
+    /// The reader hands over elements (a workout's route files among them) or throws a RecordsError, and the outcome does not depend on how
     /// the bytes are cut into chunks (all at once, or a few bytes at a time): both succeed with the same
     /// elements, or both fail (libxml2's push parser may notice an error a few elements later when
     /// given more bytes at once, so failing reads need only agree on the elements they both handed over).
     public static func appleHealth(_ data: Data) throws {
+        // The same bytes as a workout's route file (GPX): a summary with sane numbers, or a RecordsError.
+        if let route = try expectingRecordsError("WorkoutRouteGPX.summary", { try WorkoutRouteGPX.summary(data, name: "fuzz.gpx") }) {
+            guard route.points >= 0, route.metres.isFinite, route.metres >= 0, route.ascent >= 0, route.descent >= 0,
+                  route.isEmpty || (route.south <= route.north && route.west <= route.east) else {
+                throw FuzzViolation("a GPX route summary with impossible numbers: \(route.json.serialized())")
+            }
+        }
         let whole = try readAppleHealth(data, chunk: Int.max)
         let small = try readAppleHealth(data, chunk: 1 + data.count % 7)
         // Records split into the samples' columns give back exactly what the text form holds, and
@@ -596,7 +603,7 @@ public enum RecordsFuzzChecks {
         }
         var out: [String] = []
         func describe(_ e: AppleHealthElement) -> String {
-            "\(e.kind.rawValue)@\(e.line) \(e.attributes.map { "\($0.name)=\($0.value.debugDescription)" }) \(e.metadata.map { "\($0.key)=\($0.value.debugDescription)" }) [\(e.children.map(describe).joined(separator: ", "))]"
+            "\(e.kind.rawValue)@\(e.line) \(e.attributes.map { "\($0.name)=\($0.value.debugDescription)" }) \(e.metadata.map { "\($0.key)=\($0.value.debugDescription)" }) [\(e.children.map(describe).joined(separator: ", "))] \(e.routeFiles)"
         }
         do {
             try reader.read(concurrently: concurrently) { element in
@@ -686,11 +693,27 @@ extension RecordsFuzzChecks {
     /// Any bytes as each of Fitbit's day files (steps, heart rate, resting heart rate, weight, sleep)
     /// and as each of its CSV files (`Physical Activity_GoogleData/`): samples or a
     /// `FitbitTakeoutReader.Failure`, never a trap; every sample reads back as the same Record, its end
-    /// not before its start. And any text as `Profile.csv`: a zone and unit or none.
+    /// not before its start. As an exercise log file: workouts whose end is not before their start,
+    /// whose duration is a number of minutes, or a Failure. And any text as `Profile.csv`: a zone and
+    /// unit or none.
     public static func fitbit(_ data: Data) throws {
         let bytes = [UInt8](data)
         _ = FitbitTakeoutReader.profile(String(decoding: bytes, as: UTF8.self))
         let zone = DayZone.named(TimeZone(identifier: "America/New_York")!)
+        do {
+            _ = try FitbitTakeoutReader(zone: zone).readExercises(bytes, name: "exercise-0.json") { entry in
+                let c = entry.content
+                guard let start = c.start?.epoch, let end = c.end?.epoch, end >= start, let minutes = c.valueNumber, minutes.isFinite,
+                      minutes >= 0, entry.remoteID.hasPrefix("fitbit:exercise:") else {
+                    throw FuzzViolation("a Fitbit workout without a sane span or duration: \(c.start?.text ?? "-") to \(c.end?.text ?? "-")")
+                }
+            }
+        } catch is FitbitTakeoutReader.Failure {
+        } catch let violation as FuzzViolation {
+            throw violation
+        } catch {
+            throw FuzzViolation("the Fitbit exercise reader threw \(type(of: error)), not a Failure")
+        }
         let readers: [(String, ((SampleRecord) throws -> Void) throws -> Void)] =
             FitbitTakeoutReader.Metric.allCases.map { metric in
                 (metric.rawValue, { sample in

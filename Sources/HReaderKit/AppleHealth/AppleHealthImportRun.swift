@@ -140,9 +140,10 @@ struct AppleHealthImportRun {
     /// The export's elements, in the order they come; then the blood pressure no correlation repeated.
     private mutating func readElements(progress: (String) -> Void) throws {
         let source = self.source, fastPath = self.fastPath
+        let routes = source.workoutRoutes()
         do {
             try source.withXML { bytes in
-                try AppleHealthReader(fastPath: fastPath, source: bytes).read(concurrently: true, prepare: PreparedElement.init) { item in
+                try AppleHealthReader(fastPath: fastPath, source: bytes).read(concurrently: true, prepare: { PreparedElement($0, routes: routes) }) { item in
                     try handle(item, progress: progress)
                 }
             }
@@ -199,6 +200,7 @@ struct AppleHealthImportRun {
             if let mapped = prepared.mapped { try store(mapped, unknownType: AppleHealthMapper.isKnown(type) ? nil : type) }
         case .workout:
             summary.workouts += 1
+            for problem in prepared.routeProblems { summary.imports.skipped[problem.reason, default: 0] += 1 }
             if let mapped = prepared.mapped { try store(mapped) }
         case .activitySummary:
             summary.activitySummaries += 1
@@ -371,9 +373,12 @@ extension AppleHealthImportRun {
             var childIDs: [UInt64] = []
             /// What the element becomes as an entry, when it becomes one.
             var mapped: AppleHealthMapper.Result?
+            /// Why a workout's route files gave no route, for the summary.
+            var routeProblems: [WorkoutRouteProblem] = []
         }
 
-        init(_ element: AppleHealthElement) {
+        /// `routes`: the export's route files, read here, on the parsing thread, for a workout that has one.
+        init(_ element: AppleHealthElement, routes: WorkoutRouteFiles? = nil) {
             // Most elements: a sample, handed on as it is.
             if let sample = element.sample, !Self.isBloodPressure(sample.type) {
                 self = .sample(sample)
@@ -395,7 +400,16 @@ extension AppleHealthImportRun {
                 other.childIDs = element.children.map(AppleHealthMapper.remoteIDHash)
                 other.mapped = mapper.correlation(element)
             case .workout:
-                other.mapped = mapper.workout(element)
+                // A workout has one route file; should it list more, the first that reads is its route.
+                var route: RouteSummary?
+                for path in element.routeFiles.prefix(4) where route == nil {
+                    guard let routes else { break }
+                    switch routes.summary(path) {
+                    case let .success(found): route = found
+                    case let .failure(problem): other.routeProblems.append(problem)
+                    }
+                }
+                other.mapped = mapper.workout(element, route: route)
             case .activitySummary:
                 other.mapped = mapper.activitySummary(element)
             case .me, .exportDate, .clinicalRecord:

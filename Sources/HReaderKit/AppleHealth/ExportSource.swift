@@ -231,3 +231,104 @@ final class ChunkPipe: @unchecked Sendable {
         return count
     }
 }
+
+extension AppleHealthExportSource {
+    /// The export's workout route files, for the parsing thread.
+    func workoutRoutes() -> WorkoutRouteFiles {
+        WorkoutRouteFiles(url: url, inZip: archive != nil, xmlDirectory: xmlEntry.map { ($0.path as NSString).deletingLastPathComponent } ?? "",
+                          stall: inflateStall)
+    }
+}
+
+/// A workout's route file (`<FileReference path="/workout-routes/route_….gpx">`), summarised
+/// (`WorkoutRouteGPX`): from the export's zip through an `Archive` of its own (the XML's belongs to
+/// the thread inflating it), or from the folder beside `export.xml`. Used by one thread, the one
+/// parsing the export (`PreparedElement`), so that reading routes never waits on the writer.
+/// A route that cannot be read is a reason counted in the summary, never an error of the import.
+final class WorkoutRouteFiles: @unchecked Sendable {
+    /// A route file larger than this is not read (an hour's run at one point a second is about 1 MB).
+    static let maxBytes = 64 << 20
+
+    private let url: URL
+    private let inZip: Bool
+    private let xmlDirectory: String
+    private let stall: TimeInterval
+    private var archive: Archive?
+    /// The zip's `.gpx` members by path, read once: finding a member by path walks the whole
+    /// central directory, which for an export of thousands of routes would be done thousands of times.
+    private var gpxMembers: [String: Entry] = [:]
+    /// At most this many route files are indexed (a real export has one per outdoor workout).
+    static let maxIndexed = 100_000
+    /// After a member stalled, its thread may still hold the archive: no route is read after it.
+    private var broken = false
+
+    init(url: URL, inZip: Bool, xmlDirectory: String, stall: TimeInterval) {
+        self.url = url
+        self.inZip = inZip
+        self.xmlDirectory = xmlDirectory
+        self.stall = stall
+    }
+
+    /// The route at `path`, or why there is none ("a workout route whose file is missing from the export").
+    func summary(_ path: String) -> Result<RouteSummary, WorkoutRouteProblem> {
+        let relative = path.hasPrefix("/") ? String(path.dropFirst()) : path
+        guard !relative.isEmpty, !relative.split(separator: "/").contains("..") else { return .failure(.missing) }
+        let data: Data
+        if inZip {
+            guard !broken else { return .failure(.unreadable("an earlier route file stalled")) }
+            do {
+                if archive == nil {
+                    let opened: Archive = try Archive(url: url, accessMode: .read)
+                    for entry in opened where entry.type == .file && entry.path.lowercased().hasSuffix(".gpx") {
+                        guard gpxMembers.count < Self.maxIndexed else { break }
+                        gpxMembers[entry.path] = entry
+                    }
+                    archive = opened
+                }
+            } catch {
+                return .failure(.unreadable("the zip cannot be opened again"))
+            }
+            let candidates = [xmlDirectory.isEmpty ? relative : xmlDirectory + "/" + relative, relative]
+            guard let archive, let entry = candidates.lazy.compactMap({ self.gpxMembers[$0] }).first else { return .failure(.missing) }
+            let messages = ZipMemberStream.Messages(tooLarge: { HReaderError.badInput("too large") }, checksum: { HReaderError.badInput("its checksum does not match") },
+                                                    unreadable: { HReaderError.badInput("\($0)") }, stalled: { HReaderError.badInput("stalled") })
+            do {
+                data = try ZipMemberStream.read(entry, of: archive, limit: UInt64(Self.maxBytes), ratio: AppleHealthExportSource.maxCompressionRatio,
+                                                stall: stall, messages: messages)
+            } catch let error as HReaderError {
+                if error.message == "stalled" { broken = true }
+                if error.message == "too large" { return .failure(.tooLarge) }
+                return .failure(.unreadable(error.message))
+            } catch {
+                return .failure(.unreadable("\(error)"))
+            }
+        } else {
+            let file = url.deletingLastPathComponent().appendingPathComponent(relative)
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: file.path) else { return .failure(.missing) }
+            guard (attributes[.size] as? Int ?? 0) <= Self.maxBytes else { return .failure(.tooLarge) }
+            guard let contents = FileManager.default.contents(atPath: file.path) else { return .failure(.missing) }
+            data = contents
+        }
+        do {
+            return .success(try WorkoutRouteGPX.summary(data, name: (relative as NSString).lastPathComponent))
+        } catch let error as RecordsError {
+            return .failure(.notGPX(error.description))
+        } catch {
+            return .failure(.notGPX("\(error)"))
+        }
+    }
+}
+
+/// Why a workout has no route summary: the summary's "skipped" reasons.
+enum WorkoutRouteProblem: Error, Sendable {
+    case missing, tooLarge, unreadable(String), notGPX(String)
+
+    var reason: String {
+        switch self {
+        case .missing: "a workout route whose file is missing from the export"
+        case .tooLarge: "a workout route file larger than 64 MiB"
+        case .unreadable: "a workout route file that cannot be read from the zip"
+        case .notGPX: "a workout route file that is not GPX"
+        }
+    }
+}

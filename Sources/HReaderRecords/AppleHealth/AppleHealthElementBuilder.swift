@@ -26,6 +26,7 @@ struct AppleHealthElementBuilder {
     private var kept = 0                           // bytes `current` keeps
     private var currentChildren = 0               // children `current` keeps
     private var childChildren = 0                  // metadata entries `child` keeps
+    private var inWorkoutRoute = false             // inside a Workout's <WorkoutRoute>
     private var ready: [AppleHealthElement] = []
     private var names = AppleHealthNames()
     /// The texts samples repeat (types, sources, devices, units), made once.
@@ -73,10 +74,20 @@ struct AppleHealthElementBuilder {
                 try keepChild(ofCurrent: true, costing: Self.metadataBytes, line: line)
                 let entry = try metadata(attributes, line: line)
                 current?.appendMetadata(key: entry.key, value: entry.value)
+            } else if name.role == .workoutRoute, current?.kind == .workout {
+                inWorkoutRoute = true
             } else if name.role == .record, current?.kind == .correlation {
                 try keepChild(ofCurrent: true, costing: Self.childBytes, line: line)
                 childChildren = 0
                 child = AppleHealthElement(kind: .record, attributes: try keep(attributes, line: line), line: line)
+            }
+        case 4 where inWorkoutRoute && name.role == .fileReference:
+            // The route's file (`/workout-routes/route_….gpx`), read by the import beside the XML.
+            try keepChild(ofCurrent: true, costing: Self.metadataBytes, line: line)
+            for index in 0..<attributes.count {
+                guard let attribute = attributes.name(index), names[attribute].string == "path" else { continue }
+                let path = try string(attributes.value(index), line: line)
+                current?.routeFiles.append(path)
             }
         case 4 where child != nil && name.role == .metadataEntry:
             try keepChild(ofCurrent: false, costing: Self.metadataBytes, line: line)
@@ -88,6 +99,7 @@ struct AppleHealthElementBuilder {
     }
 
     mutating func end() {
+        if depth == 3 { inWorkoutRoute = false }
         if depth == 3, let finished = child.take() {
             current?.children.append(finished)
         } else if depth == 2, let finished = current.take() {
@@ -208,7 +220,7 @@ struct AppleHealthElementBuilder {
 /// them in its nodes uncopied), so the pointer is the key: an open-addressing table of pointers,
 /// cheaper than hashing into a Dictionary for each of the export's millions of attributes.
 struct AppleHealthNames {
-    enum Role { case root, metadataEntry, record, key, value, other }
+    enum Role { case root, metadataEntry, record, key, value, workoutRoute, fileReference, other }
 
     struct Name {
         let string: String
@@ -262,6 +274,8 @@ struct AppleHealthNames {
         case "Record": .record
         case "key": .key
         case "value": .value
+        case "WorkoutRoute": .workoutRoute
+        case "FileReference": .fileReference
         default: .other
         }
     }

@@ -94,7 +94,8 @@ public struct AppleHealthMapper: Sendable {
         return .entry(MappedEntry(remoteID: Self.remoteID(element), content: content))
     }
 
-    public func workout(_ element: AppleHealthElement) -> Result {
+    /// A Workout; `route`: the summary of its route file (`WorkoutRouteGPX`), read by the import.
+    public func workout(_ element: AppleHealthElement, route: RouteSummary? = nil) -> Result {
         guard let start = time(element.attribute("startDate")) else {
             return .skip(Skip(kind: "Workout", reason: "a Workout with a missing or unreadable startDate"))
         }
@@ -109,8 +110,9 @@ public struct AppleHealthMapper: Sendable {
         var parts: [String] = []
         if let distance = element.attribute("totalDistance") { parts.append("\(Self.rounded(distance)) \(element.attribute("totalDistanceUnit") ?? "")") }
         if let energy = element.attribute("totalEnergyBurned") { parts.append("\(Self.rounded(energy)) \(element.attribute("totalEnergyBurnedUnit") ?? "")") }
+        if let text = route?.text { parts.append(text) }
         if !parts.isEmpty { content.valueText = parts.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ") }
-        content.raw = Self.raw(element)
+        content.raw = Self.raw(element, route: route.flatMap { $0.isEmpty ? nil : $0 })
         return .entry(MappedEntry(remoteID: Self.remoteID(element), content: content))
     }
 
@@ -191,7 +193,10 @@ public struct AppleHealthMapper: Sendable {
     }
 
     /// The element as JSON (attributes, metadata, children): the lossless raw form.
-    static func raw(_ element: AppleHealthElement) -> String {
+    static func raw(_ element: AppleHealthElement) -> String { raw(element, route: nil) }
+
+    /// The element as JSON; a workout's route summary as its `route` member.
+    static func raw(_ element: AppleHealthElement, route: RouteSummary?) -> String {
         var out = "{\"element\":"
         JSONText.quote(element.kind.rawValue, into: &out)
         for (name, value) in element.attributes {
@@ -211,8 +216,9 @@ public struct AppleHealthMapper: Sendable {
             out += "}"
         }
         if !element.children.isEmpty {
-            out += ",\"children\":[" + element.children.map(raw).joined(separator: ",") + "]"
+            out += ",\"children\":[" + element.children.map { raw($0) }.joined(separator: ",") + "]"
         }
+        if let route { out += ",\"route\":" + route.json.serialized() }
         return out + "}"
     }
 

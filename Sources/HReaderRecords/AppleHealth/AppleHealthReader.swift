@@ -16,6 +16,8 @@ public struct AppleHealthElement: Sendable {
     private var textMetadata: [(key: String, value: String)]
     /// A correlation's `Record` children.
     public var children: [AppleHealthElement] = []
+    /// A workout's route files (`<WorkoutRoute><FileReference path="/workout-routes/…gpx"/>`), as written.
+    public var routeFiles: [String] = []
     /// The line where the element starts, for messages.
     public var line: Int
 

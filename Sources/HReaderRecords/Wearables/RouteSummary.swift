@@ -5,7 +5,7 @@ import HReaderJSON
 /// how many positions, where it began and ended, the box it stayed in, its length along the
 /// positions, and its altitude's range, climb and descent. The positions themselves are not kept.
 /// One summary for every reader that has positions (FIT's `record`s, Health Connect's
-/// `exercise_route_table`), fed in time order.
+/// `exercise_route_table`, Apple Health's GPX route files), fed in time order.
 ///
 /// ```swift
 /// var route = RouteSummary()

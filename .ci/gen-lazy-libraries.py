@@ -51,7 +51,7 @@ LIBRARIES = [
             sqlite3_compileoption_used sqlite3_db_cacheflush sqlite3_errcode sqlite3_errmsg sqlite3_exec sqlite3_extended_errcode
             sqlite3_extended_result_codes sqlite3_finalize sqlite3_free sqlite3_interrupt sqlite3_key sqlite3_last_insert_rowid
             sqlite3_libversion sqlite3_open_v2 sqlite3_prepare_v2 sqlite3_reset sqlite3_step
-            sqlite3_deserialize sqlite3_limit sqlite3_malloc64 sqlite3_set_authorizer""",
+            sqlite3_deserialize sqlite3_limit sqlite3_malloc64 sqlite3_set_authorizer sqlite3_vfs_find sqlite3_vfs_register""",
         # Variadic: in the table for the shims below, not wrapped for Swift (which cannot call them).
         "variadic": ["sqlite3_config", "sqlite3_db_config"],
         "epilogue": """
@@ -60,6 +60,9 @@ LIBRARIES = [
 static inline int hreader_sqlite3_disable_memory_statistics(void) {
     return hreader_sqlcipher()->sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+// The sealed scratch copy of a foreign database and its VFS (sealed.c).
+#include "SealedScratch.h"
 
 // One of sqlite3_db_config's on/off settings (SQLITE_DBCONFIG_DEFENSIVE, …), for a foreign database
 // opened read-only (Database.openForeign).
@@ -92,7 +95,7 @@ static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value)
             EVP_EncryptInit_ex EVP_EncryptUpdate EVP_MD_CTX_free EVP_MD_CTX_new EVP_PBE_scrypt
             EVP_PKEY_CTX_add1_hkdf_info EVP_PKEY_CTX_free EVP_PKEY_CTX_new_id EVP_PKEY_CTX_set1_hkdf_key
             EVP_PKEY_CTX_set1_hkdf_salt EVP_PKEY_CTX_set_hkdf_md EVP_PKEY_derive EVP_PKEY_derive_init EVP_PKEY_free
-            EVP_PKEY_new_raw_private_key EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OPENSSL_init_crypto OpenSSL_version
+            EVP_PKEY_new_raw_private_key EVP_aes_256_ctr EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OPENSSL_init_crypto OpenSSL_version
             PKCS5_PBKDF2_HMAC RAND_bytes d2i_PUBKEY
             ASN1_STRING_get0_data ASN1_STRING_length EVP_PKEY_eq GENERAL_NAMES_free OPENSSL_sk_free OPENSSL_sk_new_null
             OPENSSL_sk_num OPENSSL_sk_push OPENSSL_sk_value X509_STORE_CTX_free X509_STORE_CTX_get_error X509_STORE_CTX_init

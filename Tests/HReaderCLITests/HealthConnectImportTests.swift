@@ -259,3 +259,30 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertEqual(try steps(), 943, "the app's 640 first, the watch's 203 outside them, the phone's 100 outside both")
     }
 }
+
+extension HealthConnectImportTests {
+    /// The database is read from a sealed copy beside the vault, not held in memory: an export whose
+    /// database is 40 MB larger (a table of blobs it does not map, counted) imports in the same
+    /// memory (held in memory, it cost twice that: its bytes and SQLite's copy), and no copy is left
+    /// in the vault's directory.
+    func testALargerDatabaseImportsInTheSameMemory() throws {
+        let plain = try export(try database("health_connect_export.db"))
+        let plainZip = workDir.appendingPathComponent("plain.zip")
+        try FileManager.default.moveItem(atPath: plain, toPath: plainZip.path)
+        let padded = try export(try database("health_connect_export.db", extra: """
+            CREATE TABLE padding_record_table (b BLOB);
+            WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 400)
+            INSERT INTO padding_record_table SELECT randomblob(100000) FROM c;
+            """))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Plain"]))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Padded"]))
+        let (plainRun, plainMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", plainZip.path, "--patient", "1"]))
+        XCTAssertEqual(plainRun.status, 0, plainRun.stderr)
+        let (paddedRun, paddedMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", padded, "--patient", "2"]))
+        XCTAssertEqual(paddedRun.status, 0, paddedRun.stderr)
+        XCTAssertTrue(paddedRun.stdout.contains("padding_record_table 400"), paddedRun.stdout)
+        XCTAssertLessThan(paddedMB, plainMB + 12, "40 MB more database, the same memory (\(plainMB) MB without it)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: vaultDir.path).filter { $0.hasPrefix(".foreign-") }
+        XCTAssertEqual(left, [], "the sealed copy is gone")
+    }
+}

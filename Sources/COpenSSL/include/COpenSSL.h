@@ -37,6 +37,7 @@
 #define EVP_PKEY_derive_init hreader_lib_EVP_PKEY_derive_init
 #define EVP_PKEY_free hreader_lib_EVP_PKEY_free
 #define EVP_PKEY_new_raw_private_key hreader_lib_EVP_PKEY_new_raw_private_key
+#define EVP_aes_256_ctr hreader_lib_EVP_aes_256_ctr
 #define EVP_aes_256_gcm hreader_lib_EVP_aes_256_gcm
 #define EVP_sha1 hreader_lib_EVP_sha1
 #define EVP_sha256 hreader_lib_EVP_sha256
@@ -112,6 +113,7 @@
 #undef EVP_PKEY_derive_init
 #undef EVP_PKEY_free
 #undef EVP_PKEY_new_raw_private_key
+#undef EVP_aes_256_ctr
 #undef EVP_aes_256_gcm
 #undef EVP_sha1
 #undef EVP_sha256
@@ -182,6 +184,7 @@
     X(EVP_PKEY_derive_init) \
     X(EVP_PKEY_free) \
     X(EVP_PKEY_new_raw_private_key) \
+    X(EVP_aes_256_ctr) \
     X(EVP_aes_256_gcm) \
     X(EVP_sha1) \
     X(EVP_sha256) \
@@ -251,6 +254,7 @@ struct hreader_openssl_functions {
     __typeof__(hreader_lib_EVP_PKEY_derive_init) *EVP_PKEY_derive_init;
     __typeof__(hreader_lib_EVP_PKEY_free) *EVP_PKEY_free;
     __typeof__(hreader_lib_EVP_PKEY_new_raw_private_key) *EVP_PKEY_new_raw_private_key;
+    __typeof__(hreader_lib_EVP_aes_256_ctr) *EVP_aes_256_ctr;
     __typeof__(hreader_lib_EVP_aes_256_gcm) *EVP_aes_256_gcm;
     __typeof__(hreader_lib_EVP_sha1) *EVP_sha1;
     __typeof__(hreader_lib_EVP_sha256) *EVP_sha256;
@@ -330,6 +334,7 @@ static inline int EVP_PKEY_derive(__typeof__(EVP_PKEY_CTX *) a0, __typeof__(unsi
 static inline int EVP_PKEY_derive_init(__typeof__(EVP_PKEY_CTX *) a0) { return hreader_openssl()->EVP_PKEY_derive_init(a0); }
 static inline void EVP_PKEY_free(__typeof__(EVP_PKEY *) a0) { hreader_openssl()->EVP_PKEY_free(a0); }
 static inline EVP_PKEY * EVP_PKEY_new_raw_private_key(__typeof__(int) a0, __typeof__(ENGINE *) a1, __typeof__(const unsigned char *) a2, __typeof__(size_t) a3) { return hreader_openssl()->EVP_PKEY_new_raw_private_key(a0, a1, a2, a3); }
+static inline const EVP_CIPHER * EVP_aes_256_ctr(void) { return hreader_openssl()->EVP_aes_256_ctr(); }
 static inline const EVP_CIPHER * EVP_aes_256_gcm(void) { return hreader_openssl()->EVP_aes_256_gcm(); }
 static inline const EVP_MD * EVP_sha1(void) { return hreader_openssl()->EVP_sha1(); }
 static inline const EVP_MD * EVP_sha256(void) { return hreader_openssl()->EVP_sha256(); }

@@ -50,6 +50,8 @@
 #define sqlite3_limit hreader_lib_sqlite3_limit
 #define sqlite3_malloc64 hreader_lib_sqlite3_malloc64
 #define sqlite3_set_authorizer hreader_lib_sqlite3_set_authorizer
+#define sqlite3_vfs_find hreader_lib_sqlite3_vfs_find
+#define sqlite3_vfs_register hreader_lib_sqlite3_vfs_register
 #define sqlite3_config hreader_lib_sqlite3_config
 #define sqlite3_db_config hreader_lib_sqlite3_db_config
 #include <sqlcipher/sqlite3.h>
@@ -98,6 +100,8 @@
 #undef sqlite3_limit
 #undef sqlite3_malloc64
 #undef sqlite3_set_authorizer
+#undef sqlite3_vfs_find
+#undef sqlite3_vfs_register
 #undef sqlite3_config
 #undef sqlite3_db_config
 
@@ -148,6 +152,8 @@
     X(sqlite3_limit) \
     X(sqlite3_malloc64) \
     X(sqlite3_set_authorizer) \
+    X(sqlite3_vfs_find) \
+    X(sqlite3_vfs_register) \
     X(sqlite3_config) \
     X(sqlite3_db_config) \
 
@@ -197,6 +203,8 @@ struct hreader_sqlcipher_functions {
     __typeof__(hreader_lib_sqlite3_limit) *sqlite3_limit;
     __typeof__(hreader_lib_sqlite3_malloc64) *sqlite3_malloc64;
     __typeof__(hreader_lib_sqlite3_set_authorizer) *sqlite3_set_authorizer;
+    __typeof__(hreader_lib_sqlite3_vfs_find) *sqlite3_vfs_find;
+    __typeof__(hreader_lib_sqlite3_vfs_register) *sqlite3_vfs_register;
     __typeof__(hreader_lib_sqlite3_config) *sqlite3_config;
     __typeof__(hreader_lib_sqlite3_db_config) *sqlite3_db_config;
 };
@@ -256,12 +264,17 @@ static inline int sqlite3_deserialize(__typeof__(sqlite3 *) a0, __typeof__(const
 static inline int sqlite3_limit(__typeof__(sqlite3 *) a0, __typeof__(int) a1, __typeof__(int) a2) { return hreader_sqlcipher()->sqlite3_limit(a0, a1, a2); }
 static inline void * sqlite3_malloc64(__typeof__(sqlite3_uint64) a0) { return hreader_sqlcipher()->sqlite3_malloc64(a0); }
 static inline int sqlite3_set_authorizer(__typeof__(sqlite3 *) a0, __typeof__(int (*)(void *, int, const char *, const char *, const char *, const char *)) a1, __typeof__(void *) a2) { return hreader_sqlcipher()->sqlite3_set_authorizer(a0, a1, a2); }
+static inline sqlite3_vfs * sqlite3_vfs_find(__typeof__(const char *) a0) { return hreader_sqlcipher()->sqlite3_vfs_find(a0); }
+static inline int sqlite3_vfs_register(__typeof__(sqlite3_vfs *) a0, __typeof__(int) a1) { return hreader_sqlcipher()->sqlite3_vfs_register(a0, a1); }
 
 // Memory statistics make every sqlite3_malloc take a global mutex; hreader reads none of them, and an
 // import allocates millions of times.
 static inline int hreader_sqlite3_disable_memory_statistics(void) {
     return hreader_sqlcipher()->sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+// The sealed scratch copy of a foreign database and its VFS (sealed.c).
+#include "SealedScratch.h"
 
 // One of sqlite3_db_config's on/off settings (SQLITE_DBCONFIG_DEFENSIVE, …), for a foreign database
 // opened read-only (Database.openForeign).

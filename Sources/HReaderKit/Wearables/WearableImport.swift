@@ -195,26 +195,52 @@ struct HealthConnectExport {
         return nil
     }
 
-    /// The database's bytes, at most `Database.maxForeignBytes`.
-    func bytes() throws -> [UInt8] {
+    /// The largest database read: it is copied, sealed, into the vault's directory while it is read
+    /// (`SealedScratch`), so its size costs disk for the import's length, not memory.
+    static let maxBytes: UInt64 = 8 << 30
+
+    /// The database, copied as it is read (inflated from the zip, or from its file) into a sealed
+    /// scratch file in `directory`: one chunk in memory at a time.
+    func sealed(in directory: URL) throws -> SealedScratch {
         let name = url.lastPathComponent
-        let limit = Database.maxForeignBytes
+        let limit = Self.maxBytes
+        let scratch: SealedScratch
+        do { scratch = try SealedScratch(in: directory) } catch {
+            throw HReaderError(.failure, "cannot make a scratch copy of \(name) beside the vault (\(error)); nothing was imported")
+        }
+        func write(_ chunk: UnsafeRawBufferPointer) throws {
+            do { try scratch.write(chunk) } catch {
+                throw HReaderError(.failure, "cannot write the scratch copy of \(name) beside the vault (\(error)); nothing was imported")
+            }
+        }
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
         guard let member else {
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
-            guard size <= limit else { throw HReaderError.badInput("\(name) is larger than \(limit >> 20) MiB; nothing was imported") }
-            guard let data = FileManager.default.contents(atPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
-            return [UInt8](data)
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? UInt64) ?? 0
+            guard size <= limit else { throw HReaderError.badInput("\(name) is larger than \(limit >> 30) GiB; nothing was imported") }
+            guard let file = FileHandle(forReadingAtPath: url.path) else { throw HReaderError.usage("cannot read \(url.path)") }
+            defer { try? file.close() }
+            while let data = try file.read(upToCount: buffer.count), !data.isEmpty {
+                try data.withUnsafeBytes { try write($0) }
+            }
+            return scratch
         }
         let archive: Archive
         do { archive = try Archive(url: url, accessMode: .read) } catch { throw HReaderError.usage("cannot read \(url.path)") }
         guard let entry = archive.first(where: { $0.path == member }) else { throw HReaderError.badInput("\(name): \(member) went missing") }
         let messages = ZipMemberStream.Messages(
-            tooLarge: { HReaderError.badInput("\(name): \(member) inflates past \(limit >> 20) MiB or 250 times its size (a zip bomb?); nothing was imported") },
+            tooLarge: { HReaderError.badInput("\(name): \(member) inflates past \(limit >> 30) GiB or 250 times its size (a zip bomb?); nothing was imported") },
             checksum: { HReaderError.badInput("\(name): \(member)'s checksum does not match (damaged); nothing was imported") },
             unreadable: { HReaderError.badInput("\(name): \(member) cannot be read (\($0)); nothing was imported") },
             stalled: { HReaderError.badInput("\(name): \(member) is damaged (truncated); nothing was imported") })
-        return [UInt8](try ZipMemberStream.read(entry, of: archive, limit: UInt64(limit), ratio: UInt64(DocumentPackage.maxCompressionRatio),
-                                                stall: 10, messages: messages))
+        try ZipMemberStream.stream(entry, of: archive, limit: limit, ratio: UInt64(DocumentPackage.maxCompressionRatio), stall: 10,
+                                   bufferSize: 256 << 10, messages: messages) { next in
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try next($0) }
+                if count == 0 { break }
+                try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            }
+        }
+        return scratch
     }
 }
 
@@ -405,7 +431,7 @@ extension OpenVault {
             case let .healthConnect(export):
                 let name = export.member.map { ($0 as NSString).lastPathComponent } ?? export.url.lastPathComponent
                 let foreign: Database
-                do { foreign = try Database.openForeign(try export.bytes()) } catch let failure as Database.ForeignFailure {
+                do { foreign = try Database.openForeign(sealed: try export.sealed(in: vault.root)) } catch let failure as Database.ForeignFailure {
                     throw HReaderError.badInput("\(name): not a readable SQLite database (\(failure)); nothing was imported")
                 }
                 guard HealthConnectReader.recognizes(foreign) else {

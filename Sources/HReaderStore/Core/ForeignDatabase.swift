@@ -6,10 +6,12 @@ import HReaderModel
 /// read as untrusted bytes: never from a file of its own on disk, never written, never able to
 /// reach anything else.
 ///
-/// The bytes are copied into SQLite's memory and opened with `sqlite3_deserialize` (read-only) in an
-/// unkeyed in-memory connection of the project's one SQLite library (SQLCipher without a key reads
-/// plain SQLite: no second SQLite is linked, DESIGN.md §1): the plaintext never touches the disk, not
-/// even as a temporary file (`temp_store` is memory). The connection is defensive: no ATTACH
+/// Either the bytes are copied into SQLite's memory and opened with `sqlite3_deserialize` (read-only)
+/// in an unkeyed in-memory connection of the project's one SQLite library (SQLCipher without a key
+/// reads plain SQLite: no second SQLite is linked, DESIGN.md §1), or, for a database of any size in
+/// flat memory, they are written as they come into a `SealedScratch` file (AES-256-CTR under a key
+/// that lives only in the process's memory) and read through its VFS: either way the plaintext never
+/// touches the disk, not even as a temporary file (`temp_store` is memory). The connection is defensive: no ATTACH
 /// (`SQLITE_LIMIT_ATTACHED` 0), no triggers or views run, the schema is not trusted (its functions
 /// cannot have side effects), `query_only`, and an authorizer that allows reading and nothing else
 /// (no PRAGMA, no writes, no ATTACH, no transactions).
@@ -54,6 +56,39 @@ extension Database {
         let flags = UInt32(SQLITE_DESERIALIZE_FREEONCLOSE) | UInt32(SQLITE_DESERIALIZE_READONLY)
         let loaded = sqlite3_deserialize(handle, "main", buffer.assumingMemoryBound(to: UInt8.self), Int64(bytes.count), Int64(bytes.count), flags)
         guard loaded == SQLITE_OK else { throw ForeignFailure.unreadable(String(cString: sqlite3_errmsg(handle))) }
+        try defend(db)
+        return db
+    }
+
+    /// Opens a sealed scratch copy (its writing finished) read-only through the sealed VFS, defended
+    /// as `openForeign(_:)` is; the file is removed from its directory once open (the connection
+    /// keeps reading it), so nothing of it outlives the connection.
+    public static func openForeign(sealed scratch: SealedScratch) throws -> Database {
+        _ = configured
+        try scratch.finish()
+        let path = scratch.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? scratch.path
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2("file:\(path)?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                 HREADER_SEALED_VFS)
+        defer { scratch.remove() }
+        guard let handle else { throw DatabaseError(code: rc, message: "cannot open the sealed copy") }
+        let db = Database(handle: handle, path: scratch.path)
+        guard rc == SQLITE_OK else { throw ForeignFailure.unreadable(String(cString: sqlite3_errmsg(handle))) }
+        sqlite3_extended_result_codes(handle, 1)
+        try? db.execute("PRAGMA cipher_log_source = NONE")
+        try db.execute("PRAGMA temp_store = MEMORY")
+        sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
+        for (option, value) in [(SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0), (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0),
+                                (SQLITE_DBCONFIG_ENABLE_VIEW, 0), (SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0)] {
+            _ = hreader_sqlite3_db_config_flag(handle, option, Int32(value))
+        }
+        try defend(db)
+        return db
+    }
+
+    /// Read-only in every way, and proves the file is a database.
+    private static func defend(_ db: Database) throws {
+        let handle = db.handle
         try db.execute("PRAGMA query_only = 1")
         sqlite3_set_authorizer(handle, { _, action, _, _, _, _ in
             switch action {
@@ -66,7 +101,6 @@ extension Database {
         } catch {
             throw ForeignFailure.unreadable("\(error)")
         }
-        return db
     }
 
     /// The names of the database's tables (not SQLite's own).

@@ -44,14 +44,14 @@ func runWearablesBenchmarks(scratch: URL, password: SecretBytes) throws {
         row("  \(samples) samples: FIT zip (3650 daily files)", ms(garmin.seconds),
             String(format: "%.0f samples/s, peak RSS %.0f MB", Double(samples) / garmin.seconds, Double(garmin.peakKB) / 1024))
         row("    Health Connect export (about the same number)", ms(android.seconds),
-            String(format: "%.0f samples/s, peak RSS %.0f MB (the database is read in memory)", Double(samples) / android.seconds,
+            String(format: "%.0f samples/s, peak RSS %.0f MB (the database read from a sealed copy)", Double(samples) / android.seconds,
                    Double(android.peakKB) / 1024))
         row("    Fitbit Takeout (about the same number, 18,250 day files)", ms(fitbit.seconds),
             String(format: "%.0f samples/s, peak RSS %.0f MB", Double(samples) / fitbit.seconds, Double(fitbit.peakKB) / 1024))
         try? FileManager.default.removeItem(at: takeout)
         row("    the same number by import --apple-health", ms(apple.seconds),
-            String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time, Health Connect %.2fx", Double(samples) / apple.seconds,
-                   Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds, android.seconds / apple.seconds))
+            String(format: "%.0f samples/s, peak RSS %.0f MB; FIT takes %.2fx its time, Health Connect %.2fx, Fitbit %.2fx", Double(samples) / apple.seconds,
+                   Double(apple.peakKB) / 1024, garmin.seconds / apple.seconds, android.seconds / apple.seconds, fitbit.seconds / apple.seconds))
         try? FileManager.default.removeItem(at: health)
         // The reference: fitdecode (PyPI) decoding every message of the same zip's FIT files, nothing stored.
         let packageRoot = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -32,19 +32,8 @@ extension Database {
         _ = configured
         guard bytes.count <= maxForeignBytes else { throw ForeignFailure.tooLarge(bytes.count) }
         guard bytes.starts(with: plaintextHeader), bytes.count >= 512 else { throw ForeignFailure.notSQLite }
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2(":memory:", &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil)
-        guard let handle else { throw DatabaseError(code: rc, message: "cannot open an in-memory database") }
-        let db = Database(handle: handle, path: ":memory:")
-        guard rc == SQLITE_OK else { throw db.error(rc, sql: nil) }
-        sqlite3_extended_result_codes(handle, 1)
-        try? db.execute("PRAGMA cipher_log_source = NONE")
-        try db.execute("PRAGMA temp_store = MEMORY")
-        sqlite3_limit(handle, SQLITE_LIMIT_ATTACHED, 0)
-        for (option, value) in [(SQLITE_DBCONFIG_DEFENSIVE, 1), (SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0), (SQLITE_DBCONFIG_ENABLE_TRIGGER, 0),
-                                (SQLITE_DBCONFIG_ENABLE_VIEW, 0), (SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0)] {
-            _ = hreader_sqlite3_db_config_flag(handle, option, Int32(value))
-        }
+        let db = try openUndefended(":memory:", flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, vfs: nil, path: ":memory:")
+        let handle = db.handle
         // SQLite owns (and frees) the copy; read-only: nothing can change it.
         guard let buffer = sqlite3_malloc64(UInt64(bytes.count)) else { throw ForeignFailure.unreadable("out of memory") }
         bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
@@ -67,12 +56,20 @@ extension Database {
         _ = configured
         try scratch.finish()
         let path = scratch.path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? scratch.path
-        var handle: OpaquePointer?
-        let rc = sqlite3_open_v2("file:\(path)?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-                                 HREADER_SEALED_VFS)
         defer { scratch.remove() }
-        guard let handle else { throw DatabaseError(code: rc, message: "cannot open the sealed copy") }
-        let db = Database(handle: handle, path: scratch.path)
+        let db = try openUndefended("file:\(path)?immutable=1", flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                                    vfs: HREADER_SEALED_VFS, path: scratch.path)
+        try defend(db)
+        return db
+    }
+
+    /// An unkeyed connection that cannot attach, run triggers or views, trust the schema or load
+    /// extensions; `defend` finishes it.
+    private static func openUndefended(_ filename: String, flags: Int32, vfs: String?, path: String) throws -> Database {
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(filename, &handle, flags, vfs)
+        guard let handle else { throw DatabaseError(code: rc, message: "cannot open \(path)") }
+        let db = Database(handle: handle, path: path)
         guard rc == SQLITE_OK else { throw ForeignFailure.unreadable(String(cString: sqlite3_errmsg(handle))) }
         sqlite3_extended_result_codes(handle, 1)
         try? db.execute("PRAGMA cipher_log_source = NONE")
@@ -82,7 +79,6 @@ extension Database {
                                 (SQLITE_DBCONFIG_ENABLE_VIEW, 0), (SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0)] {
             _ = hreader_sqlite3_db_config_flag(handle, option, Int32(value))
         }
-        try defend(db)
         return db
     }
 

@@ -138,10 +138,16 @@ public struct HealthConnectReader {
             }
         }
 
+        // The tables of readings (millions of rows) are read in the order they were written, never
+        // sorted: SQLite sorts in memory (temp_store is memory: nothing of the export may reach the
+        // disk in plaintext), so an ORDER BY over a decade's rows held them all (289 MB at 10M).
+        // Each sample is keyed by its series and time in the vault whatever the order it comes in; so
+        // are the entries below. (The sleep stages' join builds SQLite's automatic index over the
+        // stages, a few per night.)
         for q in Self.quantities where tables.contains(q.table) {
             let timeColumns = q.interval ? "start_time, start_zone_offset, end_time, end_zone_offset" : "time, zone_offset, time, zone_offset"
             try require(q.table, ["app_info_id", "device_info_id", q.column] + timeColumns.components(separatedBy: ", "))
-            try rows("SELECT app_info_id, device_info_id, \(timeColumns), \(q.column) FROM \(q.table) ORDER BY app_info_id, device_info_id, 3") { s in
+            try rows("SELECT app_info_id, device_info_id, \(timeColumns), \(q.column) FROM \(q.table)") { s in
                 guard let start = s.int64(2), let value = s.double(6), value.isFinite else {
                     outcome.skipped["a Health Connect \(q.table) row without a time or a value", default: 0] += 1
                     return
@@ -163,7 +169,6 @@ public struct HealthConnectReader {
             try rows("""
                 SELECT r.app_info_id, r.device_info_id, r.start_zone_offset, s.epoch_millis, s.beats_per_minute
                 FROM heart_rate_record_series_table s JOIN heart_rate_record_table r ON r.row_id = s.parent_key
-                ORDER BY r.app_info_id, r.device_info_id, s.epoch_millis
                 """) { s in
                 guard let at = s.int64(3), plausible(at), let bpm = s.double(4), bpm > 0, bpm.isFinite else {
                     outcome.skipped["a Health Connect heart rate without a time or a value", default: 0] += 1
@@ -176,7 +181,7 @@ public struct HealthConnectReader {
 
         if tables.contains("blood_pressure_record_table") {
             try require("blood_pressure_record_table", ["uuid", "app_info_id", "time", "zone_offset", "systolic", "diastolic"])
-            try rows("SELECT uuid, app_info_id, time, zone_offset, systolic, diastolic FROM blood_pressure_record_table ORDER BY time") { s in
+            try rows("SELECT uuid, app_info_id, time, zone_offset, systolic, diastolic FROM blood_pressure_record_table") { s in
                 guard let at = s.int64(2), plausible(at), let systolic = s.double(4), let diastolic = s.double(5), systolic.isFinite, diastolic.isFinite else {
                     outcome.skipped["a Health Connect blood pressure without a time or a value", default: 0] += 1
                     return
@@ -203,10 +208,9 @@ public struct HealthConnectReader {
                 SELECT r.app_info_id, r.device_info_id, r.start_zone_offset, coalesce(st.stage_start_time, r.start_time),
                        coalesce(st.stage_end_time, r.end_time), st.stage_type, r.end_zone_offset
                 FROM sleep_session_record_table r LEFT JOIN sleep_stages_table st ON st.parent_key = r.row_id
-                ORDER BY r.app_info_id, r.device_info_id, 4
                 """ : """
                 SELECT app_info_id, device_info_id, start_zone_offset, start_time, end_time, NULL, end_zone_offset
-                FROM sleep_session_record_table ORDER BY app_info_id, device_info_id, start_time
+                FROM sleep_session_record_table
                 """) { s in
                 guard let from = s.int64(3), let to = s.int64(4), plausible(from, to), to > from else {
                     outcome.skipped["a Health Connect sleep stage without its times", default: 0] += 1
@@ -252,7 +256,7 @@ public struct HealthConnectReader {
                     routes[parent, default: RouteSummary()].add(latitude: latitude, longitude: longitude, altitude: height)
                 }
             }
-            try rows("SELECT uuid, app_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title, row_id FROM exercise_session_record_table ORDER BY start_time") { s in
+            try rows("SELECT uuid, app_info_id, start_time, start_zone_offset, end_time, end_zone_offset, exercise_type, title, row_id FROM exercise_session_record_table") { s in
                 guard let from = s.int64(2), let to = s.int64(4), plausible(from, to), to >= from else {
                     outcome.skipped["a Health Connect exercise session without its times", default: 0] += 1
                     return

@@ -122,6 +122,9 @@ public struct FITMapper {
         /// The `record`s' positions (degrees) and altitudes (m), in file order, for the routes of the
         /// sessions they fall in: a session message comes after its records.
         var positions: [(time: UInt32, latitude: Double, longitude: Double, altitude: Double?)] = []
+        /// A week of one position a second: what a file may hold for its routes (a crafted 64 MiB file
+        /// of bare positions would otherwise keep some 7 million of them, about 240 MB).
+        static let maxPositions = 604_800
         /// Each session's entry (its place in `readings.entries`), span, text parts and raw members,
         /// finished with its route once every record is read.
         var pending: [(entry: Int, start: UInt32, end: UInt32, parts: [String], raw: [JSONObject.Member])] = []
@@ -181,6 +184,7 @@ public struct FITMapper {
                 guard let t, t >= FITMapper.minimumDate else { return skip("a FIT reading without a date (device time only)") }
                 if let hr, hr > 0 { sample(WearableKind.heartRate, from: t, .real(hr)) }
                 if let latitude, let longitude {
+                    guard positions.count < Self.maxPositions else { return skip("a FIT position beyond a week's worth in one file") }
                     let altitude = message.value(R.enhancedAltitude, scale: 5, offset: 500) ?? message.value(R.altitude, scale: 5, offset: 500)
                     positions.append((t, latitude * FITProfile.degreesPerSemicircle, longitude * FITProfile.degreesPerSemicircle, altitude))
                 }

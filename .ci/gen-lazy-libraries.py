@@ -64,6 +64,9 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
 // The sealed scratch copy of a foreign database and its VFS (sealed.c).
 #include "SealedScratch.h"
 
+// SQLCipher's page HMAC and cipher through OpenSSL objects made once per connection (pagecrypto.c).
+#include "PageCrypto.h"
+
 // One of sqlite3_db_config's on/off settings (SQLITE_DBCONFIG_DEFENSIVE, …), for a foreign database
 // opened read-only (Database.openForeign).
 static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value) {
@@ -87,7 +90,7 @@ static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value)
     functions.OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_CONFIG, NULL);""",
         "prelude": [],
         "includes": ["<openssl/crypto.h>", "<openssl/err.h>", "<openssl/evp.h>", "<openssl/kdf.h>",
-                     "<openssl/rand.h>", "<openssl/opensslv.h>", "<openssl/x509.h>", "<openssl/x509v3.h>"],
+                     "<openssl/rand.h>", "<openssl/opensslv.h>", "<openssl/params.h>", "<openssl/core_names.h>", "<openssl/x509.h>", "<openssl/x509v3.h>"],
         "pkg_config": "libcrypto",
         "functions": """CRYPTO_memcmp ERR_clear_error EVP_CIPHER_CTX_ctrl EVP_CIPHER_CTX_free EVP_CIPHER_CTX_new EVP_DecryptFinal_ex
             EVP_DecryptInit_ex EVP_DecryptUpdate EVP_Digest EVP_DigestFinal_ex EVP_DigestInit_ex EVP_DigestSign
@@ -97,6 +100,9 @@ static inline int hreader_sqlite3_db_config_flag(sqlite3 *db, int op, int value)
             EVP_PKEY_CTX_set1_hkdf_salt EVP_PKEY_CTX_set_hkdf_md EVP_PKEY_derive EVP_PKEY_derive_init EVP_PKEY_free
             EVP_PKEY_new_raw_private_key EVP_aes_256_ctr EVP_aes_256_gcm EVP_sha1 EVP_sha256 OPENSSL_cleanse OPENSSL_init_crypto OpenSSL_version
             PKCS5_PBKDF2_HMAC RAND_bytes d2i_PUBKEY
+            EVP_MAC_fetch EVP_MAC_CTX_new EVP_MAC_CTX_free EVP_MAC_CTX_get_mac_size EVP_MAC_init EVP_MAC_update EVP_MAC_final
+            EVP_CIPHER_fetch EVP_CipherInit_ex2 EVP_CipherUpdate EVP_CipherFinal_ex EVP_CIPHER_CTX_set_padding
+            OSSL_PARAM_construct_utf8_string OSSL_PARAM_construct_end
             ASN1_STRING_get0_data ASN1_STRING_length EVP_PKEY_eq GENERAL_NAMES_free OPENSSL_sk_free OPENSSL_sk_new_null
             OPENSSL_sk_num OPENSSL_sk_push OPENSSL_sk_value X509_STORE_CTX_free X509_STORE_CTX_get_error X509_STORE_CTX_init
             X509_STORE_CTX_new X509_STORE_CTX_set_time X509_STORE_add_cert X509_STORE_free X509_STORE_new X509_STORE_set_flags
@@ -222,7 +228,9 @@ def header(lib):
               f"/// The table once the library is loaded, else NULL.",
               f"extern const struct hreader_{p}_functions *hreader_{p}_table;",
               f"/// Loads the library and fills the table (once); prints one line and exits if it cannot.",
-              f"const struct hreader_{p}_functions *hreader_{p}_load(void);", "",
+              f"const struct hreader_{p}_functions *hreader_{p}_load(void);",
+              f"/// The library's handle once loaded, else NULL: for symbols a version may lack (dlsym, NULL-checked).",
+              f"extern void *hreader_{p}_library;", "",
               f"static inline const struct hreader_{p}_functions *hreader_{p}(void) {{",
               f"    const struct hreader_{p}_functions *table = __atomic_load_n(&hreader_{p}_table, __ATOMIC_ACQUIRE);",
               f"    return table ? table : hreader_{p}_load();",
@@ -257,6 +265,7 @@ def loader(lib):
 #include <pthread.h>
 
 const struct hreader_{p}_functions *hreader_{p}_table;
+void *hreader_{p}_library;
 static struct hreader_{p}_functions functions;
 
 static void load(void) {{
@@ -273,7 +282,8 @@ static void load(void) {{
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
     HREADER_{p.upper()}_FUNCTIONS(HREADER_RESOLVE)
 #undef HREADER_RESOLVE
-{after}    __atomic_store_n(&hreader_{p}_table, &functions, __ATOMIC_RELEASE);
+{after}    hreader_{p}_library = library;
+    __atomic_store_n(&hreader_{p}_table, &functions, __ATOMIC_RELEASE);
 }}
 
 const struct hreader_{p}_functions *hreader_{p}_load(void) {{

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 const struct hreader_libxml2_functions *hreader_libxml2_table;
+void *hreader_libxml2_library;
 static struct hreader_libxml2_functions functions;
 
 static void load(void) {
@@ -22,6 +23,7 @@ static void load(void) {
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
     HREADER_LIBXML2_FUNCTIONS(HREADER_RESOLVE)
 #undef HREADER_RESOLVE
+    hreader_libxml2_library = library;
     __atomic_store_n(&hreader_libxml2_table, &functions, __ATOMIC_RELEASE);
 }
 

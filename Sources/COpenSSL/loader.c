@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 const struct hreader_openssl_functions *hreader_openssl_table;
+void *hreader_openssl_library;
 static struct hreader_openssl_functions functions;
 
 static void load(void) {
@@ -26,6 +27,7 @@ static void load(void) {
     // OPENSSL_cleanup at exit, which freed every provider and table one by one, a fifth of a
     // millisecond of every command, for memory the process's end returns anyway.
     functions.OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_CONFIG, NULL);
+    hreader_openssl_library = library;
     __atomic_store_n(&hreader_openssl_table, &functions, __ATOMIC_RELEASE);
 }
 

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 const struct hreader_qrencode_functions *hreader_qrencode_table;
+void *hreader_qrencode_library;
 static struct hreader_qrencode_functions functions;
 
 static void load(void) {
@@ -22,6 +23,7 @@ static void load(void) {
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
     HREADER_QRENCODE_FUNCTIONS(HREADER_RESOLVE)
 #undef HREADER_RESOLVE
+    hreader_qrencode_library = library;
     __atomic_store_n(&hreader_qrencode_table, &functions, __ATOMIC_RELEASE);
 }
 

@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 const struct hreader_sqlcipher_functions *hreader_sqlcipher_table;
+void *hreader_sqlcipher_library;
 static struct hreader_sqlcipher_functions functions;
 
 static void load(void) {
@@ -26,6 +27,7 @@ static void load(void) {
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
     HREADER_SQLCIPHER_FUNCTIONS(HREADER_RESOLVE)
 #undef HREADER_RESOLVE
+    hreader_sqlcipher_library = library;
     __atomic_store_n(&hreader_sqlcipher_table, &functions, __ATOMIC_RELEASE);
 }
 

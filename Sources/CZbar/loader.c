@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 const struct hreader_zbar_functions *hreader_zbar_table;
+void *hreader_zbar_library;
 static struct hreader_zbar_functions functions;
 
 static void load(void) {
@@ -22,6 +23,7 @@ static void load(void) {
 #define HREADER_RESOLVE(name) functions.name = (__typeof__(functions.name))hreader_library_symbol(library, what, hint, #name);
     HREADER_ZBAR_FUNCTIONS(HREADER_RESOLVE)
 #undef HREADER_RESOLVE
+    hreader_zbar_library = library;
     __atomic_store_n(&hreader_zbar_table, &functions, __ATOMIC_RELEASE);
 }
 

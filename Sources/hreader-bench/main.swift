@@ -48,7 +48,7 @@ let entryCount = Int(ProcessInfo.processInfo.environment["HREADER_BENCH_ENTRIES"
 say("hreader benchmarks (release build; SQLCipher \(Database.libraryCipherVersion() ?? "?"), \(ProcessInfo.processInfo.activeProcessorCount) cores)")
 
 // HREADER_BENCH_ONLY=NAME[,NAME…] runs only those groups (for a quick figure while working on one thing):
-// import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, documents (a 50 MB PDF,
+// import (sections 4 to 6 and Apple Health), apple-health, backup, json, ccda, page-crypto, documents (a 50 MB PDF,
 // HREADER_BENCH_DOCUMENT_MB, and 2,000 notes over HTTP), reconcile, startup, search, health-cards
 // (HREADER_BENCH_CARDS, 1,000), papers (OCR and PDF text), providers (HREADER_BENCH_BRANDS), serve (the
 // web view and its load run on HREADER_BENCH_SERVE_VAULT, opened with HREADER_SESSION), wearables (FIT,
@@ -68,6 +68,7 @@ let groups: [String: () async throws -> Void] = [
     },
     "reconcile": { try runReconcileBenchmarks(scratch: scratch, password: password) },
     "startup": { try runStartupBenchmarks() },
+    "page-crypto": { try runPageCryptoBenchmarks(scratch: scratch) },
     "search": { try runSearchBenchmarks(scratch: scratch, password: password) },
     "health-cards": { try runHealthCardBenchmarks(scratch: scratch, password: password) },
     "papers": { try runPapersBenchmarks(scratch: scratch, password: password) },
@@ -233,6 +234,7 @@ try runWearablesBenchmarks(scratch: scratch, password: password)
 try runCCDABenchmarks(scratch: scratch, password: password)
 try runReconcileBenchmarks(scratch: scratch, password: password)
 try runStartupBenchmarks()
+try runPageCryptoBenchmarks(scratch: scratch)
 try runSearchBenchmarks(scratch: scratch, password: password)
 try runHealthCardBenchmarks(scratch: scratch, password: password)
 try runProvidersBenchmarks(scratch: scratch)

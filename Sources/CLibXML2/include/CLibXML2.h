@@ -126,6 +126,8 @@ struct hreader_libxml2_functions {
 extern const struct hreader_libxml2_functions *hreader_libxml2_table;
 /// Loads the library and fills the table (once); prints one line and exits if it cannot.
 const struct hreader_libxml2_functions *hreader_libxml2_load(void);
+/// The library's handle once loaded, else NULL: for symbols a version may lack (dlsym, NULL-checked).
+extern void *hreader_libxml2_library;
 
 static inline const struct hreader_libxml2_functions *hreader_libxml2(void) {
     const struct hreader_libxml2_functions *table = __atomic_load_n(&hreader_libxml2_table, __ATOMIC_ACQUIRE);

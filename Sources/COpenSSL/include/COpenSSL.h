@@ -47,6 +47,20 @@
 #define PKCS5_PBKDF2_HMAC hreader_lib_PKCS5_PBKDF2_HMAC
 #define RAND_bytes hreader_lib_RAND_bytes
 #define d2i_PUBKEY hreader_lib_d2i_PUBKEY
+#define EVP_MAC_fetch hreader_lib_EVP_MAC_fetch
+#define EVP_MAC_CTX_new hreader_lib_EVP_MAC_CTX_new
+#define EVP_MAC_CTX_free hreader_lib_EVP_MAC_CTX_free
+#define EVP_MAC_CTX_get_mac_size hreader_lib_EVP_MAC_CTX_get_mac_size
+#define EVP_MAC_init hreader_lib_EVP_MAC_init
+#define EVP_MAC_update hreader_lib_EVP_MAC_update
+#define EVP_MAC_final hreader_lib_EVP_MAC_final
+#define EVP_CIPHER_fetch hreader_lib_EVP_CIPHER_fetch
+#define EVP_CipherInit_ex2 hreader_lib_EVP_CipherInit_ex2
+#define EVP_CipherUpdate hreader_lib_EVP_CipherUpdate
+#define EVP_CipherFinal_ex hreader_lib_EVP_CipherFinal_ex
+#define EVP_CIPHER_CTX_set_padding hreader_lib_EVP_CIPHER_CTX_set_padding
+#define OSSL_PARAM_construct_utf8_string hreader_lib_OSSL_PARAM_construct_utf8_string
+#define OSSL_PARAM_construct_end hreader_lib_OSSL_PARAM_construct_end
 #define ASN1_STRING_get0_data hreader_lib_ASN1_STRING_get0_data
 #define ASN1_STRING_length hreader_lib_ASN1_STRING_length
 #define EVP_PKEY_eq hreader_lib_EVP_PKEY_eq
@@ -77,6 +91,8 @@
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
 #include <openssl/opensslv.h>
+#include <openssl/params.h>
+#include <openssl/core_names.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #undef CRYPTO_memcmp
@@ -123,6 +139,20 @@
 #undef PKCS5_PBKDF2_HMAC
 #undef RAND_bytes
 #undef d2i_PUBKEY
+#undef EVP_MAC_fetch
+#undef EVP_MAC_CTX_new
+#undef EVP_MAC_CTX_free
+#undef EVP_MAC_CTX_get_mac_size
+#undef EVP_MAC_init
+#undef EVP_MAC_update
+#undef EVP_MAC_final
+#undef EVP_CIPHER_fetch
+#undef EVP_CipherInit_ex2
+#undef EVP_CipherUpdate
+#undef EVP_CipherFinal_ex
+#undef EVP_CIPHER_CTX_set_padding
+#undef OSSL_PARAM_construct_utf8_string
+#undef OSSL_PARAM_construct_end
 #undef ASN1_STRING_get0_data
 #undef ASN1_STRING_length
 #undef EVP_PKEY_eq
@@ -194,6 +224,20 @@
     X(PKCS5_PBKDF2_HMAC) \
     X(RAND_bytes) \
     X(d2i_PUBKEY) \
+    X(EVP_MAC_fetch) \
+    X(EVP_MAC_CTX_new) \
+    X(EVP_MAC_CTX_free) \
+    X(EVP_MAC_CTX_get_mac_size) \
+    X(EVP_MAC_init) \
+    X(EVP_MAC_update) \
+    X(EVP_MAC_final) \
+    X(EVP_CIPHER_fetch) \
+    X(EVP_CipherInit_ex2) \
+    X(EVP_CipherUpdate) \
+    X(EVP_CipherFinal_ex) \
+    X(EVP_CIPHER_CTX_set_padding) \
+    X(OSSL_PARAM_construct_utf8_string) \
+    X(OSSL_PARAM_construct_end) \
     X(ASN1_STRING_get0_data) \
     X(ASN1_STRING_length) \
     X(EVP_PKEY_eq) \
@@ -264,6 +308,20 @@ struct hreader_openssl_functions {
     __typeof__(hreader_lib_PKCS5_PBKDF2_HMAC) *PKCS5_PBKDF2_HMAC;
     __typeof__(hreader_lib_RAND_bytes) *RAND_bytes;
     __typeof__(hreader_lib_d2i_PUBKEY) *d2i_PUBKEY;
+    __typeof__(hreader_lib_EVP_MAC_fetch) *EVP_MAC_fetch;
+    __typeof__(hreader_lib_EVP_MAC_CTX_new) *EVP_MAC_CTX_new;
+    __typeof__(hreader_lib_EVP_MAC_CTX_free) *EVP_MAC_CTX_free;
+    __typeof__(hreader_lib_EVP_MAC_CTX_get_mac_size) *EVP_MAC_CTX_get_mac_size;
+    __typeof__(hreader_lib_EVP_MAC_init) *EVP_MAC_init;
+    __typeof__(hreader_lib_EVP_MAC_update) *EVP_MAC_update;
+    __typeof__(hreader_lib_EVP_MAC_final) *EVP_MAC_final;
+    __typeof__(hreader_lib_EVP_CIPHER_fetch) *EVP_CIPHER_fetch;
+    __typeof__(hreader_lib_EVP_CipherInit_ex2) *EVP_CipherInit_ex2;
+    __typeof__(hreader_lib_EVP_CipherUpdate) *EVP_CipherUpdate;
+    __typeof__(hreader_lib_EVP_CipherFinal_ex) *EVP_CipherFinal_ex;
+    __typeof__(hreader_lib_EVP_CIPHER_CTX_set_padding) *EVP_CIPHER_CTX_set_padding;
+    __typeof__(hreader_lib_OSSL_PARAM_construct_utf8_string) *OSSL_PARAM_construct_utf8_string;
+    __typeof__(hreader_lib_OSSL_PARAM_construct_end) *OSSL_PARAM_construct_end;
     __typeof__(hreader_lib_ASN1_STRING_get0_data) *ASN1_STRING_get0_data;
     __typeof__(hreader_lib_ASN1_STRING_length) *ASN1_STRING_length;
     __typeof__(hreader_lib_EVP_PKEY_eq) *EVP_PKEY_eq;
@@ -294,6 +352,8 @@ struct hreader_openssl_functions {
 extern const struct hreader_openssl_functions *hreader_openssl_table;
 /// Loads the library and fills the table (once); prints one line and exits if it cannot.
 const struct hreader_openssl_functions *hreader_openssl_load(void);
+/// The library's handle once loaded, else NULL: for symbols a version may lack (dlsym, NULL-checked).
+extern void *hreader_openssl_library;
 
 static inline const struct hreader_openssl_functions *hreader_openssl(void) {
     const struct hreader_openssl_functions *table = __atomic_load_n(&hreader_openssl_table, __ATOMIC_ACQUIRE);
@@ -344,6 +404,20 @@ static inline const char * OpenSSL_version(__typeof__(int) a0) { return hreader_
 static inline int PKCS5_PBKDF2_HMAC(__typeof__(const char *) a0, __typeof__(int) a1, __typeof__(const unsigned char *) a2, __typeof__(int) a3, __typeof__(int) a4, __typeof__(const EVP_MD *) a5, __typeof__(int) a6, __typeof__(unsigned char *) a7) { return hreader_openssl()->PKCS5_PBKDF2_HMAC(a0, a1, a2, a3, a4, a5, a6, a7); }
 static inline int RAND_bytes(__typeof__(unsigned char *) a0, __typeof__(int) a1) { return hreader_openssl()->RAND_bytes(a0, a1); }
 static inline EVP_PKEY * d2i_PUBKEY(__typeof__(EVP_PKEY **) a0, __typeof__(const unsigned char **) a1, __typeof__(long) a2) { return hreader_openssl()->d2i_PUBKEY(a0, a1, a2); }
+static inline EVP_MAC * EVP_MAC_fetch(__typeof__(OSSL_LIB_CTX *) a0, __typeof__(const char *) a1, __typeof__(const char *) a2) { return hreader_openssl()->EVP_MAC_fetch(a0, a1, a2); }
+static inline EVP_MAC_CTX * EVP_MAC_CTX_new(__typeof__(EVP_MAC *) a0) { return hreader_openssl()->EVP_MAC_CTX_new(a0); }
+static inline void EVP_MAC_CTX_free(__typeof__(EVP_MAC_CTX *) a0) { hreader_openssl()->EVP_MAC_CTX_free(a0); }
+static inline size_t EVP_MAC_CTX_get_mac_size(__typeof__(EVP_MAC_CTX *) a0) { return hreader_openssl()->EVP_MAC_CTX_get_mac_size(a0); }
+static inline int EVP_MAC_init(__typeof__(EVP_MAC_CTX *) a0, __typeof__(const unsigned char *) a1, __typeof__(size_t) a2, __typeof__(const OSSL_PARAM *) a3) { return hreader_openssl()->EVP_MAC_init(a0, a1, a2, a3); }
+static inline int EVP_MAC_update(__typeof__(EVP_MAC_CTX *) a0, __typeof__(const unsigned char *) a1, __typeof__(size_t) a2) { return hreader_openssl()->EVP_MAC_update(a0, a1, a2); }
+static inline int EVP_MAC_final(__typeof__(EVP_MAC_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(size_t *) a2, __typeof__(size_t) a3) { return hreader_openssl()->EVP_MAC_final(a0, a1, a2, a3); }
+static inline EVP_CIPHER * EVP_CIPHER_fetch(__typeof__(OSSL_LIB_CTX *) a0, __typeof__(const char *) a1, __typeof__(const char *) a2) { return hreader_openssl()->EVP_CIPHER_fetch(a0, a1, a2); }
+static inline int EVP_CipherInit_ex2(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(const EVP_CIPHER *) a1, __typeof__(const unsigned char *) a2, __typeof__(const unsigned char *) a3, __typeof__(int) a4, __typeof__(const OSSL_PARAM *) a5) { return hreader_openssl()->EVP_CipherInit_ex2(a0, a1, a2, a3, a4, a5); }
+static inline int EVP_CipherUpdate(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(int *) a2, __typeof__(const unsigned char *) a3, __typeof__(int) a4) { return hreader_openssl()->EVP_CipherUpdate(a0, a1, a2, a3, a4); }
+static inline int EVP_CipherFinal_ex(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(unsigned char *) a1, __typeof__(int *) a2) { return hreader_openssl()->EVP_CipherFinal_ex(a0, a1, a2); }
+static inline int EVP_CIPHER_CTX_set_padding(__typeof__(EVP_CIPHER_CTX *) a0, __typeof__(int) a1) { return hreader_openssl()->EVP_CIPHER_CTX_set_padding(a0, a1); }
+static inline OSSL_PARAM OSSL_PARAM_construct_utf8_string(__typeof__(const char *) a0, __typeof__(char *) a1, __typeof__(size_t) a2) { return hreader_openssl()->OSSL_PARAM_construct_utf8_string(a0, a1, a2); }
+static inline OSSL_PARAM OSSL_PARAM_construct_end(void) { return hreader_openssl()->OSSL_PARAM_construct_end(); }
 static inline const unsigned char * ASN1_STRING_get0_data(__typeof__(const ASN1_STRING *) a0) { return hreader_openssl()->ASN1_STRING_get0_data(a0); }
 static inline int ASN1_STRING_length(__typeof__(const ASN1_STRING *) a0) { return hreader_openssl()->ASN1_STRING_length(a0); }
 static inline int EVP_PKEY_eq(__typeof__(const EVP_PKEY *) a0, __typeof__(const EVP_PKEY *) a1) { return hreader_openssl()->EVP_PKEY_eq(a0, a1); }

@@ -23,6 +23,8 @@ struct hreader_qrencode_functions {
 extern const struct hreader_qrencode_functions *hreader_qrencode_table;
 /// Loads the library and fills the table (once); prints one line and exits if it cannot.
 const struct hreader_qrencode_functions *hreader_qrencode_load(void);
+/// The library's handle once loaded, else NULL: for symbols a version may lack (dlsym, NULL-checked).
+extern void *hreader_qrencode_library;
 
 static inline const struct hreader_qrencode_functions *hreader_qrencode(void) {
     const struct hreader_qrencode_functions *table = __atomic_load_n(&hreader_qrencode_table, __ATOMIC_ACQUIRE);

@@ -213,6 +213,8 @@ struct hreader_sqlcipher_functions {
 extern const struct hreader_sqlcipher_functions *hreader_sqlcipher_table;
 /// Loads the library and fills the table (once); prints one line and exits if it cannot.
 const struct hreader_sqlcipher_functions *hreader_sqlcipher_load(void);
+/// The library's handle once loaded, else NULL: for symbols a version may lack (dlsym, NULL-checked).
+extern void *hreader_sqlcipher_library;
 
 static inline const struct hreader_sqlcipher_functions *hreader_sqlcipher(void) {
     const struct hreader_sqlcipher_functions *table = __atomic_load_n(&hreader_sqlcipher_table, __ATOMIC_ACQUIRE);
@@ -275,6 +277,9 @@ static inline int hreader_sqlite3_disable_memory_statistics(void) {
 
 // The sealed scratch copy of a foreign database and its VFS (sealed.c).
 #include "SealedScratch.h"
+
+// SQLCipher's page HMAC and cipher through OpenSSL objects made once per connection (pagecrypto.c).
+#include "PageCrypto.h"
 
 // One of sqlite3_db_config's on/off settings (SQLITE_DBCONFIG_DEFENSIVE, …), for a foreign database
 // opened read-only (Database.openForeign).

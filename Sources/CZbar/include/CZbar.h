@@ -71,6 +71,8 @@ struct hreader_zbar_functions {
 extern const struct hreader_zbar_functions *hreader_zbar_table;
 /// Loads the library and fills the table (once); prints one line and exits if it cannot.
 const struct hreader_zbar_functions *hreader_zbar_load(void);
+/// The library's handle once loaded, else NULL: for symbols a version may lack (dlsym, NULL-checked).
+extern void *hreader_zbar_library;
 
 static inline const struct hreader_zbar_functions *hreader_zbar(void) {
     const struct hreader_zbar_functions *table = __atomic_load_n(&hreader_zbar_table, __ATOMIC_ACQUIRE);

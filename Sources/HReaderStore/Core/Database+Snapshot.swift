@@ -42,6 +42,7 @@ extension Database {
         guard rc == SQLITE_OK else { throw targetError(rc, "cannot open the snapshot file") }
         sqlite3_exec(target, "PRAGMA cipher_log_source = NONE", nil, nil, nil)
         let literal = key.hexEncoded(prefix: Array("x'".utf8), suffix: Array("'".utf8))
+        _ = hreader_page_crypto_install()
         let keyed = literal.withUnsafeBytes { sqlite3_key(target, $0.baseAddress, Int32($0.count)) }
         guard keyed == SQLITE_OK else { throw targetError(keyed, "cannot key the snapshot") }
         for pragma in ["PRAGMA cipher_page_size = 4096", "PRAGMA journal_mode = OFF", "PRAGMA synchronous = OFF",

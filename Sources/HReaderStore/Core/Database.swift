@@ -77,6 +77,7 @@ public final class Database {
         if let key {
             // The raw key literal x'…' (64 hex digits) skips SQLCipher's own KDF: the key is already random.
             let literal = key.hexEncoded(prefix: Array("x'".utf8), suffix: Array("'".utf8))
+            _ = hreader_page_crypto_install()
             let keyed = literal.withUnsafeBytes { sqlite3_key(handle, $0.baseAddress, Int32($0.count)) }
             guard keyed == SQLITE_OK else { throw db.error(keyed, sql: "sqlite3_key") }
             try db.execute("PRAGMA cipher_page_size = 4096")
@@ -129,6 +130,22 @@ public final class Database {
     /// Whether the linked SQLCipher was built with FTS5 (Debian's and Homebrew's are), which the
     /// search index (schema/004_search.sql) needs.
     public static var hasFullTextSearch: Bool { sqlite3_compileoption_used("ENABLE_FTS5") == 1 }
+
+    /// Which code checks and decrypts the pages of connections keyed from now on (CSQLCipher's
+    /// PageCrypto.h): hreader's provider, whose OpenSSL contexts are made once per connection, or
+    /// SQLCipher's own, which fetches them from OpenSSL's store for every page. The same bytes on disk.
+    public enum PageCrypto: Sendable {
+        case kept, sqlcipher
+    }
+
+    /// Chooses the page crypto for connections keyed after this (the process's setting; tests and
+    /// the benchmark compare the two). Returns whether hreader's provider is in place: false with
+    /// `.sqlcipher`, or where the SQLCipher installed is not a version it knows (4.5 and 4.6).
+    @discardableResult
+    public static func usePageCrypto(_ choice: PageCrypto) -> Bool {
+        hreader_page_crypto_set_mode(choice == .kept ? hreader_page_crypto_kept : hreader_page_crypto_sqlcipher)
+        return hreader_page_crypto_install() == 1
+    }
 
     /// The linked library's `cipher_version`, asked of a throw-away in-memory connection.
     public static func libraryCipherVersion() -> String? {

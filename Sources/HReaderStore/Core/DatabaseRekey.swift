@@ -129,6 +129,7 @@ extension Database {
         guard createEmptyFile(path) else { throw Vault.Failure.io("cannot create \(path)") }
         // The raw key literal x'…', bound as a blob so it never becomes a Swift String.
         let literal = key.hexEncoded(prefix: Array("x'".utf8), suffix: Array("'".utf8))
+        _ = hreader_page_crypto_install()
         let attach = try prepare("ATTACH DATABASE ? AS rekeyed KEY ?")
         let rc: Int32 = literal.withUnsafeBytes { bytes in
             sqlite3_bind_text(attach.handle, 1, path, -1, SQLITE_TRANSIENT)

@@ -27,6 +27,7 @@ struct ImportCommand: AsyncParsableCommand {
               hreader import --link "$(cat link.txt)" --passcode-file passcode.txt
               hreader import --apple-health export.zip --as me
               hreader import --apple-health export.zip --patient 2
+              hreader import --file export.zip --as me              (the same: an Apple Health export is recognised)
               hreader import --file activity.fit --as me            (Garmin FIT files: a file, a folder, Garmin's export zip)
               hreader import --file "Health Connect.zip" --as me    (an Android Health Connect export)
               hreader import --file takeout.zip --as me             (Fitbit's data from Google Takeout)
@@ -139,6 +140,13 @@ struct ImportCommand: AsyncParsableCommand {
     private func importFile(_ path: String) throws {
         let url = URL(fileURLWithPath: path)
         guard FileManager.default.isReadableFile(atPath: url.path) else { throw HReaderError.usage("cannot read \(path)") }
+        // An Apple Health export given as a file: imported as --apple-health would, with its rules.
+        if let export = AppleHealthExportSource.export(at: url) {
+            guard (patient.count == 1) != (relationship == .me), relationship == nil || relationship == .me else {
+                throw HReaderError.usage("\(url.lastPathComponent) is an Apple Health export: give --patient P (a local patient) or --as me")
+            }
+            return try importAppleHealth(export.path)
+        }
         let open = try global.open()
         let target = try patient.first.map { try open.patient($0) }
         let progress = ProgressLine(global: global)

@@ -119,6 +119,35 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertEqual(values, [93, 81, 87, 75, 60], "document order at 07:00:00, then 07:00:01 (entries: \(heartRates))")
     }
 
+    /// `import --file` knows an Apple Health export (the Health app's zip, the folder unzipped, the
+    /// XML) and imports it as `--apple-health` does, under the same rule (`--patient P` or `--as me`);
+    /// before, the zip was refused as "a zip without an IHE_XDM folder".
+    func testImportFileRecognisesAnAppleHealthExportInEachShape() throws {
+        let xml = Data(Self.export().utf8)
+        let zip = try zip("export.zip", [("apple_health_export/export.xml", xml), ("apple_health_export/export_cda.xml", Data("<ClinicalDocument/>".utf8))])
+        let refused = try hreader(withPassword(["import", "--file", zip]))
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("export.zip is an Apple Health export: give --patient P (a local patient) or --as me"), refused.stderr)
+
+        let first = try ok(withPassword(["import", "--file", zip, "--as", "me"]))
+        XCTAssertTrue(first.stdout.hasPrefix("Imported export.zip (apple_health_export/export.xml): "), first.stdout)
+        XCTAssertTrue(first.stdout.contains("1 workouts"), first.stdout)
+        let me = try XCTUnwrap((try json(try ok(withPassword(["patients", "list", "--json"])))["patients"] as? [[String: Any]])?
+            .first { $0["relationship"] as? String == "me" }?["id"] as? Int)
+        let count = try entries(me).count
+        XCTAssertGreaterThan(count, 5)
+
+        // The same export unzipped, as a folder and as its XML: the same person's, nothing new.
+        let folder = workDir.appendingPathComponent("apple_health_export")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try xml.write(to: folder.appendingPathComponent("export.xml"))
+        for path in [folder.path, folder.appendingPathComponent("export.xml").path] {
+            let again = try ok(withPassword(["import", "--file", path, "--as", "me"]))
+            XCTAssertTrue(again.stdout.contains(": 0 new entries, 0 updated, \(count) unchanged"), "\(path): \(again.stdout)")
+        }
+        XCTAssertEqual(try entries(me).count, count)
+    }
+
     /// An export imported under a patient later merged into another person is that person's export:
     /// imported again under the person (or under `--as me`), it adds nothing; unmerged, it is the
     /// first patient's again.

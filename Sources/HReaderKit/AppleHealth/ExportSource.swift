@@ -96,6 +96,32 @@ public final class AppleHealthExportSource {
         return data
     }
 
+    /// The Apple Health export at `url` as `import --file` meets it: the Health app's zip (its
+    /// `apple_health_export/` folder, or an `export.xml` in it), that folder unzipped (its `export.xml`),
+    /// or the XML itself (`<HealthData>` near its start). The file to import, else nil. By a look at
+    /// names and the first bytes only; the import itself checks the content.
+    public static func export(at url: URL) -> URL? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else { return nil }
+        if isDirectory.boolValue {
+            let xml = url.appendingPathComponent("export.xml")
+            return export(at: xml) == xml ? xml : nil
+        }
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: 64 << 10)) ?? Data()
+        if head.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            guard let archive = try? Archive(url: url, accessMode: .read) else { return nil }
+            for (index, entry) in archive.enumerated() {
+                if index >= 100_000 { break }
+                let path = entry.path.lowercased()
+                if path.hasPrefix("apple_health_export/") || path == "export.xml" || path.hasSuffix("/export.xml") { return url }
+            }
+            return nil
+        }
+        return isHealthData(head) ? url : nil
+    }
+
     static func isHealthData(_ head: Data) -> Bool {
         head.range(of: Data("<!DOCTYPE HealthData".utf8)) != nil || head.range(of: Data("<HealthData".utf8)) != nil
     }

@@ -148,6 +148,32 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertEqual(try entries(me).count, count)
     }
 
+    /// A workout is an item of the timeline's `workouts` (its end and its details beside its
+    /// duration), and still counted in the day's `activity` totals; `--types activity` leaves it out.
+    func testAWorkoutIsATimelineItemWithItsDetails() throws {
+        try ok(withPassword(["import", "--apple-health", try file("export.xml", Self.export()), "--as", "me"]))
+        let page = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-03-01", "--to", "2026-03-02", "--detail"])))
+        let workouts = try XCTUnwrap(page["workouts"] as? [[String: Any]], "\(page.keys.sorted())")
+        XCTAssertEqual(workouts.count, 1)
+        let run = workouts[0]
+        XCTAssertEqual(run["description"] as? String, "Running workout")
+        XCTAssertEqual(run["date"] as? Int, 1_772_384_400)       // 2026-03-01 18:00:00 +0100
+        XCTAssertEqual(run["end_date"] as? Int, 1_772_386_290)   // 18:31:30
+        XCTAssertEqual((run["measurement"] as? [String: Any])?["value"] as? Double, 31.5)
+        XCTAssertEqual(run["details"] as? String, "5.2 km, 320 kcal")
+        XCTAssertNotNil(run["entry_id"])
+        let activity = try XCTUnwrap(page["activity"] as? [[String: Any]])
+        XCTAssertEqual(activity.first { $0["description"] as? String == "Running workout" }?["total"] as? Double, 31.5)
+
+        let totalsOnly = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-03-01", "--to", "2026-03-02",
+                                                       "--types", "activity"])))
+        XCTAssertNil(totalsOnly["workouts"])
+        let listOnly = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-03-01", "--to", "2026-03-02",
+                                                     "--types", "workouts"])))
+        XCTAssertEqual((listOnly["workouts"] as? [[String: Any]])?.count, 1)
+        XCTAssertNil(listOnly["activity"])
+    }
+
     /// An export imported under a patient later merged into another person is that person's export:
     /// imported again under the person (or under `--as me`), it adds nothing; unmerged, it is the
     /// first patient's again.

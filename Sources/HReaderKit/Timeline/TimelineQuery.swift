@@ -16,6 +16,9 @@ import HReaderStore
 /// - `timeline_medications`, `regimens`: posted items' data in time order. Always present.
 /// - `levels`: posted levels merged in time order, key → values as posted. Always present.
 /// - `activity`: daily totals per description (hreader's addition), a key only when non-empty.
+/// - `workouts`: each activity entry with a start and a later end (a workout, an exercise session) as an
+///   item of its own, with `end_date` and `details` (distance, energy, route…) beside its duration
+///   (hreader's addition); it is also counted in `activity`. A key only when non-empty.
 public struct TimelineQuery {
     public var range: TimelineRange
     /// Only these payload keys (nil: all).
@@ -32,7 +35,7 @@ public struct TimelineQuery {
     /// Every key a payload may have, for `--types`.
     public static let allKeys: [String] = ["allergies", "conditions", "encounters", "immunizations", "medications",
                                            "procedures", "results", "symptoms", "observations", "vitals", "activity",
-                                           "timeline_medications", "regimens", "levels"]
+                                           "workouts", "timeline_medications", "regimens", "levels"]
 
     /// "vitals, levels" → ["vitals", "levels"]; an unknown key is a usage error naming it.
     public static func keys(parsing list: String) throws -> Set<String> {
@@ -121,8 +124,13 @@ public struct TimelineQuery {
         var vitalRows: [String: [SampleReadingsPage.Contribution]] = [:]
         var days = ActivityDays(zone: range.zone)
 
+        let wantsWorkouts = wants("workouts")
+        var workouts: [JSONValue] = []
         try EntryRepository(db).forEachTimelineRow(patientID: patientID, from: range.start, to: range.end, withCodes: detail,
                                                    series: skipped.isEmpty ? nil : { !skipped.contains($0) }) { row in
+            if wantsWorkouts, row.type == .activity, let end = row.end, end > row.time, !row.isSample {
+                workouts.append(workout(row, end: end, sources: sources, facts: facts, checks: checks))
+            }
             guard wantsType(row.type) else { return }
             switch row.type {
             case .vitalSign:
@@ -173,6 +181,8 @@ public struct TimelineQuery {
             case "activity":
                 let sorted = activity.sorted { ($0.day, $0.description) < ($1.day, $1.description) }
                 if !sorted.isEmpty { payload.members.append((key, .activity(sorted))) }
+            case "workouts":
+                if !workouts.isEmpty { payload.members.append((key, .json(.array(workouts)))) }
             case "timeline_medications", "regimens":
                 let items = try TimelineItemRepository(db).list(patientID: patientID, from: range.start, to: range.end, types: [Self.postedTypes[key]!])
                 payload.members.append((key, .json(.array(items.compactMap(Self.parsedObject)))))
@@ -183,6 +193,17 @@ public struct TimelineQuery {
             }
         }
         return payload
+    }
+
+    /// A workout as an item (`item`'s members, the duration as its measurement), with its end and its
+    /// text beside the number (what `entries show` prints as `details:`).
+    func workout(_ row: TimelineRow, end: Int64, sources: [Int64: SourceRepository.Summary],
+                 facts: [Int64: (names: [String], copies: Int)], checks: [Int64: EntryVerification]) -> JSONValue {
+        guard case var .object(members) = item(row, sources: sources, facts: facts, checks: checks) else { return .null }
+        let at = members.firstIndex { $0.0 == "date" }.map { $0 + 1 } ?? members.count
+        members.insert(("end_date", .int(end)), at: at)
+        if row.valueNumber != nil, let details = row.valueText { members.append(("details", .string(details))) }
+        return .object(members)
     }
 
     func item(_ row: TimelineRow, sources: [Int64: SourceRepository.Summary],

@@ -365,6 +365,8 @@ public struct TimelineRow: Sendable {
     public let valueText: String?
     public let unit: String?
     public let codes: [String: [String]]
+    /// The entry's end, when it states one (a workout's, a stay's); nil for samples.
+    public var end: Int64? = nil
 }
 
 extension EntryRepository {
@@ -387,7 +389,7 @@ extension EntryRepository {
         if let type { args.append(type.rawValue) }
         let sql = """
             SELECT id, uuid, source_id, type, description, coalesce(date_epoch, start_epoch, end_epoch) AS t,
-                   value_number, value_text, unit, \(withCodes ? "codes" : "NULL")
+                   value_number, value_text, unit, \(withCodes ? "codes" : "NULL"), end_epoch
             FROM entries WHERE id IN (
                 SELECT id FROM entries INDEXED BY entries_patient_date WHERE patient_id = ? AND date_epoch BETWEEN ? AND ?
                 UNION SELECT id FROM entries INDEXED BY entries_patient_start WHERE patient_id = ? AND start_epoch BETWEEN ? AND ?
@@ -398,7 +400,7 @@ extension EntryRepository {
         let stored = !includeEntries ? [] : try db.query(sql, args) { s in
             TimelineRow(id: s.int64(0)!, storedUUID: s.string(1)!, sourceID: s.int64(2)!, type: EntryType(rawValue: s.string(3)!) ?? .observation,
                         description: s.string(4) ?? "", time: s.int64(5)!, valueNumber: s.double(6), valueText: s.string(7),
-                        unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:])
+                        unit: s.string(8), codes: withCodes ? CodesJSON.decode(s.string(9)) : [:], end: s.int64(10))
         }
         let samples = SampleRepository(db: db)
         // Only the series the caller reads (a timeline page reads its vital signs and activity as

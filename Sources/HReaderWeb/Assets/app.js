@@ -29,7 +29,7 @@
     ["immunizations", "Immunizations"], ["symptoms", "Symptoms"], ["observations", "Other observations"],
   ];
 
-  const TIMELINE_KEYS = SECTIONS.map(([key]) => key).concat(["activity", "timeline_medications", "regimens", "levels"]);
+  const TIMELINE_KEYS = SECTIONS.map(([key]) => key).concat(["activity", "workouts", "timeline_medications", "regimens", "levels"]);
 
   function el(tag, attributes, ...children) {
     const node = document.createElement(tag);
@@ -158,6 +158,18 @@
                 el("a", { class: "trend-link", href }, "trend"), ...badge, ...from);
             }
             return el("li", {}, el("time", {}, dateText(item.date)), " ", item.description + value, ...badge, ...from);
+          }))));
+      }
+      // Each workout with what its device said of it (distance, energy, route), beside its duration.
+      const workouts = timeline.workouts || [];
+      if (workouts.length > 0) {
+        count += workouts.length;
+        entries.append(el("section", { class: "entry-list", "data-key": "workouts" }, el("h2", {}, `Workouts (${workouts.length})`),
+          el("ul", {}, ...workouts.map((w) => {
+            const shown = w.display !== undefined ? w.display : w.measurement && w.measurement.value !== null
+              ? `${w.measurement.value}${w.measurement.unit ? " " + w.measurement.unit : ""}` : "";
+            return el("li", {}, el("time", {}, dateText(w.date)), " ", w.description + (shown ? ` — ${shown}` : ""),
+              ...(w.details ? [" ", el("span", { class: "details" }, w.details)] : []));
           }))));
       }
       const activity = timeline.activity || [];

@@ -292,3 +292,8 @@ int hreader_page_crypto_install(void) {
     // SQLCipher's provider mutex orders this against a connection copying the provider as it is keyed.
     return register_provider(kept) && kept;
 }
+
+int hreader_page_crypto_registered(void) {
+    pthread_once(&prepared, prepare);
+    return sqlcipher.get_provider != NULL && sqlcipher.get_provider() != NULL;
+}

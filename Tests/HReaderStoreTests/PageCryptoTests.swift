@@ -63,6 +63,22 @@ final class PageCryptoTests: XCTestCase {
         try check(snapshot, key: key, rows: 10_000)
     }
 
+    /// SQLCipher frees its mutexes and forgets its provider when its last keyed connection closes; a
+    /// provider registered after that used freed mutexes (a test hung on one once). hreader keeps one
+    /// keyed connection of its own open, so SQLCipher stays active and the provider can be chosen
+    /// again between connections.
+    func testTheProviderCanBeChosenAgainAfterEveryConnectionHasClosed() throws {
+        try XCTSkipUnless(knownVersion, "SQLCipher's own provider is in use with this version")
+        let key = try SecretBytes.random(count: 32)
+        let path = root.appendingPathComponent("v.db").path
+        try write(path, key: key, rows: 0..<100, create: true)   // opened and closed: no keyed connection of the test's is left
+        XCTAssertTrue(Database.pageCryptoProviderRegistered, "SQLCipher still active with every connection of the test's closed")
+        for choice in [Database.PageCrypto.sqlcipher, .kept, .sqlcipher, .kept] {
+            XCTAssertEqual(Database.usePageCrypto(choice), choice == .kept && knownVersion)
+            XCTAssertEqual(try Database.open(path: path, key: key).scalarInt("SELECT count(*) FROM t"), 100)
+        }
+    }
+
     func testAChangedByteIsRefusedAndAWrongKeyTooWithHReadersProvider() throws {
         try XCTSkipUnless(knownVersion, "SQLCipher's own provider is in use with this version")
         XCTAssertTrue(Database.usePageCrypto(.kept))

@@ -27,4 +27,8 @@ void hreader_page_crypto_set_mode(hreader_page_crypto_mode mode);
 /// SQLCipher's own is (chosen, or an unknown SQLCipher version).
 int hreader_page_crypto_install(void);
 
+/// Whether SQLCipher has a registered provider now (it drops it when its last keyed connection
+/// closes): 1 at any time after the first install, thanks to the connection that stays open.
+int hreader_page_crypto_registered(void);
+
 #endif

@@ -147,6 +147,10 @@ public final class Database {
         return hreader_page_crypto_install() == 1
     }
 
+    /// Whether SQLCipher holds a registered provider now (tests: it must after every keyed connection
+    /// of the caller's has closed, or a provider registered then would meet freed mutexes).
+    static var pageCryptoProviderRegistered: Bool { hreader_page_crypto_registered() == 1 }
+
     /// The linked library's `cipher_version`, asked of a throw-away in-memory connection.
     public static func libraryCipherVersion() -> String? {
         var handle: OpaquePointer?

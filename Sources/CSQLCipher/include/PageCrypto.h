@@ -18,6 +18,8 @@ typedef enum {
 } hreader_page_crypto_mode;
 
 /// Chooses the provider for connections keyed after it (the process's setting; the default is kept).
+/// Changing it replaces SQLCipher's registered provider: do it while no other thread keys a connection
+/// (tests and the benchmark; hreader itself never changes it).
 void hreader_page_crypto_set_mode(hreader_page_crypto_mode mode);
 
 /// Makes sure the chosen provider is SQLCipher's default before a connection is keyed (sqlite3_key or

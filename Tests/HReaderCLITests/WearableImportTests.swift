@@ -71,6 +71,15 @@ final class WearableImportTests: CLITestCase {
         XCTAssertEqual((heart.first?["codes"] as? [String: [String]])?["LOINC"], ["8867-4"])
         XCTAssertEqual(heart.first?["unit"] as? String, "count/min")
         XCTAssertTrue(listed.contains { $0["description"] as? String == "Running workout" && $0["type"] as? String == "activity" })
+        // The session is a `workouts` item of the timeline, its distance and energy beside its duration.
+        let page = try json(try ok(withPassword(["timeline", "--patient", "\(me)", "--from", "2026-03-01", "--to", "2026-03-02",
+                                                 "--types", "workouts"])))
+        let workouts = try XCTUnwrap(page["workouts"] as? [[String: Any]], "\(page)")
+        XCTAssertEqual(workouts.map { $0["description"] as? String }, ["Running workout"])
+        XCTAssertEqual(workouts.first?["date"] as? Int, Int(start) + 631_065_600)   // FIT's epoch is 1989-12-31
+        XCTAssertGreaterThan(workouts.first?["end_date"] as? Int ?? 0, workouts.first?["date"] as? Int ?? 0)
+        let details = workouts.first?["details"] as? String ?? ""
+        XCTAssertTrue(details.hasPrefix("5 km, 320 kcal"), details)
 
         let again = try ok(withPassword(["import", "--file", path, "--as", "me"]))
         XCTAssertTrue(again.stdout.contains("0 new entries, 0 updated, 122 unchanged"), again.stdout)

@@ -53,13 +53,19 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(help: "With --file or --link: import SMART Health Cards whose issuer's keys cannot be had, marked unverified (a card that fails its check is still refused).")
     var unverified = false
 
+    /// An Apple Health export goes to one person: `--patient P` or `--as me`, not both, nothing else
+    /// (for `--apple-health`, and for an export `--file` recognises).
+    var namesOneAppleHealthPerson: Bool {
+        (patient.count == 1) != (relationship == .me) && patient.count <= 1 && (relationship == nil || relationship == .me)
+    }
+
     func validate() throws {
         guard [server, file, appleHealth, link].compactMap({ $0 }).count == 1 else {
             throw ValidationError("give one of --server URL, --file FILE, --link LINK or --apple-health FILE")
         }
         if passcodeFile != nil, link == nil { throw ValidationError("--passcode-file goes with --link") }
         if appleHealth != nil {
-            guard (patient.count == 1) != (relationship == .me), patient.count <= 1, relationship == nil || relationship == .me else {
+            guard namesOneAppleHealthPerson else {
                 throw ValidationError("with --apple-health give --patient P (a local patient) or --as me")
             }
             guard !all, tokenFile == nil, kind == nil else { throw ValidationError("--all, --kind and --token-file go with --server") }
@@ -142,7 +148,7 @@ struct ImportCommand: AsyncParsableCommand {
         guard FileManager.default.isReadableFile(atPath: url.path) else { throw HReaderError.usage("cannot read \(path)") }
         // An Apple Health export given as a file: imported as --apple-health would, with its rules.
         if let export = AppleHealthExportSource.export(at: url) {
-            guard (patient.count == 1) != (relationship == .me), relationship == nil || relationship == .me else {
+            guard namesOneAppleHealthPerson else {
                 throw HReaderError.usage("\(url.lastPathComponent) is an Apple Health export: give --patient P (a local patient) or --as me")
             }
             return try importAppleHealth(export.path)

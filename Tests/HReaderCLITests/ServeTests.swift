@@ -332,6 +332,10 @@ final class ServeTests: CLITestCase {
             records.append(AppleHealthTests.record("HKQuantityTypeIdentifierBloodGlucose", String(value), "mg/dL", "2026-03-\(i) 07:00:00 +0000"))
         }
         records.append(AppleHealthTests.record("HKQuantityTypeIdentifierHeartRate", "64", "count/min", "2026-03-08 09:00:00 +0000", source: "Zoë’s iPhone"))
+        // A sleep stage (a category: its value is a word) and a weight written "72.50" (kept as that text).
+        records.append(#"<Record type="HKCategoryTypeIdentifierSleepAnalysis" sourceName="Test Watch" creationDate="2030-01-02 07:00:00 +0000" "#
+                       + #"startDate="2030-01-02 05:00:00 +0000" endDate="2030-01-02 06:00:00 +0000" value="HKCategoryValueSleepAnalysisAsleepCore"/>"#)
+        records.append(AppleHealthTests.record("HKQuantityTypeIdentifierBodyMass", "72.50", "kg", "2030-01-02 07:30:00 +0000"))
         try ok(withPassword(["import", "--apple-health", try file("export.xml", AppleHealthTests.export(extraRecords: records)), "--as", "me"]))
 
         let json = try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["search", "glucose", "--json"])).stdout.utf8)) as? [String: Any]
@@ -342,6 +346,11 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(glucose["count"] as? Int, 3)
         XCTAssertEqual((glucose["latest"] as? [String: Any])?["value"] as? Double, 98)
         XCTAssertEqual(glucose["snippet"] as? String, "3 readings, 2026-03-05 to 2026-03-07; latest 98 mg/dL")
+        // The latest value as its entry shows it: a sleep stage in words, a weight written as text a number with its unit.
+        let sleep = try ok(withPassword(["search", "sleep"])).stdout
+        XCTAssertTrue(sleep.contains("; latest Asleep core") && !sleep.contains("HKCategoryValue"), sleep)
+        let weight = try ok(withPassword(["search", "body", "mass"])).stdout
+        XCTAssertTrue(weight.contains("2030-01-02; latest 72.5 kg"), weight)
 
         // Two sources' heart rate (a watch's, with its motion context, and a phone's): one hit; a code finds it too.
         let heart = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(try ok(withPassword(["search", "heart", "rate", "--json"])).stdout.utf8))

@@ -270,8 +270,14 @@ struct SampleRepository {
     /// The entry's value as the mapping gave it: a number when the text reads as one, else the text in words.
     static func value(_ sample: Sample) -> (number: Double?, text: String?) {
         if let number = sample.valueNumber { return (number, nil) }
-        if let number = Double(sample.valueText), number.isFinite { return (number, nil) }
-        return (nil, sample.valueText.isEmpty ? nil : HealthKitText.readable(sample.valueText))
+        return value(text: sample.valueText)
+    }
+
+    /// A value stored as text, as an entry shows it: the number it reads as (`"72.50"`), else its words
+    /// (`HKCategoryValueSleepAnalysisAsleepCore` → "Asleep core"); nil for an empty text.
+    static func value(text: String) -> (number: Double?, text: String?) {
+        if let number = Double(text), number.isFinite { return (number, nil) }
+        return (nil, text.isEmpty ? nil : HealthKitText.readable(text))
     }
 
     /// The uuid readers see: a UUID version 8 (custom) naming the sample id, not random.

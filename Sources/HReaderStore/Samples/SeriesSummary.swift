@@ -16,6 +16,7 @@ public struct SeriesSummary: Sendable, Equatable {
     public let count: Int
     public let first: Int64?
     public let last: Int64?
+    /// The newest reading as its entry shows it (`SampleRepository.value`): a number, or else words.
     public let latestNumber: Double?
     public let latestText: String?
 }
@@ -33,10 +34,12 @@ extension EntryRepository {
                    (SELECT value FROM samples WHERE series_id = ss.id ORDER BY start_epoch DESC LIMIT 1)
             FROM sample_series ss\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) ORDER BY id
             """, arguments) { s in
-            SeriesSummary(id: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
-                          description: s.string(3) ?? "", kind: s.string(4) ?? "", unit: s.string(5) ?? "",
-                          codes: CodesJSON.decode(s.string(6) ?? "{}"), count: Int(s.int64(7) ?? 0), first: s.int64(8), last: s.int64(9),
-                          latestNumber: s.isReal(10) ? s.double(10) : nil, latestText: s.isReal(10) ? nil : s.string(10))
+            // The newest value as its entry shows it: a text that reads as a number is one, other text in words.
+            let latest: (number: Double?, text: String?) = s.isReal(10) ? (s.double(10), nil) : s.string(10).map(SampleRepository.value(text:)) ?? (nil, nil)
+            return SeriesSummary(id: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
+                                 description: s.string(3) ?? "", kind: s.string(4) ?? "", unit: s.string(5) ?? "",
+                                 codes: CodesJSON.decode(s.string(6) ?? "{}"), count: Int(s.int64(7) ?? 0), first: s.int64(8), last: s.int64(9),
+                                 latestNumber: latest.number, latestText: latest.text)
         }
     }
 }

@@ -219,6 +219,35 @@ final class ExportTests: CLITestCase {
         try validateFHIR([hours.bundle])
     }
 
+    /// Distance is a day total too (issue 40: steps, distance and energy), in metres whatever unit each
+    /// reading was written in: a phone's kilometres and a watch's metres of one day are one sum, and so
+    /// are kilojoules and kilocalories of energy.
+    func testGroupPerDaySumsDistanceAndEnergyInTheirCodesUnitWhateverUnitEachReadingHas() throws {
+        let distance = "HKQuantityTypeIdentifierDistanceWalkingRunning"
+        var samples = [observation("km", "55430-3", "activity", "Walking and running distance", healthKit: distance,
+                                   at: "2026-11-01T08:00:00Z", end: "2026-11-01T08:30:00Z", value: 1.5, unit: "km")]
+        for n in 0..<4 {
+            samples.append(observation("m-\(n)", "55430-3", "activity", "Walking and running distance", healthKit: distance,
+                                       at: "2026-11-01T1\(n):00:00Z", end: "2026-11-01T1\(n):10:00Z", value: 250, unit: "m"))
+        }
+        samples.append(observation("kj", "41981-2", "activity", "Active energy", at: "2026-11-01T09:00:00Z", end: "2026-11-01T09:20:00Z",
+                                   value: 41.84, unit: "kJ"))
+        samples.append(observation("kcal", "41981-2", "activity", "Active energy", at: "2026-11-01T10:00:00Z", end: "2026-11-01T10:20:00Z",
+                                   value: 10, unit: "kcal"))
+        try importObservations(samples)
+
+        let exported = try exportToFile(["--group", "day"])
+        let walked = exported.observations.filter { loinc($0) == "55430-3" }
+        XCTAssertEqual(walked.count, 1, "one day, one Observation: \(walked)")
+        XCTAssertEqual(walked.first.flatMap(quantity)?.value, 2500, "1.5 km and 4 × 250 m")
+        XCTAssertEqual(walked.first.flatMap(quantity)?.code, "m", "the code's unit, not the first reading's km")
+        XCTAssertEqual(walked.first.flatMap(identifier)?.system, "urn:hreader:group")
+        let energy = exported.observations.filter { loinc($0) == "41981-2" }
+        XCTAssertEqual(energy.map { quantity($0)?.value }, [20], "41.84 kJ are 10 kcal")
+        XCTAssertEqual(energy.map { quantity($0)?.code }, ["kcal"])
+        try validateFHIR([exported.bundle])
+    }
+
     /// One calendar: the export counts its hours and days with the timeline's clock (the C library's
     /// tzdata), so the night Paris puts its clocks back (25 October 2026, 03:00 CEST → 02:00 CET) has
     /// two hours that read 02:xx, each its own, a 25-hour day, and the day's steps are the timeline's.

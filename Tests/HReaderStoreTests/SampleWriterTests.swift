@@ -149,3 +149,43 @@ final class SampleWriterTests: XCTestCase {
         XCTAssertTrue(whole.contains { EntryRepository.isSample($0) } && whole.contains { !EntryRepository.isSample($0) })
     }
 }
+
+/// Schema 14: walking and running distance was coded with 41953-8, which is no LOINC code; a vault
+/// from before has its series and entries of the mapping recoded to 55430-3, and nothing else.
+final class WalkingDistanceCodeMigrationTests: XCTestCase {
+    func testASchemaThirteenVaultHasItsWalkingDistanceRecoded() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hreader-loinc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: root) }
+        let db = try Database.open(path: root.appendingPathComponent("v.db").path, key: try SecretBytes.random(count: 32), create: true)
+        try Migrator(migrations: Migrator.embedded.filter { $0.version <= 13 }).migrate(db)
+        let source = try SourceRepository(db).findOrCreate(kind: .appleHealth, baseURL: "apple-health:test", displayName: "Health",
+                                                           now: "2024-01-01T00:00:00Z")
+        let patient = try PatientRepository(db).add(NewPatient(firstName: "Ann", lastName: "Lee", raw: "{}")).id
+        let old = #"{"LOINC":["41953-8"],"com.apple.health":["HKQuantityTypeIdentifierDistanceWalkingRunning"]}"#
+        let steps = #"{"LOINC":["55423-8"],"com.apple.health":["HKQuantityTypeIdentifierStepCount"]}"#
+        for (type, codes) in [("HKQuantityTypeIdentifierDistanceWalkingRunning", old), ("HKQuantityTypeIdentifierStepCount", steps)] {
+            try db.execute("""
+                INSERT INTO sample_series (patient_id, source_id, hk_type, layout, type, description, codes, source_patient_id)
+                VALUES (?, ?, ?, 'type', 'activity', 'd', ?, ?)
+                """, [patient, source, type, codes, patient])
+        }
+        let entries = EntryRepository(db)
+        var distance = EntryContent(type: .activity, description: "Walking and running distance")
+        distance.codes = ["LOINC": ["41953-8"], "com.apple.health": ["HKQuantityTypeIdentifierDistanceWalkingRunning"]]
+        let mapped = try entries.insert(patientID: patient, content: distance, sourceID: source, remoteID: "HK:1")
+        // A server's own code is its own, whatever it is: only what the mapping wrote is recoded.
+        var foreign = EntryContent(type: .observation, description: "Something a server coded so")
+        foreign.codes = ["LOINC": ["41953-8"]]
+        let kept = try entries.insert(patientID: patient, content: foreign)
+
+        try Migrator().migrate(db)
+        XCTAssertEqual(try db.query("SELECT codes FROM sample_series ORDER BY id") { $0.string(0)! },
+                       [#"{"LOINC":["55430-3"],"com.apple.health":["HKQuantityTypeIdentifierDistanceWalkingRunning"]}"#, steps])
+        XCTAssertEqual(try entries.get(id: mapped)?.content.codes["LOINC"], ["55430-3"])
+        XCTAssertEqual(try entries.get(id: kept)?.content.codes["LOINC"], ["41953-8"])
+        XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM entries_search WHERE entries_search MATCH '\"55430\"'"), 1,
+                       "the search index has the new code")
+    }
+}
+

@@ -25,7 +25,7 @@ HKQuantityTypeIdentifierActiveEnergyBurned	activity	41981-2	Active energy burned
 HKQuantityTypeIdentifierBasalEnergyBurned	activity	-	Resting energy burned
 HKQuantityTypeIdentifierDietaryEnergyConsumed	activity	9052-2	Dietary energy
 HKQuantityTypeIdentifierDietaryWater	activity	-	Water
-HKQuantityTypeIdentifierDistanceWalkingRunning	activity	41953-8	Walking and running distance
+HKQuantityTypeIdentifierDistanceWalkingRunning	activity	55430-3	Walking and running distance
 HKQuantityTypeIdentifierDistanceCycling	activity	-	Cycling distance
 HKQuantityTypeIdentifierFlightsClimbed	activity	-	Flights climbed
 HKQuantityTypeIdentifierAppleExerciseTime	activity	55411-3	Exercise time

@@ -120,9 +120,12 @@ package struct ExportPlanner {
                 if inRange { plan.skipped[ExportPlan.noLOINC, default: 0] += 1 }
                 return
             }
+            // Summed in the code's unit: another unit of the same kind (a phone's km beside a watch's m) is converted.
             if options.grouping != .none, let code = planner.catalog.code(draft.loinc), code.summable,
-               case .quantity(let quantity) = draft.value, quantity.ucum == code.ucum, let time,
+               case .quantity(var quantity) = draft.value, let from = quantity.ucum, let to = code.ucum,
+               let factor = ObservationCatalog.factor(from: from, to: to), let time,
                let interval = bucket(of: time.epoch) {
+                quantity.value *= factor
                 let key = BucketKey(loinc: draft.loinc, start: interval.start)
                 // Taken out while it grows, so that its samples' array is not copied at every sample.
                 var bucket = open.removeValue(forKey: key) ?? Bucket(end: interval.end, first: draft, healthKitType: draft.healthKitType)
@@ -364,6 +367,10 @@ package struct ExportPlanner {
         draft.entries = bucket.samples
         guard case .quantity(var quantity) = draft.value else { return draft }
         quantity.value = Self.rounded(bucket.total)
+        // In the code's unit, which the first reading may not have had (its sum was converted).
+        if let ucum = catalog.code(key.loinc)?.ucum, quantity.ucum != ucum {
+            (quantity.unit, quantity.ucum) = (catalog.display(ofUCUM: ucum), ucum)
+        }
         if key.loinc == ObservationCatalog.steps {
             // A count per hour or per day: a rate in UCUM.
             (quantity.unit, quantity.ucum) = options.grouping == .day ? ("steps/day", "/d") : ("steps/hour", "/h")

@@ -49,6 +49,8 @@ package struct ObservationCatalog: Sendable {
         41653-7\tGlucose [Mass/volume] in Capillary blood by Glucometer\tlaboratory\tmg/dL\t
         2339-0\tGlucose [Mass/volume] in Blood\tlaboratory\tmg/dL\t
         55423-8\tNumber of steps in unspecified time Pedometer\tactivity\t{steps}\tsum
+        55430-3\tWalking distance unspecified time Pedometer\tactivity\tm\tsum
+        55411-3\tExercise duration\tactivity\tmin\tsum
         41981-2\tCalories burned\tactivity\tkcal\tsum
         9052-2\tCalorie intake total\tactivity\tkcal\tsum
         """
@@ -124,6 +126,34 @@ package struct ObservationCatalog: Sendable {
 
     package func code(_ loinc: String) -> Code? { codes[loinc] }
     package func unit(_ recorded: String) -> Unit? { units[recorded] }
+
+    /// How many `to` one `from` is, between UCUM units of one kind: what a sum converts a reading by
+    /// when one source writes kilometres and another metres of the same day. Nil when the two are of
+    /// different kinds or not known here. Exact by definition (the international mile and foot, the
+    /// thermochemical calorie of UCUM's `kcal`).
+    ///
+    /// ```swift
+    /// ObservationCatalog.factor(from: "km", to: "m")   // 1000
+    /// ObservationCatalog.factor(from: "kJ", to: "kcal") // 1 / 4.184
+    /// ```
+    package static func factor(from: String, to: String) -> Double? {
+        if from == to { return 1 }
+        guard let a = sameKind[from], let b = sameKind[to], a.kind == b.kind else { return nil }
+        return a.size / b.size
+    }
+
+    /// Each unit's kind and its size in that kind's base unit (metre, joule, second).
+    private static let sameKind: [String: (kind: String, size: Double)] = [
+        "m": ("length", 1), "km": ("length", 1000), "cm": ("length", 0.01),
+        "[mi_i]": ("length", 1609.344), "[ft_i]": ("length", 0.3048), "[in_i]": ("length", 0.0254),
+        "kcal": ("energy", 4184), "kJ": ("energy", 1000),
+        "s": ("time", 1), "min": ("time", 60), "h": ("time", 3600),
+    ]
+
+    /// The display of a UCUM unit as the unit table gives it (`[mi_i]` → "mi"), else the code itself.
+    package func display(ofUCUM ucum: String) -> String {
+        units.values.first { $0.ucum == ucum }?.display ?? ucum
+    }
 
     /// The blood-pressure panels, sent with systolic and diastolic components.
     package static let bloodPressurePanels: Set<String> = ["85354-9", "55284-4", "35094-2"]

@@ -49,11 +49,11 @@ struct Routes {
             let reference = try context.parameters.require("patient")
             let query = request.uri.queryParameters
             let page = try Self.page(query.get("page") ?? "week")
-            let at = query.get("at")
             let (patient, latest) = try await gate.read { open in
                 let patient = try Self.patient(reference, in: open)
                 return (patient, try open.latestEntryTime(of: patient))
             }
+            let at = query.get("at") ?? TimelineRange.openingEnd(of: page, latest: latest).map(String.init)
             return HTMLResponse.make(Pages.timeline(patient, page: page, at: at, latest: latest, visit: context.visit))
         }
         // Lab trends: the page's frame; app.js draws one chart per result code from the trends API.

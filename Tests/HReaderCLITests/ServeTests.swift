@@ -45,6 +45,25 @@ final class ServeTests: CLITestCase {
         XCTAssertEqual(timeline["levels"] as? [String: [String]], [:], "the refused POST stored nothing")
     }
 
+    /// A timeline opened without a date starts at the latest record when the page ending now would
+    /// be empty (an export imported weeks after it was made shows its last week, not an empty one);
+    /// a date asked for is kept, and a page that reaches the latest record ends now as before.
+    func testATimelineOpenedWithoutADateStartsAtTheLatestRecordWhenNothingIsRecordedSince() throws {
+        try seedFamily()   // Ada's latest record: 2026-11-09T08:30:00Z, over a week before any day this runs
+        let served = try serve()
+        defer { stop(served) }
+        func at(_ path: String) throws -> String? {
+            let body = try served.bearer(path).body
+            guard let start = body.range(of: "data-at=\""), let end = body[start.upperBound...].firstIndex(of: "\"") else { return nil }
+            return String(body[start.upperBound..<end])
+        }
+        XCTAssertEqual(try at("/patients/1/timeline?page=week"), "1794213001", "the week ending a second after the latest record")
+        XCTAssertEqual(try at("/patients/1/timeline?page=day"), "1794213001")
+        XCTAssertEqual(try at("/patients/1/timeline?page=week&at=2020-01-01"), "2020-01-01", "a date asked for")
+        XCTAssertEqual(try at("/patients/1/timeline?page=decade"), "", "the decade ending now has the record")
+        XCTAssertEqual(try at("/patients/2/timeline?page=week"), "", "Charles has no record: now")
+    }
+
     func testFirstVisitTradesTheTokenForAStrictHttpOnlyCookieAndDropsItFromTheAddress() throws {
         try seedFamily()
         let served = try serve()

@@ -54,6 +54,15 @@ public struct TimelineRange: Equatable, Sendable {
         return TimelineRange(start: calendar.start(of: page.span, endingAt: end), end: end, zone: zone)
     }
 
+    /// Where a page opened without a date ends (the web view's timeline): nil for now, unless nothing
+    /// was recorded in the page ending now and something was before (`latest`, epoch seconds): then a
+    /// second after the latest record, so that the page shows it rather than an empty stretch (an
+    /// export imported weeks after it was made).
+    public static func openingEnd(of page: TimelinePage, latest: Int64?, now: Date = Date()) -> Int64? {
+        guard let latest, latest < self.page(page, at: nil, now: now).start else { return nil }
+        return latest + 1
+    }
+
     /// The range from `from` to `to` (`--from`/`--to`). Its days are counted in the offset both times
     /// state, as a page's are in the offset of `--at`; in the local zone when either states none or
     /// they differ (a range over a change to summer time, written in local times).

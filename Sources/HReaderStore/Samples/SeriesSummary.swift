@@ -35,7 +35,8 @@ extension EntryRepository {
             FROM sample_series ss\(conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")) ORDER BY id
             """, arguments) { s in
             // The newest value as its entry shows it: a text that reads as a number is one, other text in words.
-            let latest: (number: Double?, text: String?) = s.isReal(10) ? (s.double(10), nil) : s.string(10).map(SampleRepository.value(text:)) ?? (nil, nil)
+            let latest: (number: Double?, text: String?) =
+                s.isReal(10) ? (s.double(10), nil) : s.string(10).map(SampleRepository.value(text:)) ?? (nil, nil)
             return SeriesSummary(id: s.int64(0)!, patientID: s.int64(1)!, type: EntryType(rawValue: s.string(2) ?? "") ?? .observation,
                                  description: s.string(3) ?? "", kind: s.string(4) ?? "", unit: s.string(5) ?? "",
                                  codes: CodesJSON.decode(s.string(6) ?? "{}"), count: Int(s.int64(7) ?? 0), first: s.int64(8), last: s.int64(9),

@@ -55,3 +55,14 @@ final class LOINCCodeTests: XCTestCase {
         XCTAssertGreaterThan(checked, 15)
     }
 }
+
+/// The LOINC codes C-CDA's Problem Type value set names (a Problem Observation's `code` saying what
+/// kind of statement it is) are LOINC codes too: "46766-9" was listed, which is none (46766's check
+/// digit is 2), until 2026-12-03.
+final class ProblemTypeCodeTests: XCTestCase {
+    func testEveryLOINCProblemTypeCodeIsALOINCCode() {
+        let loinc = CCDAMapping.problemTypeCodes.filter { $0.contains("-") }
+        XCTAssertGreaterThan(loinc.count, 10)
+        for code in loinc { XCTAssertTrue(LOINCCodeTests.isLOINC(code), code) }
+    }
+}

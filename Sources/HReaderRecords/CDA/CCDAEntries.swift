@@ -103,7 +103,7 @@ extension CCDAMapping {
     /// symptom, diagnosis, complaint, functional limitation), not which problem.
     static let problemTypeCodes: Set<String> = ["55607006", "64572001", "404684003", "418799008", "282291009", "409586006",
                                                 "248536006", "75326-9", "75325-1", "75322-8", "75315-2", "75318-6", "75319-4",
-                                                "75321-0", "75323-6", "75324-4", "29308-4", "46766-9", "11450-4", "ASSERTION"]
+                                                "75321-0", "75323-6", "75324-4", "29308-4", "11450-4", "ASSERTION"]
 
     // MARK: Allergies
 

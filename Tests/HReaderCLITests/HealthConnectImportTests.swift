@@ -147,6 +147,8 @@ final class HealthConnectImportTests: CLITestCase {
         XCTAssertEqual(try entries(1).count, listed.count)
         let sources = try ok(withPassword(["sources", "list"]))
         XCTAssertTrue(sources.stdout.contains("Health Connect ("), sources.stdout)
+        let line = sources.stdout.split(separator: "\n").first { $0.contains("Health Connect (") } ?? ""
+        XCTAssertTrue(line.contains("  1 patient(s)  "), String(line))
         assertNoPlaintext([Self.marker, "Pixel Watch 2"])
     }
 

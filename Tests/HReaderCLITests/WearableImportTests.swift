@@ -204,6 +204,9 @@ final class WearableImportTests: CLITestCase {
         try ok(withPassword(["import", "--file", path, "--as", "me"]))
         let shown = try ok(withPassword(["sources", "list"]))
         XCTAssertTrue(shown.stdout.contains("Garmin FIT (Garmin \(marker))"), shown.stdout)
+        // The file brings no patient of its own; its records are filed under the person `--as me` made.
+        let line = shown.stdout.split(separator: "\n").first { $0.contains("Garmin FIT") } ?? ""
+        XCTAssertTrue(line.contains("  1 patient(s)  "), String(line))
         let scanned = assertNoPlaintext([marker])
         XCTAssertFalse(scanned.isEmpty)
     }

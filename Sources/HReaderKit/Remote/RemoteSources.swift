@@ -19,6 +19,7 @@ public struct SourceInfo: Sendable {
     public var url: String?
     public var name: String
     public var auth: String
+    /// The patients holding records of it (imported from it, or its records filed under them).
     public var patients: Int
     public var lastSync: String?
     /// Logged in with SMART App Launch, and the patient chosen then.
@@ -46,11 +47,12 @@ extension OpenVault {
 
     public func sourcesList() throws -> [SourceInfo] {
         try read {
-            try SourceRepository(db).allStored().filter { $0.kind != .manual }.map {
+            let repository = SourceRepository(db)
+            return try repository.allStored().filter { $0.kind != .manual }.map {
                 // A file source's key (`file:<name>`) and an export's (`apple-health:<uuid>`) are no address.
                 let url = $0.kind == .fhir || $0.kind == .rhex ? $0.baseURL : nil
                 var info = SourceInfo(id: $0.id, kind: $0.kind.rawValue, url: url, name: $0.displayName, auth: $0.authKind,
-                                      patients: $0.patientCount, lastSync: $0.lastSync)
+                                      patients: try repository.patientsWithRecords(sourceID: $0.id), lastSync: $0.lastSync)
                 if case let .oauth2(tokens)? = try? StoredCredentials.decode(kind: $0.authKind, json: $0.credentials) {
                     info.smart = tokens.smart == true
                     info.loginPatient = tokens.patient

@@ -93,6 +93,18 @@ extension SourceRepository {
         try stored("ORDER BY s.id", [])
     }
 
+    /// How many patients hold records of the source: those imported from it, and those its entries or
+    /// sample series were filed under (a file or an export imported `--as me` or `--patient P` brings
+    /// no patient of its own). Each is an index lookup per patient (`entries_patient_source`, the
+    /// series' unique key), not a scan of the entries.
+    public func patientsWithRecords(sourceID: Int64) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT count(*) FROM patients p WHERE p.source_id = ?1
+                OR EXISTS (SELECT 1 FROM entries e WHERE e.patient_id = p.id AND e.source_id = ?1)
+                OR EXISTS (SELECT 1 FROM sample_series ss WHERE ss.patient_id = p.id AND ss.source_id = ?1)
+            """, [sourceID]) ?? 0)
+    }
+
     public func setCredentials(id: Int64, authKind: String, credentials: String?, now: String) throws {
         try db.execute("UPDATE sources SET auth_kind = ?, credentials = ?, updated = ? WHERE id = ?", [authKind, credentials, now, id])
     }

@@ -164,10 +164,16 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertNotNil(run["entry_id"])
         let activity = try XCTUnwrap(page["activity"] as? [[String: Any]])
         XCTAssertEqual(activity.first { $0["description"] as? String == "Running workout" }?["total"] as? Double, 31.5)
+        // With detail a day's total reads as the web view lists it: HealthKit's bare `count` of steps
+        // in the unit of their LOINC code (the watch's 2,000 steps; the phone's overlapping 640 count once).
+        let steps = try XCTUnwrap(activity.first { $0["unit"] as? String == "count" }, "\(activity)")
+        XCTAssertEqual(steps["display"] as? String, "2000 steps")
+        XCTAssertEqual(activity.first { $0["description"] as? String == "Running workout" }?["display"] as? String, "31.5 min")
 
         let totalsOnly = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-03-01", "--to", "2026-03-02",
                                                        "--types", "activity"])))
         XCTAssertNil(totalsOnly["workouts"])
+        XCTAssertNil((totalsOnly["activity"] as? [[String: Any]])?.first?["display"], "display comes with --detail")
         let listOnly = try json(try ok(withPassword(["timeline", "--patient", "1", "--from", "2026-03-01", "--to", "2026-03-02",
                                                      "--types", "workouts"])))
         XCTAssertEqual((listOnly["workouts"] as? [[String: Any]])?.count, 1)

@@ -89,6 +89,23 @@ public struct TimelineQuery {
         }
     }
 
+    /// Each activity day's total as the web view lists it (`display`: "15744 steps", not "15744 count"):
+    /// a bare `count` takes the unit of its LOINC code (`ReadableUnits`), read from the rows' codes or
+    /// from one series of the description (a few descriptions a page, one lookup each).
+    private func describe(_ days: inout [TimelinePayload.ActivityDay], codes known: [String: [String: [String]]],
+                          series: [SampleReadings.Series], db: Database) throws {
+        var codes = known
+        for index in days.indices {
+            let description = days[index].description
+            if codes[description] == nil {
+                let id = series.first { $0.type == .activity && $0.description == description }?.id
+                codes[description] = try id.map { try SampleReadings(db).codes(seriesID: $0) } ?? [:]
+            }
+            days[index].display = ReadableUnits.quantity(days[index].total, unit: days[index].unit, codes: codes[description] ?? [:],
+                                                          description: description).text
+        }
+    }
+
     /// `readings`: vital-sign and activity samples are read as numbers (`SampleReadingsPage`) rather
     /// than as rows; the same page either way (but a day's total, summed by series first: see there).
     func payload(patientID: Int64, db: Database, readings: Bool) throws -> TimelinePayload {
@@ -123,6 +140,8 @@ public struct TimelineQuery {
         // With vitals read as numbers, the rows' vital signs wait to be merged with them by time.
         var vitalRows: [String: [SampleReadingsPage.Contribution]] = [:]
         var days = ActivityDays(zone: range.zone)
+        // With detail, the codes of each activity description the rows have (a day's `display`).
+        var activityCodes: [String: [String: [String]]] = [:]
 
         let wantsWorkouts = wants("workouts")
         var workouts: [JSONValue] = []
@@ -159,6 +178,7 @@ public struct TimelineQuery {
             case .activity:
                 guard let value = row.valueNumber else { return }
                 days.add(value, at: row.time, id: row.id, description: row.description, unit: row.unit)
+                if detail, activityCodes[row.description] == nil { activityCodes[row.description] = row.codes }
             default:
                 lists[Self.key(for: row.type), default: []].append(item(row, sources: sources, facts: facts, checks: checks))
             }
@@ -170,7 +190,8 @@ public struct TimelineQuery {
         if page.readsActivity {
             try page.addActivity(to: &days, from: range.start, to: range.end, zone: range.zone, db: db)
         }
-        let activity = days.days
+        var activity = days.days
+        if detail { try describe(&activity, codes: activityCodes, series: series, db: db) }
 
         var payload = TimelinePayload(start: range.start, end: range.end)
         for key in Self.allKeys {
@@ -302,6 +323,8 @@ struct TimelinePayload {
         let description: String
         var total: Double = 0
         var unit: String?
+        /// The total in the units people read, with detail (`TimelineQuery.describe`).
+        var display: String?
         init(day: Int64, dayText: String, description: String, unit: String?) {
             self.day = day; self.dayText = dayText; self.description = description; self.unit = unit
         }
@@ -331,8 +354,10 @@ struct TimelinePayload {
                 })))
             case let .activity(days):
                 out.append((key, .array(days.map { d in
-                    .object([("date", .int(d.day)), ("day", .string(d.dayText)), ("description", .string(d.description)),
-                             ("total", .double(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)])
+                    var day: JSONObject = [("date", .int(d.day)), ("day", .string(d.dayText)), ("description", .string(d.description)),
+                                           ("total", .double(d.total)), ("unit", d.unit.map(JSONValue.string) ?? .null)]
+                    if let display = d.display { day.append(("display", .string(display))) }
+                    return .object(day)
                 })))
             }
         }
@@ -382,6 +407,10 @@ struct TimelinePayload {
                     out.double(d.total)
                     out.raw(",\"unit\":")
                     if let unit = d.unit { out.string(unit) } else { out.raw("null") }
+                    if let display = d.display {
+                        out.raw(",\"display\":")
+                        out.string(display)
+                    }
                     out.raw("}")
                     try out.flushIfFull()
                 }

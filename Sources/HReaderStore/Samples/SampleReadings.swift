@@ -46,6 +46,11 @@ public struct SampleReadings {
 
     public init(_ db: Database) { self.db = db }
 
+    /// A series' codes, as its entries carry them (a page reads the units of a bare `count` from them).
+    public func codes(seriesID: Int64) throws -> [String: [String]] {
+        CodesJSON.decode(try db.scalarString("SELECT codes FROM sample_series WHERE id = ?", [seriesID]))
+    }
+
     /// Who wrote a series' samples, for the source priority of activity day totals (issue 40): an SQL
     /// expression over `ss` (the `sample_series` row) and `src` (its `sources` row). Apple Health's
     /// `sourceName` names the device ("Anna's Apple Watch"), a FIT file's is its product ("Garmin

@@ -177,7 +177,7 @@
         count += activity.length;
         entries.append(el("section", { class: "entry-list", "data-key": "activity" }, el("h2", {}, "Activity per day"),
           el("table", {}, ...activity.map((a) => el("tr", {}, el("td", {}, a.day), el("td", {}, a.description),
-            el("td", { class: "number" }, numberText(a.total) + (a.unit ? " " + a.unit : "")))))));
+            el("td", { class: "number" }, a.display || numberText(a.total) + (a.unit ? " " + a.unit : "")))))));
       }
       const readings = vitals.vitals.reduce((sum, s) => sum + s.readings, 0);
       const anything = count + readings + levels.length + timeline.timeline_medications.length + timeline.regimens.length;

@@ -180,6 +180,28 @@ final class AppleHealthTests: CLITestCase {
         XCTAssertNil(listOnly["activity"])
     }
 
+    /// A page of one day lists that day's activity, not slivers of its neighbours: a reading at the
+    /// page's very end (the next midnight) counts on the next day's page, one that began the day
+    /// before and runs into the page on the day it began.
+    func testADayPageListsTheActivityOfThatDayOnly() throws {
+        let steps = "HKQuantityTypeIdentifierStepCount"
+        try ok(withPassword(["import", "--apple-health", try file("export.xml", Self.export(extraRecords: [
+            Self.record(steps, "100", "count", "2026-03-04 23:50:00 +0100", end: "2026-03-05 00:10:00 +0100"),
+            Self.record(steps, "200", "count", "2026-03-05 09:00:00 +0100", end: "2026-03-05 09:10:00 +0100"),
+            Self.record(steps, "300", "count", "2026-03-06 00:00:00 +0100", end: "2026-03-06 00:10:00 +0100"),
+        ])), "--as", "me"]))
+        func days(endingAt at: String) throws -> [String: Double] {
+            let page = try json(try ok(withPassword(["timeline", "--patient", "1", "--page", "day", "--at", at, "--types", "activity"])))
+            let activity = page["activity"] as? [[String: Any]] ?? []
+            return Dictionary(activity.map { ($0["day"] as! String, $0["total"] as! Double) }, uniquingKeysWith: +)
+        }
+        XCTAssertEqual(try days(endingAt: "2026-03-05T00:00:00+01:00"), ["2026-03-04": 100])
+        XCTAssertEqual(try days(endingAt: "2026-03-06T00:00:00+01:00"), ["2026-03-05": 200])
+        XCTAssertEqual(try days(endingAt: "2026-03-07T00:00:00+01:00"), ["2026-03-06": 300])
+        // A page of 24 hours from noon to noon covers two days, each in part.
+        XCTAssertEqual(try days(endingAt: "2026-03-05T12:00:00+01:00"), ["2026-03-04": 100, "2026-03-05": 200])
+    }
+
     /// An export imported under a patient later merged into another person is that person's export:
     /// imported again under the person (or under `--as me`), it adds nothing; unmerged, it is the
     /// first patient's again.

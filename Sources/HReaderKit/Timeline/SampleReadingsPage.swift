@@ -147,6 +147,14 @@ struct ActivityDays {
 
     init(zone: DayZone) { calendar = DayCalendar(zone) }
 
+    /// The days a page [from, to] covers. A day that only touches it is left out: the next day when
+    /// the page ends at its midnight (its readings at that instant), the day before when the page
+    /// begins at midnight (a reading that began before and runs into the page counts on the day it
+    /// began, in that day's page): a page of one day lists that day, not slivers of its neighbours.
+    func days(covering from: Int64, _ to: Int64) -> [TimelinePayload.ActivityDay] {
+        days.filter { $0.end > from && $0.day < to }
+    }
+
     /// The local day holding `time`; rows come in time order, so nearly always the one asked for before.
     mutating func day(containing time: Int64) -> (start: Int64, end: Int64, text: String) {
         if let day = lastDay, time >= day.start, time < day.end { return day }
@@ -171,7 +179,7 @@ struct ActivityDays {
             found = known
         } else {
             found = days.count
-            days.append(TimelinePayload.ActivityDay(day: day.start, dayText: day.text, description: description, unit: unit))
+            days.append(TimelinePayload.ActivityDay(day: day.start, end: day.end, dayText: day.text, description: description, unit: unit))
             first.append(reading)
             index[day.start, default: []].append(found)
         }

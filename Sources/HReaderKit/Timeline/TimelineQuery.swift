@@ -190,7 +190,7 @@ public struct TimelineQuery {
         if page.readsActivity {
             try page.addActivity(to: &days, from: range.start, to: range.end, zone: range.zone, db: db)
         }
-        var activity = days.days
+        var activity = days.days(covering: range.start, range.end)
         if detail { try describe(&activity, codes: activityCodes, series: series, db: db) }
 
         var payload = TimelinePayload(start: range.start, end: range.end)
@@ -319,14 +319,16 @@ struct TimelinePayload {
 
     struct ActivityDay {
         let day: Int64
+        /// When the local day ends (the next one's start).
+        let end: Int64
         let dayText: String
         let description: String
         var total: Double = 0
         var unit: String?
         /// The total in the units people read, with detail (`TimelineQuery.describe`).
         var display: String?
-        init(day: Int64, dayText: String, description: String, unit: String?) {
-            self.day = day; self.dayText = dayText; self.description = description; self.unit = unit
+        init(day: Int64, end: Int64, dayText: String, description: String, unit: String?) {
+            self.day = day; self.end = end; self.dayText = dayText; self.description = description; self.unit = unit
         }
     }
 

@@ -459,6 +459,19 @@ final class DocumentTextExtractionTests: CLITestCase {
         XCTAssertTrue(try ok(withPassword(["documents", "list"])).stdout.contains("pdf-text"))
     }
 
+    /// A page whose text layer is one short line (a label): too thin to trust as the page's text, so
+    /// OCR reads the page too; what was read is the document's text, never "no text found" beside it
+    /// (it said so, with the text stored and found by search, until 2026-12-03).
+    func testAShortTextLayerIsTextNotNothing() throws {
+        let label = try add(try write("label.pdf", Self.textPDF([["Take one daily"]])))
+        XCTAssertNotEqual(label["text_method"] as? String, "none", "\(label)")
+        XCTAssertNotEqual(label["text_note"] as? String, "no text found", "\(label)")
+        let id = String(try XCTUnwrap(label["id"] as? Int))
+        XCTAssertTrue(try ok(withPassword(["documents", "show", id])).stdout.lowercased().contains("daily"))
+        XCTAssertEqual(try searchTitles("daily"), ["label"])
+        XCTAssertFalse(try ok(withPassword(["documents", "list"])).stdout.contains("no text found"))
+    }
+
     /// The text layer read by the helper beside the storing, when it comes too late for the transaction
     /// of the bytes or has more than the helper may give: the document is stored all the same, its
     /// text (or the reason it has none) kept, nothing lost.

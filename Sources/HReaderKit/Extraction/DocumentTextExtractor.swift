@@ -133,7 +133,8 @@ public struct DocumentTextExtractor: Sendable {
                 let image = try bytes.feed(SandboxedChild(executable: tools.pdftoppm!, limits: limits),
                                            ["-r", String(dpi), "-f", String(index + 1), "-l", String(index + 1), "-gray", "fd://0"]).stdout
                 let page = try recognize(.inMemory(image))
-                texts[index] = page.text
+                // A thin text layer (a one-line label) stays the page's text when OCR reads nothing.
+                if !page.text.isEmpty { texts[index] = page.text }
                 if let confidence = page.confidence { confidences.append((confidence, page.words)) }
             } catch {
                 failed.append("page \(index + 1): \(error)")
@@ -150,7 +151,9 @@ public struct DocumentTextExtractor: Sendable {
         var text = texts.filter { !$0.isEmpty }.joined(separator: "\n\n")
         if text.utf8.count > ExtractedText.maxCharacters { text = ExtractedText.tidy(text) }
         let note = notes.isEmpty ? nil : notes.joined(separator: "; ")
-        guard ExtractedText.hasText(text) || !text.isEmpty && missing.isEmpty else {
+        // Any letter or digit read is text, however short (a label's one line, which is too thin a
+        // layer to skip OCR for); OCR's stray marks of a blank page are not.
+        guard text.unicodeScalars.contains(where: { $0.properties.isAlphabetic || ("0"..."9").contains($0) }) else {
             return DocumentTextResult(text: text.isEmpty ? nil : text, method: .none,
                                       note: note ?? (pages.isEmpty ? "not read: the PDF has no pages" : "no text found"),
                                       languages: confidences.isEmpty ? nil : languages)

@@ -200,6 +200,35 @@ final class AppletsTests: CLITestCase {
         XCTAssertFalse(list.isDefault)
     }
 
+    /// A person whose record is a watch's and a phone's: their default list adds the built-in tiles
+    /// that show a reading of theirs (saturation, steps) after hReader's two, and nothing for what
+    /// they have none of; a change starts from that list. Until 2026-12-03 such a person's summary
+    /// showed blood pressure and an empty medications tile only.
+    func testADefaultListAddsTheTilesOfWhatTheRecordHolds() throws {
+        try initVault()
+        let steps = "HKQuantityTypeIdentifierStepCount", saturation = "HKQuantityTypeIdentifierOxygenSaturation"
+        let export = AppleHealthTests.export(extraRecords: [
+            AppleHealthTests.record(saturation, "0.97", "%", "2026-03-02 07:00:00 +0100"),
+            AppleHealthTests.record(steps, "4200", "count", "2026-03-02 12:00:00 +0100", end: "2026-03-02 13:00:00 +0100"),
+        ])
+        try ok(withPassword(["import", "--apple-health", try file("export.xml", export), "--as", "me"]))
+        try ok(withPassword(["patients", "add", "--first", "Ben", "--last", "Other"]))
+        let watch = try appletList("1")
+        XCTAssertTrue(watch.isDefault)
+        XCTAssertEqual(watch.identifiers, ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure",
+                                           "org.mitre.hreader.vital-sign.oxygen-saturation", "org.hreader.activity"])
+        let shown = tiles(try summary("1"))
+        XCTAssertEqual(shown["org.mitre.hreader.vital-sign.oxygen-saturation"]?["value"] as? String, "97")
+        XCTAssertNotNil(shown["org.hreader.activity"])
+        XCTAssertEqual(try appletList("2").identifiers, ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure"],
+                       "a record of neither keeps hReader's default")
+
+        try ok(withPassword(["applets", "remove", "org.mitre.hreader.medications", "--patient", "1"]))
+        XCTAssertEqual(try appletList("1").identifiers, ["org.mitre.hreader.bloodpressure", "org.mitre.hreader.vital-sign.oxygen-saturation",
+                                                         "org.hreader.activity"], "the change starts from the list shown")
+    }
+
+    // MARK: hReader's rules
     // MARK: hReader's rules
 
     /// An RHEx c32 record as hReader imported it: blood pressure as two entries.

@@ -18,7 +18,8 @@ public struct AppletRegistry: Sendable {
     /// Where plugin programs must live (`PluginTrust`); a relative `executable` is found there.
     public private(set) var pluginsDirectory: URL?
 
-    /// A new patient's applets, as hReader: medications, then blood pressure.
+    /// A new patient's applets, as hReader: medications, then blood pressure (`OpenVault.defaultApplets`
+    /// adds the built-in tiles of what their record holds).
     public static let defaultPatientApplets = ["org.mitre.hreader.medications", "org.mitre.hreader.bloodpressure"]
 
     /// Only the list inside the binary.

@@ -129,16 +129,33 @@ extension OpenVault {
 
     // MARK: The patient's applets
 
-    /// The patient's applets in order: their own list, or the default (medications, blood pressure).
-    public func appletList(of patient: Patient, registry: AppletRegistry) throws -> [PatientApplet] {
-        let identifiers = try read { try applets.identifiers(patientID: patient.id) } ?? AppletRegistry.defaultPatientApplets
+    /// The patient's applets in order: their own list, or the default (`defaultApplets`).
+    public func appletList(of patient: Patient, registry: AppletRegistry, now: Date = Date()) throws -> [PatientApplet] {
+        let identifiers = try read { try applets.identifiers(patientID: patient.id) } ?? defaultApplets(of: patient, now: now)
         return identifiers.enumerated().map { PatientApplet(position: $0.offset + 1, identifier: $0.element, declaration: registry.declaration($0.element)) }
+    }
+
+    /// A patient's default list: hReader's (medications, then blood pressure), then each other built-in
+    /// tile that would show a reading of theirs (`BuiltInApplet.showsRecords`), in the built-in list's
+    /// order. A person whose record is a watch's or a phone's sees their steps, saturation and breathing
+    /// rate without building a list; a record of neither keeps hReader's two. A few indexed lookups.
+    func defaultApplets(of patient: Patient, now: Date) throws -> [String] {
+        var identifiers = AppletRegistry.defaultPatientApplets
+        for declaration in AppletRegistry.builtIn().declarations where !identifiers.contains(declaration.identifier) {
+            guard case let .builtIn(applet) = declaration.implementation, BuiltInApplet.shownWhenRecorded.contains(applet) else { continue }
+            if try read({ try applet.showsRecords(in: AppletContext(patient: patient, db: db, declaration: declaration, now: now)) }) {
+                identifiers.append(declaration.identifier)
+            }
+        }
+        return identifiers
     }
 
     /// Whether computing the patient's summary may write to the vault: only a plugin applet does (its
     /// data, and the secret its pseudonyms come from). Built-in tiles only read.
     public func summaryMayWrite(of patient: Patient, registry: AppletRegistry) throws -> Bool {
-        try appletList(of: patient, registry: registry).contains { item in
+        // The default list is built-in tiles only.
+        guard try hasOwnAppletList(patient) else { return false }
+        return try appletList(of: patient, registry: registry).contains { item in
             guard let declaration = item.declaration, declaration.isAvailable, case .plugin = declaration.implementation else { return false }
             return true
         }
@@ -159,6 +176,7 @@ extension OpenVault {
             throw HReaderError.usage("no applet '\(identifier)' is declared; see 'hreader applets available'")
         }
         if let position, position < 1 { throw HReaderError.usage("positions start at 1") }
+        let defaults = try defaultApplets(of: patient, now: now)
         return try write {
             if let approval {
                 let pin = PluginPin(path: approval.program.path, sha256: approval.program.sha256,
@@ -166,7 +184,7 @@ extension OpenVault {
                 try settings.set(PluginPin.settingsKey(identifier), pin.json.serialized(sortingKeys: true))
                 try audit.record("applet.approve", subject: identifier, detail: "\(approval.program.path) sha256 \(approval.program.sha256)")
             }
-            let added = try applets.add(identifier, at: position, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets)
+            let added = try applets.add(identifier, at: position, patientID: patient.id, startingFrom: defaults)
             if added { try audit.record("applet.add", subject: patient.uuid, detail: identifier) }
             return added
         }
@@ -202,8 +220,9 @@ extension OpenVault {
     }
 
     public func removeApplet(_ identifier: String, from patient: Patient) throws {
+        let defaults = try defaultApplets(of: patient, now: Date())
         try write {
-            guard try applets.remove(identifier, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets) else {
+            guard try applets.remove(identifier, patientID: patient.id, startingFrom: defaults) else {
                 throw HReaderError.usage("'\(identifier)' is not in this patient's applets; see 'hreader applets list'")
             }
             try audit.record("applet.remove", subject: patient.uuid, detail: identifier)
@@ -212,8 +231,9 @@ extension OpenVault {
 
     public func moveApplet(_ identifier: String, of patient: Patient, to position: Int) throws {
         guard position >= 1 else { throw HReaderError.usage("positions start at 1") }
+        let defaults = try defaultApplets(of: patient, now: Date())
         try write {
-            guard try applets.move(identifier, to: position, patientID: patient.id, startingFrom: AppletRegistry.defaultPatientApplets) else {
+            guard try applets.move(identifier, to: position, patientID: patient.id, startingFrom: defaults) else {
                 throw HReaderError.usage("'\(identifier)' is not in this patient's applets; see 'hreader applets list'")
             }
             try audit.record("applet.move", subject: patient.uuid, detail: identifier)
@@ -237,7 +257,7 @@ extension OpenVault {
         let verifications = try cardChecks(of: conditions.entries + allergies.entries)
         let cards = try read { try HealthCardRepository(db).verificationCounts(patientID: patient.id) }
         var tiles: [Tile] = []
-        for item in try appletList(of: patient, registry: registry) {
+        for item in try appletList(of: patient, registry: registry, now: now) {
             tiles.append(try tile(for: item, patient: patient, now: now, registry: registry))
         }
         return PatientSummary(patient: patient, age: PatientSummary.ageText(birthDate: patient.birthDate, at: now),

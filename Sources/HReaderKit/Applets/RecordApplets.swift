@@ -169,6 +169,28 @@ enum RecordApplets {
 }
 
 extension BuiltInApplet {
+    /// The tiles a patient's default list adds when they would show a reading of the patient's.
+    static let shownWhenRecorded: Set<BuiltInApplet> = [.bmi, .oxygenSaturation, .respiratoryRate, .totalCholesterol, .activity]
+
+    /// Whether the tile would show a reading of the patient's: a vital sign's or a result's latest
+    /// value, or, for activity, any step count (its tile looks at the last 7 days, which an export of
+    /// last month has none of).
+    func showsRecords(in context: AppletContext) throws -> Bool {
+        switch self {
+        case .activity:
+            var found = false
+            try context.record.forEachNewest(patientID: context.patient.id, types: [.activity], kinds: RecordApplets.isSteps) { _ in
+                found = true
+                return false
+            }
+            return found
+        case .bmi, .oxygenSaturation, .respiratoryRate, .totalCholesterol:
+            return try tile(in: context).value != nil
+        default:
+            return false
+        }
+    }
+
     /// The tile of this applet for the context's patient.
     func tile(in context: AppletContext) throws -> Tile {
         switch self {

@@ -70,6 +70,16 @@ public struct HealthConnectReader {
     ]
 
     /// Tables read (besides the quantities'), and Health Connect's own bookkeeping, which holds no readings.
+    /// The most sleep sessions read from one export: a night each is 3,650 a decade; beyond these a
+    /// database is no one's sleep, and the rest are counted as skipped (their stages too).
+    static let maxSleepSessions = 200_000
+
+    /// A sleep session as its stages need it (its source and zone offsets), and whether any came.
+    struct SleepSession {
+        let app, device, startOffset, start, end, endOffset: Int64?
+        var staged = false
+    }
+
     static let readTables: Set<String> = ["application_info_table", "device_info_table", "heart_rate_record_table", "heart_rate_record_series_table",
                                           "blood_pressure_record_table", "sleep_session_record_table", "sleep_stages_table",
                                           "exercise_session_record_table", "exercise_route_table"]
@@ -142,8 +152,7 @@ public struct HealthConnectReader {
         // sorted: SQLite sorts in memory (temp_store is memory: nothing of the export may reach the
         // disk in plaintext), so an ORDER BY over a decade's rows held them all (289 MB at 10M).
         // Each sample is keyed by its series and time in the vault whatever the order it comes in; so
-        // are the entries below. (The sleep stages' join builds SQLite's automatic index over the
-        // stages, a few per night.)
+        // are the entries below, and so are the sleep stages (placed by their session, not joined).
         for q in Self.quantities where tables.contains(q.table) {
             let timeColumns = q.interval ? "start_time, start_zone_offset, end_time, end_zone_offset" : "time, zone_offset, time, zone_offset"
             try require(q.table, ["app_info_id", "device_info_id", q.column] + timeColumns.components(separatedBy: ", "))
@@ -203,21 +212,13 @@ public struct HealthConnectReader {
             try require("sleep_session_record_table", ["row_id", "app_info_id", "device_info_id", "start_time", "start_zone_offset", "end_time", "end_zone_offset"])
             let stages = tables.contains("sleep_stages_table")
             if stages { try require("sleep_stages_table", ["parent_key", "stage_start_time", "stage_end_time", "stage_type"]) }
-            // Stages where a session has them; a session without stages is one "asleep" interval.
-            try rows(stages ? """
-                SELECT r.app_info_id, r.device_info_id, r.start_zone_offset, coalesce(st.stage_start_time, r.start_time),
-                       coalesce(st.stage_end_time, r.end_time), st.stage_type, r.end_zone_offset
-                FROM sleep_session_record_table r LEFT JOIN sleep_stages_table st ON st.parent_key = r.row_id
-                """ : """
-                SELECT app_info_id, device_info_id, start_zone_offset, start_time, end_time, NULL, end_zone_offset
-                FROM sleep_session_record_table
-                """) { s in
-                guard let from = s.int64(3), let to = s.int64(4), plausible(from, to), to > from else {
+            func sleep(_ session: SleepSession, from: Int64?, to: Int64?, stage: Int64?) throws {
+                guard let from, let to, plausible(from, to), to > from else {
                     outcome.skipped["a Health Connect sleep stage without its times", default: 0] += 1
                     return
                 }
                 let value: String
-                switch s.int64(5) {
+                switch stage {
                 case nil, 2: value = "HKCategoryValueSleepAnalysisAsleepUnspecified"
                 case 1, 3, 7: value = "HKCategoryValueSleepAnalysisAwake"
                 case 4: value = "HKCategoryValueSleepAnalysisAsleepCore"
@@ -227,8 +228,41 @@ public struct HealthConnectReader {
                     outcome.skipped["a Health Connect sleep stage of an unknown type", default: 0] += 1
                     return
                 }
-                try sample(SampleRecord(strings: strings(WearableKind.sleep, app: s.int64(0), device: s.int64(1)), start: time(from, s.int64(2)),
-                                        end: time(to, s.int64(6) ?? s.int64(2)), value: .text(value)))
+                try sample(SampleRecord(strings: strings(WearableKind.sleep, app: session.app, device: session.device),
+                                        start: time(from, session.startOffset), end: time(to, session.endOffset ?? session.startOffset),
+                                        value: .text(value)))
+            }
+            // The sessions first, by row_id (a night each: a few thousand in a decade, at most
+            // `maxSleepSessions`), then the stages in the order they were written, each placed by its
+            // session: memory grows with the nights, never with the stages. (A join made SQLite build
+            // an index in memory over every stage, the stages' table having none on parent_key.)
+            var sessions: [SleepSession] = []
+            var byRowID: [Int64: Int] = [:]
+            try rows("""
+                SELECT row_id, app_info_id, device_info_id, start_zone_offset, start_time, end_time, end_zone_offset
+                FROM sleep_session_record_table
+                """) { s in
+                guard sessions.count < Self.maxSleepSessions else {
+                    outcome.skipped["a Health Connect sleep session past the first \(Self.maxSleepSessions)", default: 0] += 1
+                    return
+                }
+                if let id = s.int64(0), byRowID[id] == nil { byRowID[id] = sessions.count }
+                sessions.append(SleepSession(app: s.int64(1), device: s.int64(2), startOffset: s.int64(3), start: s.int64(4), end: s.int64(5),
+                                             endOffset: s.int64(6)))
+            }
+            if stages {
+                try rows("SELECT parent_key, stage_start_time, stage_end_time, stage_type FROM sleep_stages_table") { st in
+                    guard let parent = st.int64(0), let index = byRowID[parent] else {
+                        outcome.skipped["a Health Connect sleep stage of no session", default: 0] += 1
+                        return
+                    }
+                    sessions[index].staged = true
+                    try sleep(sessions[index], from: st.int64(1), to: st.int64(2), stage: st.int64(3))
+                }
+            }
+            // A session without stages is one "asleep" interval.
+            for session in sessions where !session.staged {
+                try sleep(session, from: session.start, to: session.end, stage: nil)
             }
         }
 

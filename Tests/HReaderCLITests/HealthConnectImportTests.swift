@@ -263,24 +263,31 @@ final class HealthConnectImportTests: CLITestCase {
 }
 
 extension HealthConnectImportTests {
+    /// The test export imported under patient 1, and the same with `extra` SQL run on its database under
+    /// patient 2: the plain import's peak memory, and the other's run and peak memory (MB).
+    func importsBesidePlain(extra: String) throws -> (plainMB: Double, run: CLIResult, mb: Double) {
+        let plain = try export(try database("health_connect_export.db"))
+        let plainZip = workDir.appendingPathComponent("plain.zip")
+        try FileManager.default.moveItem(atPath: plain, toPath: plainZip.path)
+        let other = try export(try database("health_connect_export.db", extra: extra))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Plain"]))
+        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Other"]))
+        let (plainRun, plainMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", plainZip.path, "--patient", "1"]))
+        XCTAssertEqual(plainRun.status, 0, plainRun.stderr)
+        let (run, mb) = try hreaderMeasuringMemory(withPassword(["import", "--file", other, "--patient", "2"]))
+        XCTAssertEqual(run.status, 0, run.stderr)
+        return (plainMB, run, mb)
+    }
+
     /// Sleep stages are read in the order they were written and placed by their session, without a
     /// join: the stages' table has no index on parent_key, and the join made SQLite build one in
     /// memory over every stage (a crafted export of 1.5 million stages cost 40 MB more). Stages of no
     /// session are counted as skipped; the night's own stages are read as before.
     func testSleepStagesAreReadInTheSameMemoryHoweverMany() throws {
-        let plain = try export(try database("health_connect_export.db"))
-        let plainZip = workDir.appendingPathComponent("plain.zip")
-        try FileManager.default.moveItem(atPath: plain, toPath: plainZip.path)
-        let crafted = try export(try database("health_connect_export.db", extra: """
+        let (plainMB, craftedRun, craftedMB) = try importsBesidePlain(extra: """
             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1500000)
             INSERT INTO sleep_stages_table (stage_start_time, stage_end_time, stage_type, parent_key) SELECT x, x + 1, 4, 1000000 + x FROM c;
-            """))
-        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Plain"]))
-        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Crafted"]))
-        let (plainRun, plainMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", plainZip.path, "--patient", "1"]))
-        XCTAssertEqual(plainRun.status, 0, plainRun.stderr)
-        let (craftedRun, craftedMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", crafted, "--patient", "2"]))
-        XCTAssertEqual(craftedRun.status, 0, craftedRun.stderr)
+            """)
         XCTAssertTrue(craftedRun.stdout.contains("a Health Connect sleep stage of no session"), craftedRun.stdout)
         XCTAssertLessThan(craftedMB, plainMB + 12, "1.5 million stages, the same memory (\(plainMB) MB without them)")
         func sleep(_ patient: String) throws -> [String] {
@@ -296,20 +303,11 @@ extension HealthConnectImportTests {
     /// memory (held in memory, it cost twice that: its bytes and SQLite's copy), and no copy is left
     /// in the vault's directory.
     func testALargerDatabaseImportsInTheSameMemory() throws {
-        let plain = try export(try database("health_connect_export.db"))
-        let plainZip = workDir.appendingPathComponent("plain.zip")
-        try FileManager.default.moveItem(atPath: plain, toPath: plainZip.path)
-        let padded = try export(try database("health_connect_export.db", extra: """
+        let (plainMB, paddedRun, paddedMB) = try importsBesidePlain(extra: """
             CREATE TABLE padding_record_table (b BLOB);
             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 400)
             INSERT INTO padding_record_table SELECT randomblob(100000) FROM c;
-            """))
-        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Plain"]))
-        try ok(withPassword(["patients", "add", "--first", "Ada", "--last", "Padded"]))
-        let (plainRun, plainMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", plainZip.path, "--patient", "1"]))
-        XCTAssertEqual(plainRun.status, 0, plainRun.stderr)
-        let (paddedRun, paddedMB) = try hreaderMeasuringMemory(withPassword(["import", "--file", padded, "--patient", "2"]))
-        XCTAssertEqual(paddedRun.status, 0, paddedRun.stderr)
+            """)
         XCTAssertTrue(paddedRun.stdout.contains("padding_record_table 400"), paddedRun.stdout)
         XCTAssertLessThan(paddedMB, plainMB + 12, "40 MB more database, the same memory (\(plainMB) MB without it)")
         let left = try FileManager.default.contentsOfDirectory(atPath: vaultDir.path).filter { $0.hasPrefix(".foreign-") }
